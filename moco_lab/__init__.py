@@ -1,0 +1,28 @@
+"""moco_lab: musculoskeletal optimal control by direct collocation, on Drake.
+
+A teaching and exploration kit that reproduces what OpenSim Moco does with
+pydrake: models are ``MultibodyPlant`` s, problems are transcribed into a
+``MathematicalProgram`` and solved with IPOPT (default) or SNOPT.
+
+>>> import moco_lab as ml
+>>> study = ml.Study()
+>>> problem = study.problem
+>>> problem.set_model(ml.models.sliding_mass(mass=2.0))
+>>> problem.set_time_bounds(0, (0, 5))
+"""
+from . import models
+from .bounds import Bounds
+from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
+from .model import Coordinate, CoordinateActuator, Model, ModelBuilder, SpringGeneralizedForce
+from .problem import Parameter, PathConstraint, Problem
+from .solver import Progress, SolverSettings
+from .study import Study
+from .trajectory import Solution, Trajectory
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
+    "UserGoal", "Coordinate", "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce",
+    "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
+]

@@ -1,0 +1,284 @@
+"""Solver settings and the solve itself (Moco's ``MocoCasADiSolver``, on Drake).
+
+Settings mirror Moco's names (snake_case): ``transcription_scheme``,
+``multibody_dynamics_mode``, ``num_mesh_intervals``, ``optim_solver``,
+``optim_convergence_tolerance``, ``optim_constraint_tolerance``,
+``optim_max_iterations``. Tolerances left at ``None`` use the optimizer's
+defaults, as Moco does (IPOPT: ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time as _time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
+
+from .trajectory import Solution, Trajectory
+from .transcription import MODES, SCHEMES, Transcription
+
+#: IPOPT's ``SolverReturn`` codes (as Drake reports them) -> Moco's status names.
+IPOPT_STATUS = {
+    0: "Solve_Succeeded",
+    1: "Maximum_Iterations_Exceeded",
+    2: "Maximum_CpuTime_Exceeded",
+    3: "Search_Direction_Becomes_Too_Small",
+    4: "Solved_To_Acceptable_Level",
+    5: "Infeasible_Problem_Detected",
+    6: "User_Requested_Stop",
+    7: "Feasible_Point_Found",
+    8: "Diverging_Iterates",
+    9: "Restoration_Failed",
+    10: "Error_In_Step_Computation",
+    11: "Invalid_Number_Detected",
+    12: "Not_Enough_Degrees_Of_Freedom",
+    13: "Invalid_Option",
+    14: "Insufficient_Memory",
+    15: "Internal_Error",
+}
+#: IPOPT statuses counted as success (Moco also accepts the acceptable level).
+IPOPT_SUCCESS = (0, 4)
+
+
+@dataclass
+class Progress:
+    """Reported once per optimizer iteration to a progress callback."""
+
+    iteration: int
+    objective: float
+    constraint_violation: float
+    elapsed: float
+
+
+@dataclass
+class SolverSettings:
+    """How to transcribe and solve (Moco's solver settings).
+
+    Attributes
+    ----------
+    transcription_scheme : {"hermite-simpson", "trapezoidal"}
+    multibody_dynamics_mode : {"explicit", "implicit"}
+    num_mesh_intervals : int
+        Uniform mesh intervals ``N`` (Moco's default 100).
+    optim_solver : {"ipopt", "snopt"}
+    optim_convergence_tolerance, optim_constraint_tolerance : float or None
+        ``None``: optimizer defaults (IPOPT ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
+    optim_max_iterations : int or None
+    implicit_acceleration_bounds : float
+        Implicit mode: accelerations are bounded by ``±`` this (Moco: 1000).
+    guess : Trajectory or None
+        Initial guess; ``None`` means Moco's guess from bounds. Any earlier
+        trajectory or solution works: it is interpolated onto the new grid.
+    chunk_size : int
+        Mesh intervals per dynamics binding (performance knob; results do not depend on it).
+    verbose : int
+        0 silent; 1 prints a line per iteration; 5 IPOPT's own output.
+    """
+
+    transcription_scheme: str = "hermite-simpson"
+    multibody_dynamics_mode: str = "explicit"
+    num_mesh_intervals: int = 100
+    optim_solver: str = "ipopt"
+    optim_convergence_tolerance: float | None = None
+    optim_constraint_tolerance: float | None = None
+    optim_max_iterations: int | None = None
+    implicit_acceleration_bounds: float = 1000.0
+    guess: Trajectory | None = None
+    chunk_size: int = 10
+    verbose: int = 0
+
+    def validate(self) -> None:
+        """Raise a clear error for unknown or inconsistent settings."""
+        scheme = self.transcription_scheme
+        if scheme not in SCHEMES:
+            raise ValueError(f"Unknown transcription_scheme {scheme!r}; choose one of {list(SCHEMES)}.")
+        if self.multibody_dynamics_mode not in MODES:
+            raise ValueError(f"Unknown multibody_dynamics_mode {self.multibody_dynamics_mode!r}; choose one of {list(MODES)}.")
+        if self.optim_solver not in ("ipopt", "snopt"):
+            raise ValueError(f"Unknown optim_solver {self.optim_solver!r}; choose 'ipopt' or 'snopt'.")
+        if not isinstance(self.num_mesh_intervals, (int, np.integer)) or self.num_mesh_intervals < 1:
+            raise ValueError(f"num_mesh_intervals must be a positive integer, got {self.num_mesh_intervals!r}")
+        for name in ("optim_convergence_tolerance", "optim_constraint_tolerance"):
+            v = getattr(self, name)
+            if v is not None and not (v > 0):
+                raise ValueError(f"{name} must be > 0 (or None for the optimizer's default), got {v}")
+        if self.optim_max_iterations is not None and self.optim_max_iterations < 0:
+            raise ValueError("optim_max_iterations must be >= 0")
+        if self.guess is not None and not isinstance(self.guess, Trajectory):
+            raise TypeError("guess must be a Trajectory/Solution or None")
+        if self.implicit_acceleration_bounds <= 0:
+            raise ValueError("implicit_acceleration_bounds must be > 0")
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "guess"}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SolverSettings":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"Unknown solver settings {sorted(unknown)}")
+        return cls(**d)
+
+
+# ------------------------------------------------------------------ guesses
+def guess_from_bounds(tr: Transcription) -> dict:
+    """Moco's default guess: midpoint of each variable's bounds (fixed values at fixed ends)."""
+    p, ng = tr.problem, tr.grid.num_points
+    g = {"t0": p.time_initial.midpoint_guess(), "tf": p.time_final.midpoint_guess()}
+    for key, infos in (("Y", tr.state_infos), ("X", tr.control_infos)):
+        M = np.zeros((ng, len(infos)))
+        for k, info in enumerate(infos):
+            M[:, k] = info.bounds.midpoint_guess()
+            if info.initial is not None:
+                M[0, k] = info.initial.midpoint_guess()
+            if info.final is not None:
+                M[-1, k] = info.final.midpoint_guess()
+        g[key] = M
+    g["A"] = np.zeros(tr.A.shape)
+    g["P"] = np.array([par.bounds.midpoint_guess() for par in p.parameters])
+    if g["tf"] <= g["t0"]:
+        g["tf"] = g["t0"] + max(1e-3, p.time_final.upper - g["t0"]) if math.isfinite(p.time_final.upper) else g["t0"] + 1
+    return g
+
+
+def guess_from_trajectory(tr: Transcription, traj: Trajectory) -> dict:
+    """Interpolate ``traj`` (any grid) onto the transcription's grid; fill gaps from bounds."""
+    g = guess_from_bounds(tr)
+    if isinstance(traj, Solution):
+        traj = traj.as_trajectory() if not traj.is_sealed() else traj.unseal().as_trajectory()
+    p = tr.problem
+    g["t0"] = float(np.clip(traj.initial_time, p.time_initial.lower, p.time_initial.upper))
+    g["tf"] = float(np.clip(traj.final_time, p.time_final.lower, p.time_final.upper))
+    t = traj.initial_time + tr.grid.tau * (traj.final_time - traj.initial_time)
+    for key, names, table in (("Y", tr.state_names, traj.states), ("X", tr.control_names, traj.controls)):
+        for k, name in enumerate(names):
+            if name in table:
+                g[key][:, k] = np.interp(t, traj.time, table[name])
+    if tr.na:
+        for c in tr.model.coordinates:
+            if c.accel_path in traj.derivatives:
+                g["A"][:, c.q_index] = np.interp(t, traj.time, traj.derivatives[c.accel_path])
+            elif c.speed_path in traj.states and traj.num_times > 2:
+                g["A"][:, c.q_index] = np.interp(t, traj.time, np.gradient(traj.states[c.speed_path], traj.time))
+    for k, par in enumerate(p.parameters):
+        if par.name in traj.parameters:
+            g["P"][k] = traj.parameters[par.name]
+    return g
+
+
+def _set_guess(tr: Transcription, g: dict) -> None:
+    prog = tr.prog
+    prog.SetInitialGuess(tr.t0, g["t0"])
+    prog.SetInitialGuess(tr.tf, g["tf"])
+    for key in ("Y", "X", "A"):
+        V = getattr(tr, key)
+        if V.size:
+            prog.SetInitialGuess(V.reshape(-1), np.asarray(g[key], float).reshape(-1))
+    if tr.npar:
+        prog.SetInitialGuess(tr.P, g["P"])
+
+
+# -------------------------------------------------------------------- solve
+def max_constraint_violation(prog, x: np.ndarray) -> float:
+    """Largest violation of any constraint (including bounds) at ``x``."""
+    worst = 0.0
+    for b in prog.GetAllConstraints():
+        val = np.atleast_1d(prog.EvalBinding(b, x))
+        lo, hi = b.evaluator().lower_bound(), b.evaluator().upper_bound()
+        with np.errstate(invalid="ignore"):
+            v = np.max(np.concatenate([lo - val, val - hi, [0.0]]))
+        worst = max(worst, float(v))
+    return worst
+
+
+def solve_transcription(tr: Transcription, settings: SolverSettings,
+                        progress: Callable[[Progress], None] | None = None) -> Solution:
+    """Solve a transcribed problem and package the :class:`Solution`."""
+    prog = tr.prog
+    g = guess_from_trajectory(tr, settings.guess) if settings.guess is not None else guess_from_bounds(tr)
+    _set_guess(tr, g)
+    options = SolverOptions()
+    if settings.optim_solver == "ipopt":
+        solver = IpoptSolver()
+        sid = solver.solver_id()
+        if settings.optim_convergence_tolerance is not None:
+            options.SetOption(sid, "tol", float(settings.optim_convergence_tolerance))
+        if settings.optim_constraint_tolerance is not None:
+            options.SetOption(sid, "constr_viol_tol", float(settings.optim_constraint_tolerance))
+        if settings.optim_max_iterations is not None:
+            options.SetOption(sid, "max_iter", int(settings.optim_max_iterations))
+        options.SetOption(sid, "print_level", 5 if settings.verbose >= 5 else 0)
+    else:
+        solver = SnoptSolver()
+        sid = solver.solver_id()
+        if settings.optim_convergence_tolerance is not None:
+            options.SetOption(sid, "Major optimality tolerance", float(settings.optim_convergence_tolerance))
+        if settings.optim_constraint_tolerance is not None:
+            options.SetOption(sid, "Major feasibility tolerance", float(settings.optim_constraint_tolerance))
+        if settings.optim_max_iterations is not None:
+            options.SetOption(sid, "Major iterations limit", int(settings.optim_max_iterations))
+    if not solver.available() or not solver.enabled():
+        raise RuntimeError(f"Optimizer {settings.optim_solver!r} is not available in this Drake build.")
+
+    iterations = [0]
+    start = _time.perf_counter()
+    want_report = progress is not None or settings.verbose in range(1, 5)
+
+    def on_iteration(x):
+        iterations[0] += 1
+        if want_report:
+            obj = float(sum(np.sum(prog.EvalBinding(c, x)) for c in prog.GetAllCosts()))
+            info = Progress(iterations[0] - 1, obj, max_constraint_violation(prog, x), _time.perf_counter() - start)
+            if settings.verbose in range(1, 5):
+                print(f"iter {info.iteration:4d}  objective {info.objective:.8e}  "
+                      f"constraint violation {info.constraint_violation:.2e}  ({info.elapsed:.2f} s)")
+            if progress is not None:
+                progress(info)
+
+    binding = prog.AddVisualizationCallback(on_iteration, prog.decision_variables())
+    try:
+        start = _time.perf_counter()
+        result = solver.Solve(prog, None, options)
+        solve_time = _time.perf_counter() - start
+    finally:
+        prog.RemoveVisualizationCallback(binding)
+
+    details = result.get_solver_details()
+    if settings.optim_solver == "ipopt":
+        code = int(details.status)
+        status = IPOPT_STATUS.get(code, f"IPOPT status {code}")
+        success = code in IPOPT_SUCCESS
+        nit = max(iterations[0] - 1, 0)
+    else:
+        code = int(details.info)
+        status = f"SNOPT_INFO_{code}"
+        success = bool(result.is_success())
+        nit = max(iterations[0] - 1, 0)
+    x = result.get_x_val()
+    sol = tr.unpack(x)
+    violation = max_constraint_violation(prog, x)
+    goal_values = tr.goal_values(sol)
+    objective = float(result.get_optimal_cost()) if np.isfinite(result.get_optimal_cost()) else sum(goal_values.values())
+    message = (f"{settings.optim_solver}: {status} after {nit} iterations; objective {objective:.10g}; "
+               f"max constraint violation {violation:.2e}")
+    traj = trajectory_from_solution(tr, sol)
+    return Solution(traj, success=success, status=status, message=message, objective=objective,
+                    goal_values=goal_values, nit=nit, solve_time=solve_time, solver=settings.optim_solver,
+                    constraint_violation=violation)
+
+
+def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
+    """Name the arrays of an unpacked solution vector."""
+    t = sol["t0"] + tr.grid.tau * (sol["tf"] - sol["t0"])
+    states = {n: sol["Y"][:, k] for k, n in enumerate(tr.state_names)}
+    controls = {n: sol["X"][:, k] for k, n in enumerate(tr.control_names)}
+    derivs = {}
+    if tr.na:
+        derivs = {c.accel_path: sol["A"][:, c.q_index] for c in tr.model.coordinates}
+    params = {n: float(v) for n, v in zip(tr.param_names, sol["P"])}
+    return Trajectory(t, states, controls, {}, derivs, params)

@@ -1,0 +1,572 @@
+"""Direct collocation: transcribe a :class:`Problem` into a Drake ``MathematicalProgram``.
+
+Schemes (seed 000, appendix): **trapezoidal** (Eq. 7; implicit dynamics Eq. 8)
+and **separated Hermite–Simpson** (Eq. 12; implicit Eq. 15) with midpoint
+states as variables and midpoint controls constrained to the mean of the
+neighbouring mesh values, as in Moco.
+
+Decision variables, all visible on the program (:attr:`Transcription.prog`):
+
+=========  ==============  ===================================================
+name       shape           meaning
+=========  ==============  ===================================================
+``t0``     scalar          initial time
+``tf``     scalar          final time
+``Y``      (ng, ny)        states on the grid, columns ``problem.state_names()``
+``X``      (ng, nx)        controls, columns ``problem.control_names()``
+``A``      (ng, nq)        generalized accelerations (implicit mode only)
+``P``      (np,)           parameters
+=========  ==============  ===================================================
+
+The grid has ``ng = N + 1`` points (trapezoidal) or ``2N + 1`` (mesh points and
+interval midpoints interleaved, Hermite–Simpson) on a uniform mesh in
+normalized time ``tau`` in [0, 1], ``t = t0 + tau (tf - t0)``.
+
+Defect constraints and integral goals are evaluated in *chunks* of
+``chunk_size`` mesh intervals: one Python callback per chunk evaluates every
+node of the chunk with the vectorized kernels of :mod:`moco_lab.dynamics` and
+returns exact Jacobians; each binding declares its gradient sparsity.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
+from pydrake.solvers import MathematicalProgram
+
+from .dynamics import MultibodyKernel
+from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
+from .problem import Problem
+
+SCHEMES = ("trapezoidal", "hermite-simpson")
+MODES = ("explicit", "implicit")
+
+
+def _kernel_for(model, parameters: tuple[str, ...]) -> MultibodyKernel:
+    cache = model.__dict__.setdefault("_moco_lab_kernels", {})
+    if parameters not in cache:
+        cache[parameters] = MultibodyKernel(model, list(parameters))
+    return cache[parameters]
+
+
+def _autodiff_constraint(fun):
+    """Wrap ``fun(z, jac) -> (values, J)`` as a Drake constraint callable."""
+
+    def wrapped(z):
+        if z.dtype == object:
+            zv = ExtractValue(z).reshape(-1)
+            dz = ExtractGradient(z)
+            val, J = fun(zv, True)
+            return InitializeAutoDiff(val, J @ dz).reshape(-1)
+        val, _ = fun(np.asarray(z, float), False)
+        return val
+
+    return wrapped
+
+
+def _autodiff_cost(fun):
+    """Wrap ``fun(z, jac) -> (value, gradient)`` as a Drake cost callable."""
+
+    def wrapped(z):
+        if z.dtype == object:
+            zv = ExtractValue(z).reshape(-1)
+            dz = ExtractGradient(z)
+            val, g = fun(zv, True)
+            return InitializeAutoDiff(np.array([val]), (g @ dz).reshape(1, -1))[0, 0]
+        val, _ = fun(np.asarray(z, float), False)
+        return val
+
+    return wrapped
+
+
+@dataclass
+class Grid:
+    """Normalized time grid of a transcription."""
+
+    scheme: str
+    num_mesh_intervals: int
+
+    def __post_init__(self):
+        N = self.num_mesh_intervals
+        self.mesh = np.linspace(0.0, 1.0, N + 1)
+        if self.scheme == "trapezoidal":
+            self.tau = self.mesh.copy()
+            self.is_mesh = np.ones(N + 1, bool)
+            self.quadrature = np.zeros(N + 1)
+            d = np.diff(self.mesh)
+            self.quadrature[:-1] += d / 2
+            self.quadrature[1:] += d / 2
+        else:
+            self.tau = np.linspace(0.0, 1.0, 2 * N + 1)
+            self.tau[::2] = self.mesh
+            self.is_mesh = np.zeros(2 * N + 1, bool)
+            self.is_mesh[::2] = True
+            d = np.diff(self.mesh)
+            self.quadrature = np.zeros(2 * N + 1)
+            self.quadrature[0:-1:2] += d / 6
+            self.quadrature[2::2] += d / 6
+            self.quadrature[1::2] += 4 * d / 6
+        self.stride = 1 if self.scheme == "trapezoidal" else 2
+
+    @property
+    def num_points(self) -> int:
+        return self.tau.size
+
+
+class Transcription:
+    """The nonlinear program of a problem under given solver settings.
+
+    Parameters
+    ----------
+    problem : Problem
+    settings : moco_lab.solver.SolverSettings
+
+    Attributes
+    ----------
+    prog : pydrake.solvers.MathematicalProgram
+    grid : Grid
+    t0, tf, Y, X, A, P : Drake decision variables (see module docstring).
+    """
+
+    def __init__(self, problem: Problem, settings):
+        settings.validate()
+        problem.validate()
+        self.problem = problem
+        self.settings = settings
+        self.model = model = problem.model
+        self.scheme = settings.transcription_scheme
+        self.mode = settings.multibody_dynamics_mode
+        self.grid = grid = Grid(self.scheme, settings.num_mesh_intervals)
+        self.param_names = [p.name for p in problem.parameters]
+        self.kernel = _kernel_for(model, tuple(p.property for p in problem.parameters))
+        self.state_names = problem.state_names()
+        self.control_names = problem.control_names()
+        self.nq = model.nq
+        self.ny = len(self.state_names)
+        self.nx = len(self.control_names)
+        self.na = self.nq if self.mode == "implicit" else 0
+        self.npar = len(problem.parameters)
+        self.nb = self.ny + self.nx + self.na
+
+        prog = self.prog = MathematicalProgram()
+        ng = grid.num_points
+        self.t0 = prog.NewContinuousVariables(1, "t0")[0]
+        self.tf = prog.NewContinuousVariables(1, "tf")[0]
+        self.Y = self._new(ng, self.ny, "y")
+        self.X = self._new(ng, self.nx, "x")
+        self.A = self._new(ng, self.na, "a")
+        self.P = prog.NewContinuousVariables(self.npar, "p") if self.npar else np.empty(0, dtype=object)
+        self._add_bounds()
+        self._add_midpoint_controls()
+        self.enabled_goals = [g for g in problem.goals if g.enabled]
+        self.integral_goals = [g for g in self.enabled_goals if isinstance(g, (ControlGoal, StateTrackingGoal))]
+        self._add_chunks()
+        self._add_other_goals()
+        self._add_path_constraints()
+
+    # ------------------------------------------------------------ variables
+    def _new(self, rows, cols, name):
+        if cols == 0:
+            return np.empty((rows, 0), dtype=object)
+        return self.prog.NewContinuousVariables(rows, cols, name)
+
+    def all_variables(self) -> np.ndarray:
+        return self.prog.decision_variables()
+
+    def _add_bounds(self):
+        p, grid = self.problem, self.grid
+        ng = grid.num_points
+        lo, hi = [], []
+        variables = [np.array([self.t0]), np.array([self.tf])]
+        lo += [p.time_initial.lower, p.time_final.lower]
+        hi += [p.time_initial.upper, p.time_final.upper]
+        self.state_infos = [p.state_info(n) for n in self.state_names]
+        self.control_infos = [p.control_info(n) for n in self.control_names]
+        for infos, V in ((self.state_infos, self.Y), (self.control_infos, self.X)):
+            if V.shape[1] == 0:
+                continue
+            L = np.array([[i.bounds.lower for i in infos]] * ng)
+            U = np.array([[i.bounds.upper for i in infos]] * ng)
+            for k, info in enumerate(infos):
+                if info.initial is not None:
+                    L[0, k], U[0, k] = info.initial.lower, info.initial.upper
+                if info.final is not None:
+                    L[-1, k], U[-1, k] = info.final.lower, info.final.upper
+            variables.append(V.reshape(-1))
+            lo.append(L.reshape(-1))
+            hi.append(U.reshape(-1))
+        if self.na:
+            vb = float(self.settings.implicit_acceleration_bounds)
+            variables.append(self.A.reshape(-1))
+            lo.append(np.full(self.A.size, -vb))
+            hi.append(np.full(self.A.size, vb))
+        for par in p.parameters:
+            lo.append([par.bounds.lower])
+            hi.append([par.bounds.upper])
+        if self.npar:
+            variables.append(self.P)
+        self.prog.AddBoundingBoxConstraint(np.hstack([np.atleast_1d(np.asarray(v, float)) for v in lo]),
+                                           np.hstack([np.atleast_1d(np.asarray(v, float)) for v in hi]),
+                                           np.hstack(variables))
+
+    def _add_midpoint_controls(self):
+        if self.scheme != "hermite-simpson" or self.nx == 0:
+            return
+        coeffs = np.array([[1.0, -0.5, -0.5]])
+        for i in range(self.grid.num_mesh_intervals):
+            for j in range(self.nx):
+                self.prog.AddLinearEqualityConstraint(
+                    coeffs, [0.0], [self.X[2 * i + 1, j], self.X[2 * i, j], self.X[2 * i + 2, j]]
+                ).evaluator().set_description(f"midpoint control {self.control_names[j]}")
+
+    # --------------------------------------------------------------- chunks
+    def _add_chunks(self):
+        N = self.grid.num_mesh_intervals
+        size = max(1, int(self.settings.chunk_size))
+        self.chunks = []
+        for i0 in range(0, N, size):
+            chunk = _Chunk(self, i0, min(N, i0 + size))
+            self.chunks.append(chunk)
+            b = self.prog.AddConstraint(_autodiff_constraint(chunk.constraint), chunk.lower, chunk.upper, chunk.vars,
+                                        description=f"dynamics [{i0}, {chunk.i1})")
+            b.evaluator().SetGradientSparsityPattern(chunk.sparsity)
+            if self.integral_goals:
+                self.prog.AddCost(_autodiff_cost(chunk.cost), chunk.vars)
+
+    def node_dynamics(self, Y, X, Acc, P, jac: bool):
+        """Dynamics at nodes: state derivatives ``F`` and implicit residuals ``R``.
+
+        Returns
+        -------
+        F : (n, ny); dF : (n, ny, nb) w.r.t. the node block ``[y, x, a]``;
+        dFp : (n, ny, np); R : (n, na); dR : (n, na, nb); dRp : (n, na, np)
+        """
+        nq, ny, nx, na, npar = self.nq, self.ny, self.nx, self.na, self.npar
+        n = Y.shape[0]
+        Q, U = Y[:, :nq], Y[:, nq:2 * nq]
+        F = np.empty((n, ny))
+        F[:, :nq] = U
+        dF = dFp = dR = dRp = None
+        if jac:
+            dF = np.zeros((n, ny, self.nb))
+            dF[:, np.arange(nq), nq + np.arange(nq)] = 1.0
+            dFp = np.zeros((n, ny, npar))
+        if self.mode == "explicit":
+            Aval, J = self.kernel.forward(Q, U, X, P, jac)
+            F[:, nq:] = Aval
+            R = np.zeros((n, 0))
+            if jac:
+                dF[:, nq:, :nq] = J["dq"]
+                dF[:, nq:, nq:2 * nq] = J["du"]
+                dF[:, nq:, ny:ny + nx] = J["dx"]
+                dFp[:, nq:, :] = J["dp"]
+                dR = np.zeros((n, 0, self.nb))
+                dRp = np.zeros((n, 0, npar))
+        else:
+            F[:, nq:] = Acc
+            R, J = self.kernel.residual(Q, U, Acc, X, P, jac)
+            if jac:
+                dF[:, nq + np.arange(nq), ny + nx + np.arange(nq)] = 1.0
+                dR = np.zeros((n, na, self.nb))
+                dR[:, :, :nq] = J["dq"]
+                dR[:, :, nq:2 * nq] = J["du"]
+                dR[:, :, ny:ny + nx] = J["dx"]
+                dR[:, :, ny + nx:] = J["da"]
+                dRp = J["dp"]
+        return F, dF, dFp, R, dR, dRp
+
+    # ---------------------------------------------------------- other goals
+    def _add_other_goals(self):
+        prog = self.prog
+        names_sc = self.state_names + self.control_names
+
+        def endpoint_var(name, which):
+            row = 0 if which == "initial" else -1
+            if name in self.state_names:
+                return self.Y[row, self.state_names.index(name)]
+            return self.X[row, self.control_names.index(name)]
+
+        for g in self.enabled_goals:
+            if isinstance(g, FinalTimeGoal):
+                prog.AddLinearCost(np.array([g.weight]), 0.0, np.array([self.tf]))
+            elif isinstance(g, PeriodicityGoal):
+                for a, b, neg in g.pairs:
+                    s = -1.0 if neg else 1.0
+                    v = [endpoint_var(b, "final"), endpoint_var(a, "initial")]
+                    if g.mode == "endpoint_constraint":
+                        prog.AddLinearEqualityConstraint(np.array([[1.0, -s]]), [0.0], v)
+                    else:
+                        Qm = 2 * g.weight * np.array([[1.0, -s], [-s, 1.0]])
+                        prog.AddQuadraticCost(Qm, np.zeros(2), v, is_convex=True)
+            elif isinstance(g, UserGoal):
+                self._add_user_goal(g)
+        del names_sc
+
+    def _named(self, y, x, p):
+        return (NamedValues(self.state_names, y), NamedValues(self.control_names, x),
+                NamedValues(self.param_names, p))
+
+    def _add_user_goal(self, g: UserGoal):
+        prog, ny, nx, npar = self.prog, self.ny, self.nx, self.npar
+        w = g.weight
+        if g.integrand_fn is not None:
+            for k, (tau, c) in enumerate(zip(self.grid.tau, self.grid.quadrature)):
+                vars_k = np.concatenate([[self.t0, self.tf], self.Y[k], self.X[k], self.P])
+
+                def cost(z, tau=tau, c=c):
+                    t0, tf = z[0], z[1]
+                    y, x, p = z[2:2 + ny], z[2 + ny:2 + ny + nx], z[2 + ny + nx:]
+                    t = t0 + tau * (tf - t0)
+                    return w * c * (tf - t0) * g.integrand_fn(t, *self._named(y, x, p))
+
+                prog.AddCost(cost, vars_k)
+        if g.endpoint_fn is not None:
+            vars_e = np.concatenate([[self.t0, self.tf], self.Y[0], self.Y[-1], self.X[0], self.X[-1], self.P])
+
+            def ecost(z):
+                t0, tf = z[0], z[1]
+                o = 2
+                y0, yf = z[o:o + ny], z[o + ny:o + 2 * ny]
+                o += 2 * ny
+                x0, xf = z[o:o + nx], z[o + nx:o + 2 * nx]
+                p = z[o + 2 * nx:]
+                s0, c0, pp = self._named(y0, x0, p)
+                sf, cf, _ = self._named(yf, xf, p)
+                return w * g.endpoint_fn(t0, tf, s0, sf, c0, cf, pp)
+
+            prog.AddCost(ecost, vars_e)
+
+    def _add_path_constraints(self):
+        ny, nx = self.ny, self.nx
+        for pc in self.problem.path_constraints:
+            for k in np.flatnonzero(self.grid.is_mesh):
+                tau = self.grid.tau[k]
+                vars_k = np.concatenate([[self.t0, self.tf], self.Y[k], self.X[k], self.P])
+
+                def con(z, tau=tau, pc=pc):
+                    t = z[0] + tau * (z[1] - z[0])
+                    y, x, p = z[2:2 + ny], z[2 + ny:2 + ny + nx], z[2 + ny + nx:]
+                    out = pc.func(t, *self._named(y, x, p))
+                    return np.atleast_1d(np.asarray(out, dtype=z.dtype))
+
+                self.prog.AddConstraint(con, pc.lower, pc.upper, vars_k, description=f"path {pc.name}")
+
+    # ------------------------------------------------------------ evaluation
+    def unpack(self, values: np.ndarray) -> dict:
+        """Split a full solution vector (``prog`` order) into named arrays."""
+        idx = lambda V: self.prog.FindDecisionVariableIndices(V.reshape(-1)) if V.size else np.zeros(0, int)
+        out = {"t0": values[idx(np.array([self.t0]))][0], "tf": values[idx(np.array([self.tf]))][0]}
+        for key, V in (("Y", self.Y), ("X", self.X), ("A", self.A)):
+            out[key] = values[idx(V)].reshape(V.shape) if V.size else np.zeros(V.shape)
+        out["P"] = values[idx(self.P)] if self.npar else np.zeros(0)
+        return out
+
+    def goal_values(self, sol: dict) -> dict[str, float]:
+        """Weighted value of each enabled goal at an unpacked solution."""
+        t0, tf, Y, X, P = sol["t0"], sol["tf"], sol["Y"], sol["X"], sol["P"]
+        T = t0 + self.grid.tau * (tf - t0)
+        q = self.grid.quadrature * (tf - t0)
+        values = {}
+        for g in self.enabled_goals:
+            if g in self.integral_goals:
+                s = g.integrand(T, Y, X, P)[0]
+                values[g.name] = g.weight * float(q @ s)
+            elif isinstance(g, FinalTimeGoal):
+                values[g.name] = g.weight * float(tf)
+            elif isinstance(g, PeriodicityGoal):
+                if g.mode == "cost":
+                    tot = 0.0
+                    for a, b, neg in g.pairs:
+                        s = -1.0 if neg else 1.0
+                        va = Y[0, self.state_names.index(a)] if a in self.state_names else X[0, self.control_names.index(a)]
+                        vb = Y[-1, self.state_names.index(b)] if b in self.state_names else X[-1, self.control_names.index(b)]
+                        tot += (vb - s * va) ** 2
+                    values[g.name] = g.weight * tot
+                else:
+                    values[g.name] = 0.0
+            elif isinstance(g, UserGoal):
+                v = 0.0
+                if g.integrand_fn is not None:
+                    for k in range(self.grid.num_points):
+                        v += q[k] * float(g.integrand_fn(T[k], *self._named(Y[k], X[k], P)))
+                if g.endpoint_fn is not None:
+                    s0, c0, pp = self._named(Y[0], X[0], P)
+                    sf, cf, _ = self._named(Y[-1], X[-1], P)
+                    v += float(g.endpoint_fn(t0, tf, s0, sf, c0, cf, pp))
+                values[g.name] = g.weight * v
+        return values
+
+    def describe(self) -> dict:
+        """Size of the nonlinear program (variables, constraints, bindings)."""
+        prog = self.prog
+        ncons = sum(b.evaluator().num_constraints() for b in prog.GetAllConstraints()
+                    if b not in prog.bounding_box_constraints())
+        return {
+            "scheme": self.scheme,
+            "mode": self.mode,
+            "num_mesh_intervals": self.grid.num_mesh_intervals,
+            "num_grid_points": self.grid.num_points,
+            "num_variables": prog.num_vars(),
+            "num_constraints": int(ncons),
+            "num_dynamics_bindings": len(self.chunks),
+        }
+
+
+class _Chunk:
+    """Defects (and implicit residuals) of mesh intervals ``[i0, i1)`` in one binding."""
+
+    def __init__(self, tr: Transcription, i0: int, i1: int):
+        self.tr = tr
+        self.i0, self.i1 = i0, i1
+        s = tr.grid.stride
+        self.g = np.arange(s * i0, s * i1 + 1)
+        self.nloc = self.g.size
+        self.L = i1 - i0
+        nb, ny = tr.nb, tr.ny
+        self.off = 2 + tr.npar
+        blocks = [np.concatenate([tr.Y[k], tr.X[k], tr.A[k]]) for k in self.g]
+        self.vars = np.concatenate([[tr.t0, tr.tf], tr.P, *blocks])
+        self.nvar = self.vars.size
+        self.dtau = np.diff(tr.grid.mesh)[i0:i1]
+        self.tau = tr.grid.tau[self.g]
+        self.quad = tr.grid.quadrature[self.g].copy()
+        # the chunk's first and last nodes are shared with neighbouring chunks:
+        # quadrature weights only from this chunk's own intervals
+        d = self.dtau
+        if tr.scheme == "trapezoidal":
+            self.quad = np.zeros(self.nloc)
+            self.quad[:-1] += d / 2
+            self.quad[1:] += d / 2
+        else:
+            self.quad = np.zeros(self.nloc)
+            self.quad[0:-1:2] += d / 6
+            self.quad[2::2] += d / 6
+            self.quad[1::2] += 4 * d / 6
+        # implicit residual rows at the nodes this chunk owns
+        last = i1 == tr.grid.num_mesh_intervals
+        self.owned = np.arange(self.nloc if last else self.nloc - 1)
+        self.ndef = self.L * ny * (1 if tr.scheme == "trapezoidal" else 2)
+        self.nout = self.ndef + self.owned.size * tr.na
+        self.lower = np.zeros(self.nout)
+        self.upper = np.zeros(self.nout)
+        self.sparsity = self._pattern()
+
+    def _node_cols(self, k):
+        o = self.off + k * self.tr.nb
+        return np.arange(o, o + self.tr.nb)
+
+    def _pattern(self):
+        tr = self.tr
+        ny, na = tr.ny, tr.na
+        glob = np.arange(self.off)
+        pairs = []
+        per = 1 if tr.scheme == "trapezoidal" else 2
+        for l in range(self.L):
+            nodes = [l, l + 1] if per == 1 else [2 * l, 2 * l + 1, 2 * l + 2]
+            cols = np.concatenate([glob, *[self._node_cols(k) for k in nodes]])
+            for r in range(l * ny * per, (l + 1) * ny * per):
+                pairs.extend((r, int(c)) for c in cols)
+        for j, k in enumerate(self.owned):
+            cols = np.concatenate([np.arange(2, self.off), self._node_cols(k)])
+            for r in range(self.ndef + j * na, self.ndef + (j + 1) * na):
+                pairs.extend((r, int(c)) for c in cols)
+        return pairs
+
+    def _split(self, z):
+        tr = self.tr
+        t0, tf = z[0], z[1]
+        P = z[2:self.off]
+        B = z[self.off:].reshape(self.nloc, tr.nb)
+        Y = B[:, :tr.ny]
+        X = B[:, tr.ny:tr.ny + tr.nx]
+        A = B[:, tr.ny + tr.nx:]
+        return t0, tf, P, Y, X, A
+
+    def constraint(self, z, jac):
+        tr = self.tr
+        ny, nb = tr.ny, tr.nb
+        t0, tf, P, Y, X, Acc = self._split(z)
+        F, dF, dFp, R, dR, dRp = tr.node_dynamics(Y, X, Acc, P, jac)
+        L = self.L
+        out = np.empty(self.nout)
+        d = self.dtau[:, None]
+        dur = tf - t0
+        h = dur * d
+        if tr.scheme == "trapezoidal":
+            a, b = np.arange(L), np.arange(L) + 1
+            out[:self.ndef] = (Y[b] - Y[a] - h / 2 * (F[a] + F[b])).reshape(-1)
+        else:
+            a, m, b = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
+            herm = Y[m] - 0.5 * (Y[a] + Y[b]) - h / 8 * (F[a] - F[b])
+            simp = Y[b] - Y[a] - h / 6 * (F[a] + 4 * F[m] + F[b])
+            out[:self.ndef] = np.stack([herm, simp], axis=1).reshape(-1)
+        if tr.na:
+            out[self.ndef:] = R[self.owned].reshape(-1)
+        if not jac:
+            return out, None
+        J = np.zeros((self.nout, self.nvar))
+        E = np.zeros((ny, nb))
+        E[:, :ny] = np.eye(ny)
+        Jnodes = np.zeros((self.ndef, self.nloc * nb))
+        Jn = Jnodes.reshape(L, -1, ny, self.nloc, nb)  # view: (L, per, ny, nloc, nb)
+        h3 = h[:, :, None]  # (L, 1, 1)
+        l = np.arange(L)
+        if tr.scheme == "trapezoidal":
+            Jn[l, 0, :, a, :] = -E - h3 / 2 * dF[a]
+            Jn[l, 0, :, b, :] = E - h3 / 2 * dF[b]
+            Jt = (d / 2 * (F[a] + F[b]))  # d out / d t0 ; minus for tf
+            J[:self.ndef, 0] = Jt.reshape(-1)
+            J[:self.ndef, 1] = -Jt.reshape(-1)
+            if tr.npar:
+                J[:self.ndef, 2:self.off] = (-h3 / 2 * (dFp[a] + dFp[b])).reshape(-1, tr.npar)
+        else:
+            Jn[l, 0, :, m, :] = E
+            Jn[l, 0, :, a, :] = -0.5 * E - h3 / 8 * dF[a]
+            Jn[l, 0, :, b, :] = -0.5 * E + h3 / 8 * dF[b]
+            Jn[l, 1, :, a, :] = -E - h3 / 6 * dF[a]
+            Jn[l, 1, :, m, :] = -4 * h3 / 6 * dF[m]
+            Jn[l, 1, :, b, :] = E - h3 / 6 * dF[b]
+            Jh = d / 8 * (F[a] - F[b])
+            Js = d / 6 * (F[a] + 4 * F[m] + F[b])
+            Jt = np.stack([Jh, Js], axis=1).reshape(-1)
+            J[:self.ndef, 0] = Jt
+            J[:self.ndef, 1] = -Jt
+            if tr.npar:
+                Ph = -h3 / 8 * (dFp[a] - dFp[b])
+                Ps = -h3 / 6 * (dFp[a] + 4 * dFp[m] + dFp[b])
+                J[:self.ndef, 2:self.off] = np.stack([Ph, Ps], axis=1).reshape(-1, tr.npar)
+        J[:self.ndef, self.off:] = Jnodes
+        if tr.na:
+            na = tr.na
+            for j, k in enumerate(self.owned):
+                rows = slice(self.ndef + j * na, self.ndef + (j + 1) * na)
+                cols = self._node_cols(k)
+                J[rows, cols[0]:cols[-1] + 1] = dR[k]
+                if tr.npar:
+                    J[rows, 2:self.off] = dRp[k]
+        return out, J
+
+    def cost(self, z, jac):
+        tr = self.tr
+        t0, tf, P, Y, X, Acc = self._split(z)
+        dur = tf - t0
+        T = t0 + self.tau * dur
+        total = 0.0
+        grad = np.zeros(self.nvar) if jac else None
+        q = self.quad
+        for g in tr.integral_goals:
+            s, dY, dX, dP, dT = g.integrand(T, Y, X, P)
+            w = g.weight
+            Sq = float(q @ s)
+            total += w * dur * Sq
+            if jac:
+                grad[0] += w * (-Sq + dur * float(q @ (dT * (1 - self.tau))))
+                grad[1] += w * (Sq + dur * float(q @ (dT * self.tau)))
+                if tr.npar:
+                    grad[2:self.off] += w * dur * (q @ dP)
+                B = grad[self.off:].reshape(self.nloc, tr.nb)
+                B[:, :tr.ny] += w * dur * q[:, None] * dY
+                B[:, tr.ny:tr.ny + tr.nx] += w * dur * q[:, None] * dX
+        return total, grad
