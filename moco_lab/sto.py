@@ -49,7 +49,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Union
 
 import numpy as np
@@ -173,10 +172,12 @@ def _write(path: PathLike, time: np.ndarray, labels: list[str], data: np.ndarray
     lines = []
     title = metadata.pop("header", None)
     if title is not None:
-        title = _format_metadata_value("header", title)
-        if "=" in title or title.strip() == "endheader":
-            raise ValueError(f"the header title must not contain '=' or be 'endheader'; got {title!r}")
-        lines.append(title)
+        # One title line per line of text (read_table joins them with newlines).
+        for line in str(title).splitlines():
+            if "=" in line or line.strip() == "endheader" or "\r" in line:
+                raise ValueError(f"the header title must not contain '=' or be 'endheader'; got {title!r}")
+            if line.strip():
+                lines.append(line.strip())
     lines.append(f"inDegrees={_format_metadata_value('inDegrees', metadata.pop('inDegrees', 'no'))}")
     for key in sorted(k for k in metadata if k not in _GENERATED_KEYS):
         lines.append(f"{_check_key(key)}={_format_metadata_value(key, metadata[key])}")

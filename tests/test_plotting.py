@@ -1,0 +1,139 @@
+"""Tests of ``moco_lab.plotting.plot_trajectories``."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+_REPO_ROOT = str(Path(__file__).resolve().parents[1])
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+from moco_lab.plotting import plot_trajectories, short_names  # noqa: E402
+from moco_lab.trajectory import Solution, Trajectory  # noqa: E402
+
+Q = "/jointset/slider/position/value"
+U = "/jointset/slider/position/speed"
+F = "/forceset/actuator"
+LAMBDA = "lambda_cid0_p0"
+
+
+def make_trajectory(scale: float = 1.0, n: int = 11) -> Trajectory:
+    time = np.linspace(0.0, 1.0, n)
+    return Trajectory(
+        time,
+        states={Q: scale * time**2, U: scale * 2 * time},
+        controls={F: scale * np.ones(n)},
+        multipliers={LAMBDA: scale * np.sin(time)},
+    )
+
+
+def subplot_titles(fig: go.Figure) -> list[str]:
+    return [a.text for a in fig.layout.annotations]
+
+
+def axes_used(fig: go.Figure) -> set[str]:
+    return {trace.xaxis for trace in fig.data}
+
+
+def test_two_trajectories(tmp_path):
+    a, b = make_trajectory(1.0), make_trajectory(2.0)
+    fig = plot_trajectories([a, b], labels=["solution", "guess"], title="Sliding mass")
+    assert isinstance(fig, go.Figure) and not isinstance(fig, go.FigureWidget)
+    # States then controls, one subplot each, short titles.
+    assert subplot_titles(fig) == ["position/value", "position/speed", "actuator"]
+    assert len(axes_used(fig)) == 3
+    assert len(fig.data) == 2 * 3
+    assert fig.layout.title.text == "Sliding mass"
+    for label in ("solution", "guess"):
+        traces = [t for t in fig.data if t.name == label]
+        assert len(traces) == 3
+        assert len({t.legendgroup for t in traces}) == 1
+        assert sum(bool(t.showlegend) for t in traces) == 1  # one legend entry per trajectory
+        assert len({t.line.color for t in traces}) == 1  # consistent color
+        assert all(t.mode == "lines" for t in traces)
+    colors = {t.name: t.line.color for t in fig.data}
+    assert colors["solution"] != colors["guess"]
+    # The data are the trajectories' own.
+    q_guess = next(t for t in fig.data if t.name == "guess" and t.xaxis == fig.data[0].xaxis)
+    assert np.array_equal(q_guess.y, b.states[Q])
+    assert np.array_equal(q_guess.x, b.time)
+    # Axis labels: time on the x axes of the bottom subplots, no units on y.
+    x_titles = {fig.layout[name].title.text for name in fig.layout if name.startswith("xaxis")}
+    assert "time (s)" in x_titles
+    y_titles = [fig.layout[name].title.text for name in fig.layout if name.startswith("yaxis")]
+    assert "state" in y_titles and "control" in y_titles
+    fig.write_html(tmp_path / "figure.html")  # serializable
+
+
+def test_single_trajectory_and_grid():
+    fig = plot_trajectories(make_trajectory(), columns=1)
+    assert len(fig.data) == 3
+    assert fig.data[0].name == "trajectory"
+    # One column: three rows, each with its own x axis on distinct rows.
+    domains = sorted({tuple(fig.layout[t.yaxis.replace("y", "yaxis")].domain) for t in fig.data})
+    assert len(domains) == 3
+
+
+def test_names_filter():
+    a, b = make_trajectory(1.0), make_trajectory(2.0)
+    fig = plot_trajectories([a, b], names=[U, LAMBDA])
+    assert subplot_titles(fig) == ["position/speed", LAMBDA]
+    assert len(fig.data) == 4
+    assert {t.name for t in fig.data} == {"trajectory 1", "trajectory 2"}
+    fig = plot_trajectories(a, names=F)
+    assert subplot_titles(fig) == ["actuator"] and len(fig.data) == 1
+
+
+def test_faded_traces_are_drawn_first():
+    a, previous = make_trajectory(1.0), make_trajectory(0.5)
+    fig = plot_trajectories(a, faded=[previous, make_trajectory(0.25)])
+    assert len(fig.data) == 3 * 3
+    faded = fig.data[:6]
+    assert all(t.line.dash == "dash" and t.legendgroup == "faded" for t in faded)
+    assert sum(bool(t.showlegend) for t in faded) == 1
+    assert all(t.line.dash is None for t in fig.data[6:])
+    assert len({t.line.color for t in faded}) == 1
+    assert faded[0].line.color != fig.data[6].line.color
+
+
+def test_unknown_name_raises_helpful_key_error():
+    with pytest.raises(KeyError, match=r"position/valeu.*Did you mean '/jointset/slider/position/value'"):
+        plot_trajectories(make_trajectory(), names=["/jointset/slider/position/valeu"])
+
+
+def test_variable_missing_from_one_trajectory():
+    a = make_trajectory()
+    b = Trajectory(a.time, states={Q: a.states[Q]})
+    fig = plot_trajectories([a, b], labels=["full", "partial"])
+    assert len(fig.data) == 3 + 1
+    assert sum(bool(t.showlegend) for t in fig.data if t.name == "partial") == 1
+
+
+def test_labels_must_match():
+    with pytest.raises(ValueError, match="2 labels for 1 trajectories"):
+        plot_trajectories([make_trajectory()], labels=["a", "b"])
+
+
+def test_hermite_simpson_grid():
+    # Mesh points and midpoints: 2N + 1 times, drawn as plain lines.
+    traj = make_trajectory(n=2 * 10 + 1)
+    fig = plot_trajectories(traj)
+    assert all(len(t.x) == 21 and t.mode == "lines" for t in fig.data)
+
+
+def test_sealed_solution():
+    solution = Solution(make_trajectory(), success=False, status="Infeasible_Problem_Detected",
+                        message="infeasible", objective=1.0, goal_values={"goal": 1.0}, nit=3, solve_time=0.1)
+    with pytest.raises(RuntimeError, match="sealed"):
+        plot_trajectories(solution)
+    fig = plot_trajectories(solution.unseal())
+    assert len(fig.data) == 3 and fig.data[0].name == "solution"
+
+
+def test_short_names():
+    names = ["/jointset/a/q/value", "/jointset/b/q/value", "/forceset/act", "lambda", "/x/accel"]
+    groups = ["states", "states", "controls", "multipliers", "derivatives"]
+    assert short_names(names, groups) == ["a/q/value", "b/q/value", "act", "lambda", "x/accel"]
