@@ -10,7 +10,7 @@ pydrake: models are ``MultibodyPlant`` s, problems are transcribed into a
 >>> problem.set_model(ml.models.sliding_mass(mass=2.0))
 >>> problem.set_time_bounds(0, (0, 5))
 """
-from . import models
+from . import config, examples, models
 from .bounds import Bounds
 from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
 from .model import Coordinate, CoordinateActuator, Model, ModelBuilder, SpringGeneralizedForce
@@ -22,7 +22,7 @@ from .trajectory import Solution, Trajectory
 __version__ = "0.1.0"
 
 __all__ = [
-    "models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
+    "config", "examples", "models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
     "UserGoal", "Coordinate", "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce",
     "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
 ]

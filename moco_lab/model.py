@@ -250,6 +250,10 @@ class Model:
             )
         return props
 
+    def property_signature(self) -> tuple:
+        """Current values of every property (changes when a force element is edited)."""
+        return tuple((k, p.default) for k, p in sorted(self.properties().items()))
+
     def property(self, path: str) -> Property:
         props = self.properties()
         if path not in props:

@@ -45,10 +45,12 @@ MODES = ("explicit", "implicit")
 
 
 def _kernel_for(model, parameters: tuple[str, ...]) -> MultibodyKernel:
+    """The model's compiled dynamics, rebuilt whenever a force-element property changed."""
     cache = model.__dict__.setdefault("_moco_lab_kernels", {})
-    if parameters not in cache:
-        cache[parameters] = MultibodyKernel(model, list(parameters))
-    return cache[parameters]
+    key = (parameters, model.property_signature())
+    if key not in cache:
+        cache[key] = MultibodyKernel(model, list(parameters))
+    return cache[key]
 
 
 def _autodiff_constraint(fun):
