@@ -16,6 +16,7 @@ from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, Sta
 from .model import Coordinate, CoordinateActuator, Model, ModelBuilder, SpringGeneralizedForce
 from .problem import Parameter, PathConstraint, Problem
 from .solver import Progress, SolverSettings
+from .simulate import simulate, simulate_solution
 from .study import Study
 from .trajectory import Solution, Trajectory
 
@@ -24,5 +25,5 @@ __version__ = "0.1.0"
 __all__ = [
     "config", "examples", "models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
     "UserGoal", "Coordinate", "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce",
-    "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
+    "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory", "simulate", "simulate_solution",
 ]

@@ -27,6 +27,8 @@ class Bounds:
             return None
         if isinstance(value, Bounds):
             return value
+        if isinstance(value, (str, bytes)):
+            raise TypeError(f"{what}: expected a number or a (lower, upper) pair, got {value!r}")
         if isinstance(value, Real):
             return cls(float(value), float(value))
         try:

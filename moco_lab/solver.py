@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import re
+import tempfile
 import time as _time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -20,32 +23,38 @@ from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
 from .trajectory import Solution, Trajectory
 from .transcription import MODES, SCHEMES, Transcription
 
-#: IPOPT's ``SolverReturn`` codes (as Drake reports them) -> Moco's status names.
+#: IPOPT 3.14's ``SolverReturn`` codes (as Drake reports them) -> Moco's status names.
 IPOPT_STATUS = {
     0: "Solve_Succeeded",
     1: "Maximum_Iterations_Exceeded",
     2: "Maximum_CpuTime_Exceeded",
-    3: "Search_Direction_Becomes_Too_Small",
-    4: "Solved_To_Acceptable_Level",
-    5: "Infeasible_Problem_Detected",
-    6: "User_Requested_Stop",
-    7: "Feasible_Point_Found",
-    8: "Diverging_Iterates",
-    9: "Restoration_Failed",
-    10: "Error_In_Step_Computation",
-    11: "Invalid_Number_Detected",
-    12: "Not_Enough_Degrees_Of_Freedom",
-    13: "Invalid_Option",
-    14: "Insufficient_Memory",
-    15: "Internal_Error",
+    3: "Maximum_WallTime_Exceeded",
+    4: "Search_Direction_Becomes_Too_Small",
+    5: "Solved_To_Acceptable_Level",
+    6: "Infeasible_Problem_Detected",
+    7: "User_Requested_Stop",
+    8: "Feasible_Point_Found",
+    9: "Diverging_Iterates",
+    10: "Restoration_Failed",
+    11: "Error_In_Step_Computation",
+    12: "Invalid_Number_Detected",
+    13: "Not_Enough_Degrees_Of_Freedom",
+    14: "Invalid_Option",
+    15: "Insufficient_Memory",
+    16: "Internal_Error",
 }
 #: IPOPT statuses counted as success (Moco also accepts the acceptable level).
-IPOPT_SUCCESS = (0, 4)
+IPOPT_SUCCESS = (0, 5)
 
 
 @dataclass
 class Progress:
-    """Reported once per optimizer iteration to a progress callback."""
+    """Reported to a progress callback each time the optimizer evaluates the objective.
+
+    ``iteration`` counts those evaluations: it equals IPOPT's iteration count
+    while every step is accepted at once, and runs ahead of it during line
+    searches. The solution's ``nit`` is the optimizer's own iteration count.
+    """
 
     iteration: int
     objective: float
@@ -222,12 +231,20 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
         if settings.optim_max_iterations is not None:
             options.SetOption(sid, "max_iter", int(settings.optim_max_iterations))
         options.SetOption(sid, "print_level", 5 if settings.verbose >= 5 else 0)
+        # IPOPT's own statistics (exact iteration count) go to a scratch file
+        stats_file = tempfile.NamedTemporaryFile(prefix="moco_lab_ipopt_", suffix=".txt", delete=False)
+        stats_file.close()
+        options.SetOption(sid, "output_file", stats_file.name)
+        options.SetOption(sid, "file_print_level", 3)
         extra = {"spral_scaling": "none", **settings.optim_solver_options}
         if settings.verbose >= 6:
             options.SetOption(sid, "print_timing_statistics", "yes")
     else:
         solver = SnoptSolver()
         sid = solver.solver_id()
+        stats_file = tempfile.NamedTemporaryFile(prefix="moco_lab_snopt_", suffix=".txt", delete=False)
+        stats_file.close()
+        options.SetOption(sid, "Print file", stats_file.name)
         if settings.optim_convergence_tolerance is not None:
             options.SetOption(sid, "Major optimality tolerance", float(settings.optim_convergence_tolerance))
         if settings.optim_constraint_tolerance is not None:
@@ -267,16 +284,18 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
         prog.RemoveVisualizationCallback(binding)
 
     details = result.get_solver_details()
+    stats = _read_and_remove(stats_file.name)
     if settings.optim_solver == "ipopt":
         code = int(details.status)
         status = IPOPT_STATUS.get(code, f"IPOPT status {code}")
         success = code in IPOPT_SUCCESS
-        nit = max(iterations[0] - 1, 0)
+        found = re.search(r"Number of Iterations\.*:\s*(\d+)", stats)
     else:
         code = int(details.info)
         status = f"SNOPT_INFO_{code}"
         success = bool(result.is_success())
-        nit = max(iterations[0] - 1, 0)
+        found = re.search(r"No\. of major iterations\s+(\d+)", stats)
+    nit = int(found.group(1)) if found else -1
     x = result.get_x_val()
     sol = tr.unpack(x)
     violation = max_constraint_violation(prog, x)
@@ -288,6 +307,19 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
     return Solution(traj, success=success, status=status, message=message, objective=objective,
                     goal_values=goal_values, nit=nit, solve_time=solve_time, solver=settings.optim_solver,
                     constraint_violation=violation)
+
+
+def _read_and_remove(path: str) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:

@@ -70,6 +70,17 @@ MODES = ("explicit", "implicit")
 OPTIMIZERS = ("ipopt", "snopt")
 #: Tolerance choices offered by the panels (label, value); ``None`` keeps the optimizer's defaults.
 TOLERANCES = (("optimizer default", None), ("1e-4", 1e-4), ("1e-6", 1e-6), ("1e-8", 1e-8), ("1e-10", 1e-10))
+_DEFAULT = "default"  # dropdown value standing for None (an ipywidgets Dropdown cannot select None)
+
+
+def _tolerance_dropdown(style, layout) -> W.Dropdown:
+    options = [(label, _DEFAULT if v is None else v) for label, v in TOLERANCES]
+    return W.Dropdown(options=options, value=_DEFAULT, description="tolerance", style=style, layout=layout,
+                      tooltip="IPOPT tol and constr_viol_tol (SNOPT: major optimality and feasibility tolerances)")
+
+
+def _tolerance_value(value):
+    return None if value == _DEFAULT else float(value)
 #: Error measures used by :func:`solution_errors` (key -> label shown in plots and tables).
 METRIC_LABELS = {
     "states": "states RMS error",
@@ -469,6 +480,7 @@ _CSS = """
 .ml-group-title { font-weight: 600; color: #2b4a6f; font-size: 0.95em; text-transform: uppercase;
                   letter-spacing: 0.04em; margin-top: 2px; }
 .ml-hint { color: #666; font-size: 0.85em; line-height: 1.3; }
+.ml-goal { margin: 4px 0 0 2px; font-size: 0.92em; }
 .ml-numbers { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
 .ml-chip { background: #eef2f7; border-radius: 12px; padding: 2px 10px; font-size: 0.92em; white-space: nowrap; }
 .ml-chip b { color: #1d3557; }
@@ -513,7 +525,7 @@ def _order(p: float) -> str:
 def _show_figure(out: W.Output, fig: go.Figure) -> None:
     """Render ``fig`` in ``out`` by assigning a display_data bundle (see VOILA_PLOTLY.md §6)."""
     bundle = json.loads(fig.to_json())
-    bundle["config"] = {"displaylogo": False, "responsive": True}
+    bundle["config"] = {"displaylogo": False}
     out.outputs = ({"output_type": "display_data",
                     "data": {"application/vnd.plotly.v1+json": bundle}, "metadata": {}},)
 
@@ -535,7 +547,7 @@ def _error_text(err: BaseException) -> str:
 
 
 def _number_widget(option: Option) -> W.Widget:
-    style = {"description_width": "initial"}
+    style = {"description_width": "110px"}
     kw = dict(description=option.label, tooltip=option.tooltip or None, style=style,
               layout=W.Layout(width="260px"))
     if option.choices:
@@ -617,7 +629,8 @@ class SolvePanel(W.VBox):
         style = {"description_width": "110px"}
         self.header = _html(classes=["ml-header"])
         self.problem_select = W.Dropdown(options=[(p.title, k) for k, p in self.problems.items()], value=key,
-                                         description="problem", style=style, layout=wide)
+                                         layout=W.Layout(width="262px"), tooltip="problem")
+        self.problem_select.add_class("ml-problem")
         self.options_box = W.VBox()
         self.scheme = W.Dropdown(options=[(SCHEME_LABELS[s], s) for s in SCHEMES], description="scheme",
                                  style=style, layout=wide)
@@ -627,8 +640,7 @@ class SolvePanel(W.VBox):
         self.optimizer = W.Dropdown(options=list(OPTIMIZERS), description="optimizer", style=style, layout=wide)
         self.max_iterations = W.BoundedIntText(value=3000, min=0, max=100000, description="max iterations",
                                                style=style, layout=wide)
-        self.tolerance = W.Dropdown(options=list(TOLERANCES), value=None, description="tolerance",
-                                    style=style, layout=wide)
+        self.tolerance = _tolerance_dropdown(style, wide)
         self.goals_box = W.VBox()
         self.show_reference = W.Checkbox(value=True, description="show analytic solution", indent=False,
                                          layout=W.Layout(width="260px"))
@@ -676,8 +688,10 @@ class SolvePanel(W.VBox):
 
     def _load_problem(self, key: str, overrides: dict | None = None) -> None:
         problem = self.problems[key]
+        self._goal_types = {}
         try:
             settings = default_settings(problem)
+            self._goal_types = {g.name: g for g in problem.build(settings).problem.goals}
         except Exception as err:  # a broken builder: show it, keep the panel alive
             settings = {"scheme": "hermite-simpson", "mode": "explicit", "mesh_intervals": problem.initial_mesh,
                         "optimizer": "ipopt", "max_iterations": 3000, "tolerance": None, "goals": {}}
@@ -692,15 +706,18 @@ class SolvePanel(W.VBox):
         self.options_box.children = list(self.option_widgets.values())
         self.goal_widgets = {}
         rows = []
+        style, wide = {"description_width": "110px"}, W.Layout(width="260px")
         for name, values in settings.get("goals", {}).items():
-            ws = {"weight": W.FloatText(value=values.get("weight", 1.0), description="weight",
-                                        style={"description_width": "48px"}, layout=W.Layout(width="125px"))}
+            kind = type(self._goal_types.get(name)).__name__ if name in self._goal_types else ""
+            ws = {"weight": W.FloatText(value=values.get("weight", 1.0), description="weight", style=style,
+                                        layout=wide, tooltip=f"weight of goal {name!r} (0 switches it off)")}
             if "exponent" in values:
-                ws["exponent"] = W.FloatText(value=values["exponent"], description="exponent",
-                                             style={"description_width": "58px"}, layout=W.Layout(width="125px"))
+                ws["exponent"] = W.FloatText(value=values["exponent"], description="exponent", style=style,
+                                             layout=wide, tooltip="∫ |x|^exponent dt; Moco requires >= 2")
             self.goal_widgets[name] = ws
-            rows.append(_html(f"<span class='ml-hint'><b>{html.escape(name)}</b></span>"))
-            rows.append(W.HBox(list(ws.values())))
+            rows.append(_html(f"<div class='ml-goal'><b>{html.escape(name)}</b> "
+                              f"<span class='ml-hint'>{html.escape(kind)}</span></div>"))
+            rows.extend(ws.values())
         if not rows:
             rows = [_html("<span class='ml-hint'>This problem has no adjustable goals.</span>")]
         self.goals_box.children = rows
@@ -709,7 +726,7 @@ class SolvePanel(W.VBox):
         self.mesh_intervals.value = int(settings["mesh_intervals"])
         self.optimizer.value = settings["optimizer"]
         self.max_iterations.value = int(settings["max_iterations"] or 0)
-        self.tolerance.value = settings["tolerance"]
+        self.tolerance.value = _DEFAULT if settings["tolerance"] is None else float(settings["tolerance"])
         self.show_reference.layout.display = None if problem.reference else "none"
         self.previous = None
         self.solution = None
@@ -726,7 +743,7 @@ class SolvePanel(W.VBox):
         goals = {name: {k: w.value for k, w in ws.items()} for name, ws in self.goal_widgets.items()}
         s = {"scheme": self.scheme.value, "mode": self.mode.value, "mesh_intervals": self.mesh_intervals.value,
              "optimizer": self.optimizer.value, "max_iterations": self.max_iterations.value,
-             "tolerance": self.tolerance.value, "goals": goals}
+             "tolerance": _tolerance_value(self.tolerance.value), "goals": goals}
         s.update({k: w.value for k, w in self.option_widgets.items()})
         return s
 
@@ -880,6 +897,7 @@ class SolvePanel(W.VBox):
         names = list(sol.goal_values)
         values = [sol.goal_values[n] for n in names]
         cost = go.Figure(go.Bar(x=values, y=names, orientation="h", marker_color="#4c78a8",
+                                width=[0.55] * len(names),
                                 text=[_fmt(v, 5) for v in values], textposition="auto",
                                 hovertemplate="%{y}: %{x:.8g}<extra></extra>"))
         cost.update_layout(title=dict(text=f"Cost breakdown (J = {_fmt(sol.objective, 6)})", font=dict(size=14)),
@@ -902,7 +920,11 @@ class SolvePanel(W.VBox):
                            legend=dict(orientation="h", yanchor="bottom", y=-0.45, x=0))
         hist.update_xaxes(title_text="iteration", gridcolor="#e5e5e5")
         hist.update_yaxes(title_text="objective", secondary_y=False, gridcolor="#e5e5e5")
-        hist.update_yaxes(title_text="violation", type="log", secondary_y=True, exponentformat="power")
+        viol = [max(p.constraint_violation, 1e-16) for p in self.history] or [1e-16, 1.0]
+        lo, hi = math.floor(math.log10(min(viol))), math.ceil(math.log10(max(viol)))
+        hi = max(hi, lo + 1)
+        hist.update_yaxes(title_text="constraint violation", type="log", secondary_y=True, exponentformat="power",
+                          range=[lo - 0.2, hi + 0.2], dtick=max(1, math.ceil((hi - lo) / 4)), showgrid=False)
         self.figures["history"] = hist
         _show_figure(self.history_out, hist)
 
@@ -970,15 +992,15 @@ class ConvergencePanel(W.VBox):
         wide = W.Layout(width="260px")
         self.header = _html(classes=["ml-header"])
         self.problem_select = W.Dropdown(options=[(p.title, k) for k, p in self.problems.items()], value=key,
-                                         description="problem", style=style, layout=wide)
+                                         layout=W.Layout(width="262px"), tooltip="problem")
+        self.problem_select.add_class("ml-problem")
         self.scheme_boxes = {s: W.Checkbox(value=s in schemes, description=SCHEME_LABELS[s], indent=False,
                                            layout=W.Layout(width="150px")) for s in SCHEMES}
         self.mode = W.Dropdown(options=list(MODES), description="dynamics mode", style=style, layout=wide)
         self.meshes = W.Text(value=", ".join(str(n) for n in meshes), description="mesh intervals N",
                              style=style, layout=wide)
         self.optimizer = W.Dropdown(options=list(OPTIMIZERS), description="optimizer", style=style, layout=wide)
-        self.tolerance = W.Dropdown(options=list(TOLERANCES), value=None, description="tolerance",
-                                    style=style, layout=wide)
+        self.tolerance = _tolerance_dropdown(style, wide)
         self.run_button = W.Button(description="Run mesh sequence", button_style="primary", icon="play",
                                    layout=W.Layout(width="260px", height="36px", margin="8px 0 4px 0"))
         self.progress_bar = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="260px"))
@@ -1075,7 +1097,7 @@ class ConvergencePanel(W.VBox):
             self.error = None
             demo = self.demo
             base = default_settings(demo)
-            base.update(mode=self.mode.value, optimizer=self.optimizer.value, tolerance=self.tolerance.value)
+            base.update(mode=self.mode.value, optimizer=self.optimizer.value, tolerance=_tolerance_value(self.tolerance.value))
             reference = demo.reference(base)
             total = len(Ns) * len(schemes)
             self.progress_bar.max, self.progress_bar.value = total, 0

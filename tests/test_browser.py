@@ -1,0 +1,251 @@
+"""The Voila dashboards in ``widgets/``, driven in headless Chromium with Playwright.
+
+Starts ``voila widgets/`` on a free localhost port (``MOCO_LAB_FAST=1``),
+opens each dashboard, changes settings, presses the button and checks that
+the plots and the reported numbers change and that no error is shown.
+Screenshots go to ``test-artifacts/`` (git-ignored). Voila is always stopped.
+
+Run only these tests with ``pytest -m browser tests/test_browser.py``; they
+are skipped when ``/usr/bin/chromium`` or the Python ``playwright`` package is
+missing.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1280, "height": 1350}
+LOAD_TIMEOUT_MS = 180_000
+SOLVE_TIMEOUT_MS = 120_000
+
+playwright_sync = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not found"),
+    pytest.mark.skipif(importlib.util.find_spec("voila") is None, reason="voila is not installed"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def voila_url():
+    """Serve ``widgets/`` with Voila in fast mode; yield the base URL; always stop the server."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = _free_port()
+    env = dict(os.environ, MOCO_LAB_FAST="1", PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "voila", str(ROOT / "widgets"), "--no-browser", f"--port={port}",
+           "--Voila.port_retries=0", "--Voila.ip=127.0.0.1", "--VoilaExecutor.timeout=300",
+           "--show_tracebacks=True"]
+    log_path = ARTIFACTS / "voila.log"
+    log = open(log_path, "w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "is running at" not in log_path.read_text():
+            if proc.poll() is not None:
+                raise RuntimeError(f"Voila exited with {proc.returncode}:\n{log_path.read_text()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Voila did not start within 60 s:\n{log_path.read_text()}")
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)  # Voila and the kernels it started (its own session)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_sync.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class Page:
+    """A dashboard page plus the console messages and page errors it produced."""
+
+    def __init__(self, browser, url: str):
+        self.console: list[str] = []
+        self.errors: list[str] = []
+        self.page = browser.new_page(viewport=VIEWPORT)
+        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(url, wait_until="commit")
+
+    def wait_ready(self, button: str, plots: int) -> None:
+        self.page.get_by_role("button", name=button).wait_for(timeout=LOAD_TIMEOUT_MS)
+        self.page.wait_for_function(
+            f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {2 * plots}",
+            timeout=LOAD_TIMEOUT_MS)
+        self.page.wait_for_timeout(500)  # let plotly finish laying out before screenshots
+
+    def text(self, selector: str) -> str:
+        return self.page.locator(selector).first.inner_text()
+
+    def svg_texts(self, selector: str) -> list[str]:
+        """``textContent`` of SVG elements (``innerText`` is undefined for SVG)."""
+        return self.page.evaluate("(sel) => Array.from(document.querySelectorAll(sel)).map(e => e.textContent)",
+                                  selector)
+
+    def plot_titles(self) -> list[str]:
+        return self.svg_texts(".js-plotly-plot .gtitle")
+
+    def select(self, label: str, value: str) -> None:
+        box = self.page.locator(".widget-dropdown").filter(
+            has=self.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$")))
+        box.locator("select").select_option(value)
+
+    def set_int(self, label: str, value: int) -> None:
+        box = self.page.locator(".widget-inline-hbox").filter(
+            has=self.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$")))
+        field = box.locator("input").first
+        field.fill(str(value))
+        field.press("Enter")  # ipywidgets text fields sync on Enter or blur
+
+    def record_progress(self) -> None:
+        """Collect every text the progress line shows (MutationObserver), into ``window.__progress``."""
+        self.page.evaluate("""() => {
+            window.__progress = [];
+            const el = document.querySelector('.ml-progress');
+            new MutationObserver(() => window.__progress.push(el.innerText))
+                .observe(el, {subtree: true, childList: true, characterData: true});
+        }""")
+
+    def progress_seen(self) -> list[str]:
+        return self.page.evaluate("() => window.__progress || []")
+
+    def click_and_wait(self, button: str, changed_selector: str, before: str) -> str:
+        self.page.get_by_role("button", name=button).click()
+        self.page.wait_for_function(
+            "([sel, old]) => { const e = document.querySelector(sel); return e && e.innerText !== old"
+            " && e.innerText.trim() !== ''; }", arg=[changed_selector, before], timeout=SOLVE_TIMEOUT_MS)
+        # The button comes back (enabled) when the handler has finished.
+        self.page.get_by_role("button", name=button).and_(self.page.locator("button:enabled")).wait_for(
+            timeout=SOLVE_TIMEOUT_MS)
+        self.page.wait_for_timeout(600)
+        return self.text(changed_selector)
+
+    def screenshot(self, name: str) -> Path:
+        path = ARTIFACTS / name
+        self.page.screenshot(path=str(path))
+        return path
+
+    def assert_clean(self) -> None:
+        body = self.page.inner_text("body")
+        assert "Traceback" not in body
+        assert "Error displaying widget" not in body
+        assert "⚠" not in body, "a settings error is shown in the panel"
+        assert not self.errors, self.errors
+
+    def close(self):
+        self.page.close()
+
+
+def test_verification_explorer(voila_url, browser):
+    p = Page(browser, f"{voila_url}/voila/render/verification_explorer.ipynb")
+    try:
+        p.wait_ready("Solve", plots=3)
+        p.assert_clean()
+        numbers0 = p.text(".ml-numbers")
+        titles0 = p.plot_titles()
+        assert "Solve_Succeeded" in numbers0 and "Hermite–Simpson" in numbers0 and "N = 10" in numbers0
+        assert any("Hermite–Simpson" in t for t in titles0)
+        p.screenshot("verification_explorer_before.png")
+
+        # Change the scheme and the mesh, solve: numbers and plots change, previous solution overlaid.
+        p.select("scheme", "trapezoidal")
+        p.set_int("mesh intervals N", 16)
+        p.record_progress()
+        numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
+        assert "Solve_Succeeded" in numbers1 and "trapezoidal" in numbers1 and "N = 16" in numbers1
+        assert re.search(r"J = 16\.8\d*", numbers1) and numbers1 != numbers0
+        titles1 = p.plot_titles()
+        assert any("trapezoidal" in t and "N = 16" in t for t in titles1), titles1
+        assert "previous" in p.svg_texts(".js-plotly-plot .legendtext")  # legend of the faded overlay
+        progress = p.progress_seen()
+        assert progress and "done" in progress[-1], progress
+        p.assert_clean()
+        p.screenshot("verification_explorer_after.png")
+
+        # A solve that fails (2 iterations) is shown as such; the panel keeps working afterwards.
+        p.set_int("max iterations", 2)
+        numbers2 = p.click_and_wait("Solve", ".ml-numbers", numbers1)
+        assert "FAILED" in numbers2 and "Maximum_Iterations_Exceeded" in numbers2
+        assert "did not converge" in p.text(".ml-box-fail")
+        p.screenshot("verification_explorer_failed.png")
+        p.set_int("max iterations", 3000)
+        numbers3 = p.click_and_wait("Solve", ".ml-numbers", numbers2)
+        assert "Solve_Succeeded" in numbers3 and p.page.locator(".ml-box-fail").count() == 0
+
+        # The second problem: the sliding mass, solved on selection.
+        p.page.locator(".ml-problem select").select_option(label="Sliding mass, minimum time")
+        p.page.wait_for_function(
+            "() => document.querySelector('.ml-numbers').innerText.includes('t_f*')", timeout=SOLVE_TIMEOUT_MS)
+        p.set_int("mesh intervals N", 20)
+        numbers4 = p.click_and_wait("Solve", ".ml-numbers", p.text(".ml-numbers"))
+        assert "Solve_Succeeded" in numbers4 and "|t_f − t_f*|" in numbers4
+        assert any("Sliding mass" in h for h in p.page.locator(".ml-header h2").all_inner_texts())
+        p.assert_clean()
+        p.screenshot("verification_explorer_sliding_mass.png")
+    finally:
+        p.close()
+
+
+def test_convergence_study(voila_url, browser):
+    p = Page(browser, f"{voila_url}/voila/render/convergence_study.ipynb")
+    try:
+        p.wait_ready("Run mesh sequence", plots=1)
+        p.assert_clean()
+        summary0 = p.text(".ml-numbers")
+        assert "Hermite–Simpson" in summary0 and "trapezoidal" in summary0 and "order" in summary0
+        assert "solves done" in p.text(".ml-progress")
+        p.screenshot("convergence_study_before.png")
+
+        # Only trapezoidal, implicit mode, another mesh sequence.
+        p.page.get_by_role("checkbox", name="Hermite–Simpson").uncheck()
+        p.select("dynamics mode", "implicit")
+        meshes = p.page.locator(".widget-text").filter(has=p.page.locator("label", has_text="mesh intervals N"))
+        meshes.locator("input").fill("8, 16, 32")
+        meshes.locator("input").press("Enter")
+        p.record_progress()
+        summary1 = p.click_and_wait("Run mesh sequence", ".ml-numbers", summary0)
+        assert "trapezoidal" in summary1 and "Hermite–Simpson" not in summary1
+        assert "3 solves done" in p.text(".ml-progress")
+        assert any("implicit" in t for t in p.plot_titles())
+        table = p.text(".ml-table")
+        assert "32" in table and "p =" in table
+        seen = p.progress_seen()
+        assert any("solve" in s for s in seen), seen
+        p.assert_clean()
+        p.screenshot("convergence_study_after.png")
+    finally:
+        p.close()

@@ -1,0 +1,105 @@
+"""The transcription's exact derivatives and its defect equations (seed 000, Eq. 7, 8, 12, 15)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import moco_lab as ml
+from moco_lab.dynamics import MultibodyKernel
+
+
+def fd_jacobian(fun, z, eps=1e-6):
+    cols = []
+    for k in range(z.size):
+        zp, zm = z.copy(), z.copy()
+        zp[k] += eps
+        zm[k] -= eps
+        cols.append((np.atleast_1d(fun(zp)) - np.atleast_1d(fun(zm))) / (2 * eps))
+    return np.column_stack(cols)
+
+
+def free_time_study(scheme, mode):
+    """Double pendulum with free final time, a parameter, and both integral goals."""
+    study = ml.examples.double_pendulum_study(scheme, mode, 4)
+    p = study.problem
+    p.set_time_bounds(0, (0.5, 2))
+    p.add_parameter("m1", "/bodyset/b1/mass", (0.5, 2))
+    ref = ml.Trajectory([0, 0.7, 2.0], {"/jointset/j0/q0/value": [0, 1, 1.5]})
+    p.add_goal(ml.StateTrackingGoal("track", 3.0, reference=ref, allow_unused_references=True))
+    p.add_goal(ml.ControlGoal("effort4", 0.1, exponent=4))
+    study.solver.chunk_size = 3  # two chunks: exercises the chunk boundary
+    return study
+
+
+@pytest.mark.parametrize("scheme", ["trapezoidal", "hermite-simpson"])
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_chunk_jacobians_match_finite_differences(scheme, mode):
+    tr = free_time_study(scheme, mode).transcribe()
+    rng = np.random.default_rng(1)
+    assert len(tr.chunks) == 2
+    for chunk in tr.chunks:
+        z = rng.uniform(-1, 1, chunk.nvar)
+        z[0], z[1] = 0.1, 1.37  # t0, tf: no node on a kink of the piecewise-linear reference
+        z[2] = 1.2  # mass parameter
+        val, J = chunk.constraint(z, True)
+        np.testing.assert_allclose(val, chunk.constraint(z, False)[0])
+        Jfd = fd_jacobian(lambda zz: chunk.constraint(zz, False)[0], z)
+        np.testing.assert_allclose(J, Jfd, rtol=1e-5, atol=1e-6)
+        # every nonzero lies inside the declared sparsity pattern
+        mask = np.zeros_like(J, bool)
+        for r, c in chunk.sparsity:
+            mask[r, c] = True
+        assert not np.any((np.abs(Jfd) > 1e-9) & ~mask)
+        c, g = chunk.cost(z, True)
+        np.testing.assert_allclose(g, fd_jacobian(lambda zz: chunk.cost(zz, False)[0], z)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_kernel_matches_drake_forward_dynamics():
+    from pydrake.multibody.tree import MultibodyForces
+
+    model = ml.models.double_pendulum()
+    kernel = MultibodyKernel(model, ["/bodyset/b1/mass"])
+    rng = np.random.default_rng(0)
+    Q, U, X = (rng.normal(size=(6, 2)) for _ in range(3))
+    A, _ = kernel.forward(Q, U, X, np.array([1.7]))
+    plant = model.plant
+    ctx = plant.CreateDefaultContext()
+    plant.GetBodyByName("b1").SetMass(ctx, 1.7)
+    for k in range(6):
+        plant.SetPositions(ctx, Q[k])
+        plant.SetVelocities(ctx, U[k])
+        f = MultibodyForces(plant)
+        plant.CalcForceElementsContribution(ctx, f)
+        expected = np.linalg.solve(plant.CalcMassMatrix(ctx), X[k] - plant.CalcInverseDynamics(ctx, np.zeros(2), f))
+        np.testing.assert_allclose(A[k], expected, rtol=1e-12, atol=1e-12)
+    R, _ = kernel.residual(Q, U, A, X, np.array([1.7]))
+    np.testing.assert_allclose(R, 0, atol=1e-12)
+
+
+@pytest.mark.parametrize("scheme", ["trapezoidal", "hermite-simpson"])
+def test_solution_satisfies_the_defect_equations(scheme):
+    """Check Eq. 7 / Eq. 12 directly on a solved sliding mass (udot = F/m)."""
+    sol = ml.examples.sliding_mass_study(2.0, scheme, "explicit", 12).solve()
+    t = sol.time
+    q, u, x = sol.states["/slider/position/value"], sol.states["/slider/position/speed"], sol.controls["/actuator"]
+    a = x / 2.0
+    if scheme == "trapezoidal":
+        h = np.diff(t)
+        np.testing.assert_allclose(q[1:] - q[:-1], h / 2 * (u[1:] + u[:-1]), atol=1e-7)
+        np.testing.assert_allclose(u[1:] - u[:-1], h / 2 * (a[1:] + a[:-1]), atol=1e-7)
+    else:
+        i0, im, i1 = np.arange(0, t.size - 1, 2), np.arange(1, t.size, 2), np.arange(2, t.size, 2)
+        h = t[i1] - t[i0]
+        np.testing.assert_allclose(q[im], (q[i0] + q[i1]) / 2 + h / 8 * (u[i0] - u[i1]), atol=1e-7)
+        np.testing.assert_allclose(q[i1] - q[i0], h / 6 * (u[i0] + 4 * u[im] + u[i1]), atol=1e-7)
+        np.testing.assert_allclose(u[i1] - u[i0], h / 6 * (a[i0] + 4 * a[im] + a[i1]), atol=1e-7)
+        np.testing.assert_allclose(x[im], (x[i0] + x[i1]) / 2, atol=1e-9)  # midpoint control interpolation
+
+
+def test_results_do_not_depend_on_chunking():
+    a = ml.examples.double_pendulum_study("hermite-simpson", "implicit", 12)
+    b = ml.examples.double_pendulum_study("hermite-simpson", "implicit", 12)
+    a.solver.chunk_size, b.solver.chunk_size = 1, 100
+    sa, sb = a.solve(), b.solve()
+    assert sa.objective == pytest.approx(sb.objective, rel=1e-10)
+    assert sa.nit == sb.nit
