@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
+from pydrake.solvers import CommonSolverOption, IpoptSolver, SnoptSolver, SolverOptions
 
 from .trajectory import Solution, Trajectory
 from .transcription import MODES, SCHEMES, Transcription
@@ -244,7 +244,7 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
         sid = solver.solver_id()
         stats_file = tempfile.NamedTemporaryFile(prefix="moco_lab_snopt_", suffix=".txt", delete=False)
         stats_file.close()
-        options.SetOption(sid, "Print file", stats_file.name)
+        options.SetOption(CommonSolverOption.kPrintFileName, stats_file.name)
         if settings.optim_convergence_tolerance is not None:
             options.SetOption(sid, "Major optimality tolerance", float(settings.optim_convergence_tolerance))
         if settings.optim_constraint_tolerance is not None:
