@@ -345,7 +345,7 @@ register_demo_problem(DemoProblem(
                  "infeasible."),
     build=_build_sliding_mass,
     options=(Option("mass", "mass (kg)", 2.0, tooltip="mass of the sliding body"),
-             Option("tf_max", "t_f upper bound (s)", 5.0, tooltip="final time bounds are [0, this]")),
+             Option("tf_max", "t_f max (s)", 5.0, tooltip="upper bound on the final time: t_f in [0, t_f max]")),
     reference=sliding_mass_reference,
     metrics=("final_time",),
     mesh_full=50, mesh_fast=10,
@@ -883,14 +883,23 @@ class SolvePanel(W.VBox):
         title = (f"States and controls — {SCHEME_LABELS.get(settings['scheme'], settings['scheme'])}, "
                  f"{settings['mode']}, N = {settings['mesh_intervals']}")
         fig = plot_trajectories(trajs, labels=labels, title=title, columns=columns, faded=faded)
-        if not sol.success:
-            for trace in fig.data:
-                if trace.legendgroup == "trajectory0":
-                    trace.line.color = "#c0392b"
+        for trace in fig.data:
+            if trace.legendgroup == "trajectory0" and not sol.success:
+                trace.line.color = "#c0392b"
+            elif trace.legendgroup == "trajectory1":  # the analytic solution: dark, dotted, on top
+                trace.line.color = "#222222"
+                trace.line.dash = "dot"
         rows = math.ceil(n_vars / columns)
-        fig.update_layout(height=70 + 230 * rows, margin=dict(l=60, r=20, t=60, b=45),
-                          legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
-        fig.update_layout(title=dict(y=0.99, yanchor="top", font=dict(size=15)))
+        height = 70 + 230 * rows
+        if n_vars % columns:  # an empty cell at the bottom right: the legend goes there
+            legend = dict(orientation="v", xanchor="right", x=0.98, yanchor="middle", y=0.5 / rows,
+                          font=dict(size=12), bordercolor="#ddd", borderwidth=1)
+            top = 60
+        else:
+            legend = dict(orientation="h", xanchor="right", x=1, yanchor="bottom", y=1 + 36 / (height - 140))
+            top = 90
+        fig.update_layout(height=height, margin=dict(l=60, r=20, t=top, b=45), legend=legend,
+                          title=dict(y=0.99, yanchor="top", font=dict(size=15)))
         self.figures["trajectories"] = fig
         _show_figure(self.traj_out, fig)
 
@@ -918,7 +927,9 @@ class SolvePanel(W.VBox):
         hist.update_layout(title=dict(text="Optimizer iterations", font=dict(size=14)), height=260,
                            margin=dict(l=60, r=60, t=45, b=40), plot_bgcolor="white",
                            legend=dict(orientation="h", yanchor="bottom", y=-0.45, x=0))
-        hist.update_xaxes(title_text="iteration", gridcolor="#e5e5e5")
+        n_it = self.history[-1].iteration if self.history else 1
+        hist.update_xaxes(title_text="iteration", gridcolor="#e5e5e5", tick0=0,
+                          dtick=max(1, math.ceil(n_it / 8)))
         hist.update_yaxes(title_text="objective", secondary_y=False, gridcolor="#e5e5e5")
         viol = [max(p.constraint_violation, 1e-16) for p in self.history] or [1e-16, 1.0]
         lo, hi = math.floor(math.log10(min(viol))), math.ceil(math.log10(max(viol)))
@@ -1016,7 +1027,7 @@ class ConvergencePanel(W.VBox):
             _group("Transcription",
                    _html("<span class='ml-hint'>schemes to compare</span>"),
                    W.HBox(list(self.scheme_boxes.values())), self.mode, self.meshes,
-                   _html("<span class='ml-hint'>comma-separated, increasing, e.g. 10, 20, 40, 80</span>")),
+                   _html("<span class='ml-hint'>comma-separated and increasing</span>")),
             _group("Optimizer", self.optimizer, self.tolerance),
             self.run_button, self.progress_bar, self.progress_html,
         ], layout=W.Layout(width="290px", min_width="290px", margin="0 12px 0 0", align_self="flex-start"))
@@ -1044,7 +1055,7 @@ class ConvergencePanel(W.VBox):
     def _update_header(self) -> None:
         p = self.demo
         metrics = ", ".join(METRIC_LABELS[m] for m in p.metrics)
-        self.header.value = (f"<h2>Convergence study — {html.escape(p.title)}</h2>"
+        self.header.value = (f"<h2>{html.escape(p.title)}</h2>"
                              f"<p>{p.description}<br>Errors measured against the analytic solution: "
                              f"{html.escape(metrics)}. The observed order p is the slope of the error on "
                              f"log–log axes: error ≈ C·N<sup>−p</sup>.</p>")
@@ -1180,7 +1191,9 @@ class ConvergencePanel(W.VBox):
         )
         fig.update_xaxes(type="log", title_text="mesh intervals N", tickvals=Ns, ticktext=[str(n) for n in Ns],
                          gridcolor="#e5e5e5")
-        fig.update_yaxes(type="log", title_text="error", exponentformat="power", gridcolor="#e5e5e5")
+        span = math.log10(max(all_errors) / min(all_errors)) if all_errors else 0.0
+        fig.update_yaxes(type="log", title_text="error", exponentformat="power", gridcolor="#e5e5e5",
+                         dtick=1 if span >= 1.5 else "D2")
         self.figure = fig
         _show_figure(self.plot_out, fig)
 
