@@ -389,9 +389,14 @@ class ModelBuilder:
         """Add a rigid body (mass in kg, COM in the body frame, central principal moments)."""
         if mass < 0:
             raise ValueError(f"Body {name!r}: mass must be >= 0, got {mass}")
-        M = SpatialInertia.MakeFromCentralInertia(
-            float(mass), np.asarray(com, float), RotationalInertia(*[float(v) for v in inertia])
-        )
+        if mass == 0:
+            if any(inertia):
+                raise ValueError(f"Body {name!r}: a massless body cannot have rotational inertia")
+            M = SpatialInertia.Zero()
+        else:
+            M = SpatialInertia.MakeFromCentralInertia(
+                float(mass), np.asarray(com, float), RotationalInertia(*[float(v) for v in inertia])
+            )
         body = self.plant.AddRigidBody(name, M)
         self._body_paths[name] = path or f"/bodyset/{name}"
         return body
