@@ -42,7 +42,7 @@ import json
 import math
 import time as _time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 import ipywidgets as W
@@ -341,8 +341,7 @@ register_demo_problem(DemoProblem(
     title="Sliding mass, minimum time",
     description=("A 2 kg mass on a frictionless line, force |F| ≤ 50 N: move 1 m from rest to rest as fast as "
                  "possible. The optimum is bang-bang with t_f* = 2√(m d / F) = 0.4 s. Give the effort goal a "
-                 "weight to smooth the control; lower the t_f upper bound below t_f* to make the problem "
-                 "infeasible."),
+                 "weight to smooth the control; set t_f max below t_f* to make the problem infeasible."),
     build=_build_sliding_mass,
     options=(Option("mass", "mass (kg)", 2.0, tooltip="mass of the sliding body"),
              Option("tf_max", "t_f max (s)", 5.0, tooltip="upper bound on the final time: t_f in [0, t_f max]")),
@@ -804,9 +803,10 @@ class SolvePanel(W.VBox):
             self.solution = solution
             self._settings_used = settings
             self.error = None
-            last = self.history[-1] if self.history else None
-            note = "✔ done: " if solution.success else "✖ stopped: "
-            self.progress_html.value = self._progress_text(last, False, note)
+            note = "✔ done" if solution.success else "✖ stopped"
+            self.progress_html.value = (
+                f"{note}: <b>{solution.nit}</b> iterations · objective <b>{solution.objective:.7g}</b><br>"
+                f"constraint violation <b>{solution.constraint_violation:.2e}</b> · {solution.solve_time:.2f} s")
             self._render_numbers(solution, settings)
             self._render_plots()
             return solution
@@ -912,7 +912,8 @@ class SolvePanel(W.VBox):
         cost.update_layout(title=dict(text=f"Cost breakdown (J = {_fmt(sol.objective, 6)})", font=dict(size=14)),
                            height=260, margin=dict(l=90, r=20, t=45, b=40),
                            xaxis_title="weighted goal value", plot_bgcolor="white",
-                           xaxis=dict(gridcolor="#e5e5e5", zerolinecolor="#999"))
+                           xaxis=dict(gridcolor="#e5e5e5", zerolinecolor="#999"),
+                           yaxis=dict(autorange="reversed"))  # goals top to bottom in problem order
         self.figures["cost"] = cost
         _show_figure(self.cost_out, cost)
 
@@ -925,10 +926,14 @@ class SolvePanel(W.VBox):
                                       name="constraint violation", mode="lines+markers", marker_size=4,
                                       line=dict(color="#e45756", dash="dot")), secondary_y=True)
         hist.update_layout(title=dict(text="Optimizer iterations", font=dict(size=14)), height=260,
-                           margin=dict(l=60, r=60, t=45, b=40), plot_bgcolor="white",
-                           legend=dict(orientation="h", yanchor="bottom", y=-0.45, x=0))
+                           margin=dict(l=60, r=60, t=45, b=45), plot_bgcolor="white",
+                           legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1,
+                                       font=dict(size=11)))
         n_it = self.history[-1].iteration if self.history else 1
-        hist.update_xaxes(title_text="iteration", gridcolor="#e5e5e5", tick0=0,
+        # The progress callback can fire more often than the optimizer counts iterations (e.g. IPOPT
+        # line-search trials and restoration); say so instead of contradicting the iteration count.
+        x_title = "iteration" if n_it == sol.nit else f"progress report ({sol.nit} optimizer iterations)"
+        hist.update_xaxes(title_text=x_title, gridcolor="#e5e5e5", tick0=0,
                           dtick=max(1, math.ceil(n_it / 8)))
         hist.update_yaxes(title_text="objective", secondary_y=False, gridcolor="#e5e5e5")
         viol = [max(p.constraint_violation, 1e-16) for p in self.history] or [1e-16, 1.0]

@@ -52,7 +52,8 @@ def voila_url():
     """Serve ``widgets/`` with Voila in fast mode; yield the base URL; always stop the server."""
     ARTIFACTS.mkdir(exist_ok=True)
     port = _free_port()
-    env = dict(os.environ, MOCO_LAB_FAST="1", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, MOCO_LAB_FAST="1")
+    env.pop("PYTHONPATH", None)  # as an instructor runs it: the notebooks find moco_lab themselves
     cmd = [sys.executable, "-m", "voila", str(ROOT / "widgets"), "--no-browser", f"--port={port}",
            "--Voila.port_retries=0", "--Voila.ip=127.0.0.1", "--VoilaExecutor.timeout=300",
            "--show_tracebacks=True"]
@@ -124,7 +125,7 @@ class Page:
             has=self.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$")))
         box.locator("select").select_option(value)
 
-    def set_int(self, label: str, value: int) -> None:
+    def set_int(self, label: str, value: float) -> None:
         box = self.page.locator(".widget-inline-hbox").filter(
             has=self.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$")))
         field = box.locator("input").first
@@ -192,7 +193,9 @@ def test_verification_explorer(voila_url, browser):
         assert any("trapezoidal" in t and "N = 16" in t for t in titles1), titles1
         assert "previous" in p.svg_texts(".js-plotly-plot .legendtext")  # legend of the faded overlay
         progress = p.progress_seen()
+        print("progress texts seen in the browser:", progress)
         assert progress and "done" in progress[-1], progress
+        assert any("solving" in t and "iteration" in t for t in progress), progress  # live, during the solve
         p.assert_clean()
         p.screenshot("verification_explorer_after.png")
 
@@ -216,6 +219,13 @@ def test_verification_explorer(voila_url, browser):
         assert any("Sliding mass" in h for h in p.page.locator(".ml-header h2").all_inner_texts())
         p.assert_clean()
         p.screenshot("verification_explorer_sliding_mass.png")
+
+        # Infeasible: the final time may not exceed 0.3 s, but reaching the target takes 0.4 s.
+        p.set_int("t_f max (s)", 0.3)
+        numbers5 = p.click_and_wait("Solve", ".ml-numbers", numbers4)
+        assert "FAILED" in numbers5 and "t_f*" not in numbers5
+        assert "did not converge" in p.text(".ml-box-fail")
+        p.screenshot("verification_explorer_infeasible.png")
     finally:
         p.close()
 

@@ -1,0 +1,370 @@
+"""Tests of ``moco_lab.widgets``: the dashboard panels driven from Python, without a browser.
+
+Widget values are set as a user would, the handlers are called (or the
+buttons "clicked"), and the panel's numbers, messages and plot outputs are
+checked. Runs in fast mode (small meshes).
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+_REPO_ROOT = str(Path(__file__).resolve().parents[1])
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+import moco_lab as ml  # noqa: E402
+from moco_lab import widgets as mw  # noqa: E402
+from moco_lab.widgets import ConvergencePanel, SolvePanel  # noqa: E402
+
+PLOTLY = "application/vnd.plotly.v1+json"
+
+
+@pytest.fixture(autouse=True)
+def fast(monkeypatch):
+    monkeypatch.setenv("MOCO_LAB_FAST", "1")
+
+
+def plotly_bundle(out) -> dict:
+    """The plotly figure JSON shown in an Output widget (rendered with the outputs-bundle pattern)."""
+    assert len(out.outputs) == 1
+    item = out.outputs[0]
+    assert item["output_type"] == "display_data"
+    return item["data"][PLOTLY]
+
+
+def legend_names(fig) -> set[str]:
+    return {t.name for t in fig.data}
+
+
+# ------------------------------------------------------- analytic answers
+def test_linear_closed_form_satisfies_the_problem():
+    assert mw.LINEAR_C2 == pytest.approx(-7.2917920742, abs=1e-9)
+    assert mw.LINEAR_C3 == pytest.approx(-6.1048273597, abs=1e-9)
+    t = np.linspace(0, 2, 20001)
+    y = mw.linear_exact_states(t)
+    q, u = y["/jointset/j/coord/value"], y["/jointset/j/coord/speed"]
+    assert (q[0], u[0], q[-1], u[-1]) == pytest.approx((0, 0, 5, 2), abs=1e-12)
+    udot = np.gradient(u, t)
+    for variant, sign in (("kirk", -1), ("moco_test", 1)):
+        x = mw.linear_exact_control(t, variant)
+        np.testing.assert_allclose(udot[1:-1], (sign * u + x)[1:-1], atol=1e-6)
+        J = 0.5 * np.trapezoid(x ** 2, t)
+        assert J == pytest.approx({"kirk": 16.7507233968, "moco_test": 12.7507233968}[variant], abs=1e-6)
+
+
+def test_references_only_where_they_apply():
+    s = mw.default_settings("linear")
+    ref = mw.linear_reference(s)
+    assert ref.objective == pytest.approx(16.7507233968, abs=1e-9)
+    assert mw.linear_reference({**s, "goals": {"effort": {"weight": 0.5, "exponent": 4}}}) is None
+    assert mw.linear_reference({**s, "goals": {"effort": {"weight": 1.0, "exponent": 2}}}).objective == \
+        pytest.approx(2 * 16.7507233968, abs=1e-9)
+
+    s = mw.default_settings("sliding_mass")
+    ref = mw.sliding_mass_reference(s)
+    assert ref.final_time == pytest.approx(0.4) and ref.objective == pytest.approx(0.4)
+    traj = ref.trajectory(401)
+    assert traj.states["/slider/position/value"][-1] == pytest.approx(1.0)
+    assert mw.sliding_mass_reference({**s, "mass": 8.0}).final_time == pytest.approx(0.8)
+    assert mw.sliding_mass_reference({**s, "tf_max": 0.3}) is None
+    assert mw.sliding_mass_reference({**s, "goals": {"final_time": {"weight": 1.0},
+                                                     "effort": {"weight": 0.1, "exponent": 2}}}) is None
+
+
+def test_default_settings_lists_the_goals():
+    s = mw.default_settings("linear")
+    assert s["goals"] == {"effort": {"weight": 0.5, "exponent": 2.0}}
+    assert s["mesh_intervals"] == 10  # fast mode
+    assert s["variant"] == "kirk"
+    s = mw.default_settings("sliding_mass")
+    assert list(s["goals"]) == ["final_time", "effort"]
+    assert s["goals"]["effort"]["weight"] == 0.0
+
+
+def test_apply_settings_and_its_errors():
+    s = mw.default_settings("linear")
+    s.update(scheme="trapezoidal", mode="implicit", mesh_intervals=12, tolerance=1e-6, max_iterations=50)
+    s["goals"]["effort"].update(weight=2.0, exponent=4)
+    study = mw.apply_settings(mw.get_demo_problem("linear").build(s), s)
+    assert study.solver.transcription_scheme == "trapezoidal"
+    assert study.solver.multibody_dynamics_mode == "implicit"
+    assert study.solver.num_mesh_intervals == 12
+    assert study.solver.optim_convergence_tolerance == 1e-6 == study.solver.optim_constraint_tolerance
+    assert study.solver.optim_max_iterations == 50
+    goal = study.problem.get_goal("effort")
+    assert (goal.weight, goal.exponent) == (2.0, 4.0)
+
+    build = mw.get_demo_problem("linear").build
+    with pytest.raises(ValueError, match="exponent must be >= 2"):
+        mw.apply_settings(build(s), {"goals": {"effort": {"exponent": 1.5}}})
+    with pytest.raises(ValueError, match="finite"):
+        mw.apply_settings(build(s), {"goals": {"effort": {"weight": float("nan")}}})
+    with pytest.raises(KeyError):
+        mw.apply_settings(build(s), {"goals": {"efort": {"weight": 1}}})
+    with pytest.raises(ValueError, match="transcription_scheme"):
+        mw.apply_settings(build(s), {"scheme": "euler"})
+
+
+def test_observed_orders():
+    N = [10, 20, 40, 80]
+    pairs, fit = mw.observed_orders(N, [3.0 * n ** -2.0 for n in N])
+    assert pairs == pytest.approx([2, 2, 2]) and fit == pytest.approx(2)
+    pairs, fit = mw.observed_orders(N, [1e-2, float("nan"), 1e-4, 1e-5])
+    assert math.isnan(pairs[0]) and pairs[2] == pytest.approx(math.log2(10))
+    assert np.isfinite(fit)
+
+
+def test_registry():
+    assert {"linear", "sliding_mass", "double_pendulum"} <= set(mw.DEMO_PROBLEMS)
+    with pytest.raises(KeyError, match="Unknown demo problem"):
+        mw.get_demo_problem("nope")
+    with pytest.raises(TypeError):
+        mw.get_demo_problem(3)
+
+
+# ------------------------------------------------------------- SolvePanel
+@pytest.fixture(scope="module")
+def panel():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MOCO_LAB_FAST", "1")
+    p = SolvePanel(["linear", "sliding_mass"])
+    yield p
+    mp.undo()
+
+
+def test_initial_solve(panel):
+    assert repr(panel) == "SolvePanel(problems=['linear', 'sliding_mass'])"
+    assert panel.solution.success and panel.solve_count >= 1
+    numbers = panel.numbers.value
+    assert "Solve_Succeeded" in numbers and "N = 10" in numbers and "Hermite–Simpson" in numbers
+    assert "|J − J*|" in numbers and "states RMS error" in numbers
+    assert "done" in panel.progress_html.value
+    assert panel.history and panel.history[-1].iteration == panel.solution.nit
+    fig = plotly_bundle(panel.traj_out)
+    assert "States and controls" in fig["layout"]["title"]["text"]
+    assert {"solution", "analytic"} <= {t.get("name") for t in fig["data"]}
+    assert {"cost", "history", "trajectories"} == set(panel.figures)
+    cost = plotly_bundle(panel.cost_out)
+    assert cost["data"][0]["y"] == ["effort"]
+    assert cost["data"][0]["x"][0] == pytest.approx(panel.solution.goal_values["effort"])
+    plotly_bundle(panel.history_out)
+    assert not panel.solve_button.disabled and panel.solve_button.description == "Solve"
+
+
+def test_change_scheme_and_mesh(panel):
+    panel.problem_select.value = "linear"
+    first = panel.solution
+    first_numbers = panel.numbers.value
+    panel.scheme.value = "trapezoidal"
+    panel.mesh_intervals.value = 16
+    seen = []
+    panel.progress_html.observe(lambda change: seen.append(change["new"]), names="value")
+    panel.solve_button.click()  # the button's handler, as a browser click would call it
+    sol = panel.solution
+    assert sol is not first and sol.success
+    assert sol.objective == pytest.approx(16.84, abs=0.01)  # trapezoidal N = 16 (J* = 16.7507)
+    assert panel.numbers.value != first_numbers and "trapezoidal, explicit, N = 16" in panel.numbers.value
+    assert panel.previous is first
+    fig = panel.figures["trajectories"]
+    assert "previous" in legend_names(fig)
+    assert "trapezoidal" in fig.layout.title.text and "N = 16" in fig.layout.title.text
+    assert any("solving" in v and "iteration" in v for v in seen), seen  # live progress while solving
+    assert "done" in seen[-1]
+    # Turning the analytic overlay off re-renders without it.
+    panel.show_reference.value = False
+    assert "analytic" not in legend_names(panel.figures["trajectories"])
+    panel.show_reference.value = True
+    assert "analytic" in legend_names(panel.figures["trajectories"])
+
+
+def test_failed_solve_is_shown_and_panel_recovers(panel):
+    panel.problem_select.value = "linear"
+    good = panel.solution
+    panel.max_iterations.value = 2
+    sol = panel.solve()
+    assert sol is not None and not sol.success
+    assert sol.status == "Maximum_Iterations_Exceeded"
+    assert "FAILED" in panel.numbers.value and "Maximum_Iterations_Exceeded" in panel.numbers.value
+    assert "ml-box-fail" in panel.message.value and "did not converge" in panel.message.value
+    assert "stopped" in panel.progress_html.value
+    assert panel.previous is good  # the overlay keeps the last good solution
+    labels = legend_names(panel.figures["trajectories"])
+    assert "last iterate (Maximum_Iterations_Exceeded)" in labels
+    # Errors against the analytic answer are not reported for a failed solve.
+    assert "|J − J*|" not in panel.numbers.value
+    panel.max_iterations.value = 3000
+    sol = panel.solve()
+    assert sol.success and panel.message.value == ""
+    assert "Solve_Succeeded" in panel.numbers.value
+
+
+def test_infeasible_sliding_mass(panel):
+    panel.problem_select.value = "sliding_mass"  # solves on selection
+    assert panel.solution.success and "|t_f − t_f*|" in panel.numbers.value
+    assert panel.previous is None  # a new problem starts without overlay
+    assert set(panel.option_widgets) == {"mass", "tf_max"}
+    assert set(panel.goal_widgets) == {"final_time", "effort"}
+    assert panel.solution.final_time == pytest.approx(0.4, abs=0.01)
+    panel.option_widgets["tf_max"].value = 0.3  # t_f* = 0.4 cannot be reached
+    sol = panel.solve()
+    assert sol is not None and not sol.success
+    assert "FAILED" in panel.numbers.value and sol.status in panel.numbers.value
+    assert sol.status in panel.message.value
+    assert "t_f*" not in panel.numbers.value  # no analytic answer for an infeasible problem
+    assert f"<b>{sol.nit}</b> iterations" in panel.progress_html.value  # the optimizer's own count
+    panel.option_widgets["tf_max"].value = 5.0
+    sol = panel.solve()
+    assert sol.success and "|t_f − t_f*|" in panel.numbers.value and panel.message.value == ""
+
+
+def test_goal_weights_change_the_solution(panel):
+    panel.problem_select.value = "sliding_mass"
+    panel.goal_widgets["effort"]["weight"].value = 0.001
+    sol = panel.solve()
+    assert sol.success and sol.final_time > 0.45  # effort makes the motion slower
+    assert set(sol.goal_values) == {"final_time", "effort"} and sol.goal_values["effort"] > 0
+    cost = panel.figures["cost"]
+    assert list(cost.data[0].y) == ["final_time", "effort"]
+    assert "t_f*" not in panel.numbers.value
+    panel.goal_widgets["effort"]["weight"].value = 0.0
+
+
+def test_bad_settings_are_shown_not_raised(panel):
+    panel.problem_select.value = "linear"
+    figures = dict(panel.figures)
+    count = panel.solve_count
+    panel.goal_widgets["effort"]["exponent"].value = 1.5
+    assert panel.solve() is None
+    assert "exponent must be &gt;= 2" in panel.message.value and "ml-box-error" in panel.message.value
+    assert "exponent must be >= 2" in panel.error
+    assert panel.figures == figures and panel.solve_count == count  # plots untouched
+    assert not panel.solve_button.disabled and panel.solve_button.description == "Solve"
+    panel.goal_widgets["effort"]["exponent"].value = 2.0
+    assert panel.solve().success and panel.message.value == "" and panel.error is None
+
+
+def test_snopt(panel):
+    panel.problem_select.value = "linear"
+    panel.optimizer.value = "snopt"
+    try:
+        sol = panel.solve()
+        assert sol.success and sol.objective == pytest.approx(16.7507, abs=0.01)
+        assert "snopt" in panel.numbers.value
+    finally:
+        panel.optimizer.value = "ipopt"
+
+
+def test_custom_builder_and_solver_exception():
+    def spring_free(settings):
+        """Move the sliding mass 1 m in 1 s with minimum effort."""
+        study = ml.Study()
+        p = study.problem
+        p.set_model(ml.models.sliding_mass())
+        p.set_time_bounds(0, 1)
+        p.set_state_info("/slider/position/value", (-5, 5), 0, 1)
+        p.set_state_info("/slider/position/speed", (-50, 50), 0, 0)
+        p.add_goal(ml.ControlGoal("effort"))
+        return study
+
+    p = SolvePanel(spring_free)
+    assert p.solution.success and p.problem_select.value == "spring_free"
+    assert "Move the sliding mass" in p.header.value
+    assert p.show_reference.layout.display == "none"
+    assert set(p.goal_widgets) == {"effort"}
+
+    class Broken(ml.Study):
+        def solve(self, progress=None):
+            raise RuntimeError("the optimizer crashed")
+
+    def broken(settings):
+        study = spring_free(settings)
+        b = Broken()
+        b.problem, b.solver = study.problem, study.solver
+        return b
+
+    p = SolvePanel(broken)
+    assert p.solution is None and "the optimizer crashed" in p.message.value
+    assert "The solver raised an error" in p.message.value
+    assert not p.solve_button.disabled
+
+
+def test_double_pendulum_panel():
+    p = SolvePanel("double_pendulum", settings={"scheme": "trapezoidal"})
+    assert p.solution.success
+    fig = p.figures["trajectories"]
+    assert len(fig.layout.annotations) == 6  # 4 states + 2 controls, one subplot each
+    assert "analytic" not in legend_names(fig)
+
+
+def test_no_solve_on_start():
+    p = SolvePanel("linear", solve_on_start=False)
+    assert p.solution is None and p.solve_count == 0
+    assert plotly_bundle(p.traj_out)["layout"]["annotations"][0]["text"].startswith("Press Solve")
+    p.solve()
+    assert p.solution.success
+
+
+# ------------------------------------------------------- ConvergencePanel
+def test_convergence_linear():
+    c = ConvergencePanel(["linear", "sliding_mass"])
+    assert repr(c) == "ConvergencePanel(problems=['linear', 'sliding_mass'])"
+    assert c.parse_meshes() == [5, 10, 20]  # fast mode
+    assert len(c.results) == 6 and all(r["success"] for r in c.results)
+    assert c.progress_bar.value == c.progress_bar.max == 6
+    assert "6 solves done" in c.progress_html.value
+    assert c.orders[("hermite-simpson", "states")][1] == pytest.approx(4, abs=0.4)
+    assert c.orders[("trapezoidal", "states")][1] == pytest.approx(2, abs=0.4)
+    assert c.orders[("hermite-simpson", "objective")][1] == pytest.approx(4, abs=0.4)
+    fig = plotly_bundle(c.plot_out)
+    assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
+    names = [t["name"] for t in fig["data"]]
+    assert any(n.startswith("states RMS error — Hermite–Simpson (p ≈ 4") for n in names), names
+    assert "<table" in c.table.value and "p = " in c.table.value
+
+    # Only trapezoidal, implicit, another sequence.
+    c.scheme_boxes["hermite-simpson"].value = False
+    c.mode.value = "implicit"
+    c.meshes.value = "8, 16"
+    c.run_button.click()
+    assert [r["N"] for r in c.results] == [8, 16] and {r["scheme"] for r in c.results} == {"trapezoidal"}
+    assert "Hermite–Simpson" not in c.summary.value and "implicit" in c.figure.layout.title.text
+
+
+def test_convergence_sliding_mass_and_bad_input():
+    c = ConvergencePanel("sliding_mass", meshes=(10, 20), schemes=("trapezoidal",))
+    pairs, fit = c.orders[("trapezoidal", "final_time")]
+    assert fit == pytest.approx(2, abs=0.3)
+    results = c.results
+    for text, match in (("20, 10", "increasing"), ("10", "at least two"), ("10, x", "whole numbers")):
+        c.meshes.value = text
+        assert c.run() is None
+        assert match in c.error and "ml-box-error" in c.message.value
+        assert c.results is results  # the previous study stays on screen
+    c.meshes.value = "10, 20"
+    c.scheme_boxes["trapezoidal"].value = False
+    assert c.run() is None and "check at least one" in c.error
+    c.scheme_boxes["trapezoidal"].value = True
+    assert c.run() is not None and c.error is None and c.message.value == ""
+
+
+def test_convergence_reports_failed_solves():
+    base = mw.get_demo_problem("linear")
+
+    def build(settings):
+        if settings["mesh_intervals"] > 10:
+            raise ValueError("too big for this test")
+        return base.build(settings)
+
+    demo = mw.DemoProblem(key="flaky", title="flaky", description="", build=build, reference=base.reference,
+                          metrics=("states",))
+    c = ConvergencePanel(demo, meshes=(5, 10, 20), schemes=("trapezoidal",))
+    assert [r["success"] for r in c.results] == [True, True, False]
+    assert "too big for this test" in c.table.value
+    assert c.progress_bar.bar_style == "warning" and "1 of 3 solves failed" in c.progress_html.value
+    with pytest.raises(ValueError, match="no analytic reference"):
+        ConvergencePanel("double_pendulum")
