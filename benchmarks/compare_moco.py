@@ -242,6 +242,20 @@ def summary_lines(rows: list[dict]) -> list[str]:
     return out
 
 
+def _load_warning(env: dict, *loads: str) -> list[str]:
+    """A caution when the machine was busier than its CPU count during the run."""
+    try:
+        busiest = max(float(load.split(" / ")[0]) for load in loads)
+    except ValueError:
+        return []
+    if not env["nproc"] or busiest <= env["nproc"]:
+        return []
+    return ["",
+            f"**Caution:** the 1-minute load average ({busiest:.1f}) exceeded the CPU count ({env['nproc']}):",
+            "other processes competed for the CPUs, so wall times are inflated and noisy (compare the",
+            "CPU columns, which are steadier). Objectives and iteration counts are unaffected."]
+
+
 def results_markdown(rows: list[dict], env: dict, args, load_before: str, load_after: str,
                      elapsed: float) -> str:
     """The full ``results.md`` document."""
@@ -265,8 +279,10 @@ def results_markdown(rows: list[dict], env: dict, args, load_before: str, load_a
         "time of `MocoStudy.solve()` (model initialization, CasADi function construction, IPOPT",
         "with finite-difference Jacobians, solution). *CPU* is the process CPU time (all threads;",
         "for Moco it also covers building the `osim.Model`, a few ms): Moco evaluates its functions",
-        "on all cores by default, moco_lab runs on one. The ratio is of the wall times. Objectives",
+        "on all cores by default, moco_lab's Python code on one (IPOPT's linear solver may use more).",
+        "The ratio is of the wall times. Objectives",
         "and iteration counts are from the last repeat. See `benchmarks/README.md`.",
+        *_load_warning(env, load_before, load_after),
         "",
         markdown_table(rows),
         "",

@@ -49,11 +49,12 @@ IPOPT_SUCCESS = (0, 5)
 
 @dataclass
 class Progress:
-    """Reported to a progress callback each time the optimizer evaluates the objective.
+    """Reported to a progress callback while the optimizer runs.
 
-    ``iteration`` counts those evaluations: it equals IPOPT's iteration count
-    while every step is accepted at once, and runs ahead of it during line
-    searches. The solution's ``nit`` is the optimizer's own iteration count.
+    With IPOPT: once per IPOPT iteration (``iteration`` 0, 1, 2, ...), with
+    IPOPT's objective and primal infeasibility ``inf_pr`` as
+    ``constraint_violation``. With SNOPT: once per objective evaluation, with
+    the largest constraint violation at that point.
     """
 
     iteration: int
@@ -260,28 +261,20 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
     if not solver.available() or not solver.enabled():
         raise RuntimeError(f"Optimizer {settings.optim_solver!r} is not available in this Drake build.")
 
-    iterations = [0]
-    start = _time.perf_counter()
     want_report = progress is not None or settings.verbose in range(1, 5)
-
-    def on_iteration(x):
-        iterations[0] += 1
-        if want_report:
-            obj = float(sum(np.sum(prog.EvalBinding(c, x)) for c in prog.GetAllCosts()))
-            info = Progress(iterations[0] - 1, obj, max_constraint_violation(prog, x), _time.perf_counter() - start)
-            if settings.verbose in range(1, 5):
-                print(f"iter {info.iteration:4d}  objective {info.objective:.8e}  "
-                      f"constraint violation {info.constraint_violation:.2e}  ({info.elapsed:.2f} s)")
-            if progress is not None:
-                progress(info)
-
-    binding = prog.AddVisualizationCallback(on_iteration, prog.decision_variables())
+    if want_report and settings.optim_solver == "ipopt":
+        options.SetOption(sid, "file_print_level", 5)  # one line per iteration, read live
+    reporter = _ProgressReporter(prog, stats_file.name, settings, progress)
+    binding = prog.AddVisualizationCallback(reporter, prog.decision_variables()) if want_report else None
     try:
-        start = _time.perf_counter()
+        reporter.start = _time.perf_counter()
         result = solver.Solve(prog, None, options)
-        solve_time = _time.perf_counter() - start
+        solve_time = _time.perf_counter() - reporter.start
+        if want_report:
+            reporter.finish(result.get_x_val())
     finally:
-        prog.RemoveVisualizationCallback(binding)
+        if binding is not None:
+            prog.RemoveVisualizationCallback(binding)
 
     details = result.get_solver_details()
     stats = _read_and_remove(stats_file.name)
@@ -307,6 +300,65 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
     return Solution(traj, success=success, status=status, message=message, objective=objective,
                     goal_values=goal_values, nit=nit, solve_time=solve_time, solver=settings.optim_solver,
                     constraint_violation=violation)
+
+
+_IPOPT_ITERATION = re.compile(r"^\s*(\d+)r?\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s", re.M)
+
+
+class _ProgressReporter:
+    """Reports optimizer progress while the solve runs.
+
+    Drake calls this object at every objective evaluation. With IPOPT, the
+    iteration lines IPOPT writes to its output file are read as they appear, so
+    each report is one IPOPT iteration with IPOPT's own objective and primal
+    infeasibility (``inf_pr``). With SNOPT, each objective evaluation is
+    reported, with the objective and constraint violation computed here.
+    """
+
+    def __init__(self, prog, path, settings, progress):
+        self.prog, self.path, self.settings, self.progress = prog, path, settings, progress
+        self.offset = 0
+        self.partial = ""
+        self.count = 0
+        self.start = _time.perf_counter()
+
+    def __call__(self, x):
+        if self.settings.optim_solver == "ipopt":
+            self._read_ipopt()
+        else:
+            obj = float(sum(np.sum(self.prog.EvalBinding(c, x)) for c in self.prog.GetAllCosts()))
+            self._emit(Progress(self.count, obj, max_constraint_violation(self.prog, x), self._elapsed()))
+
+    def finish(self, x):
+        if self.settings.optim_solver == "ipopt":
+            self._read_ipopt()
+
+    def _elapsed(self):
+        return _time.perf_counter() - self.start
+
+    def _read_ipopt(self):
+        try:
+            with open(self.path, errors="replace") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+                self.offset = f.tell()
+        except OSError:
+            return
+        text = self.partial + chunk
+        lines = text.split("\n")
+        self.partial = lines.pop()  # an unfinished last line waits for the next read
+        for line in lines:
+            m = _IPOPT_ITERATION.match(line)
+            if m and int(m.group(1)) == self.count:
+                self._emit(Progress(self.count, float(m.group(2)), float(m.group(3)), self._elapsed()))
+
+    def _emit(self, info: "Progress"):
+        self.count += 1
+        if self.settings.verbose in range(1, 5):
+            print(f"iter {info.iteration:4d}  objective {info.objective:.8e}  "
+                  f"constraint violation {info.constraint_violation:.2e}  ({info.elapsed:.2f} s)")
+        if self.progress is not None:
+            self.progress(info)
 
 
 def _read_and_remove(path: str) -> str:

@@ -108,12 +108,24 @@ def test_snopt_solves_the_same_problem():
 def test_progress_is_reported_each_iteration():
     seen = []
     sol = ml.examples.sliding_mass_study(num_mesh_intervals=10).solve(progress=seen.append)
-    # one report per objective evaluation: at least one per iteration, in order
-    assert [p.iteration for p in seen] == list(range(len(seen)))
-    assert len(seen) >= sol.nit + 1
+    assert [p.iteration for p in seen] == list(range(sol.nit + 1))  # IPOPT iterations 0..nit
     assert seen[-1].constraint_violation < 1e-6
     assert seen[-1].objective == pytest.approx(sol.objective, rel=1e-6)
     assert seen[0].constraint_violation > seen[-1].constraint_violation
+    assert all(b.elapsed >= a.elapsed for a, b in zip(seen, seen[1:]))
+
+
+def test_progress_with_snopt_and_on_failure():
+    seen = []
+    study = ml.examples.sliding_mass_study(num_mesh_intervals=10)
+    study.problem.set_time_bounds(0, (0, 0.3))  # infeasible
+    sol = study.solve(progress=seen.append)
+    assert not sol.success and len(seen) == sol.nit + 1
+    study = ml.examples.linear_study(num_mesh_intervals=10)
+    study.solver.optim_solver = "snopt"
+    seen.clear()
+    sol = study.solve(progress=seen.append)
+    assert sol.success and len(seen) >= sol.nit
 
 
 def test_solution_metadata_and_goal_breakdown():
