@@ -14,6 +14,7 @@ from . import config, examples, models
 from .bounds import Bounds
 from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
 from .model import Coordinate, CoordinateActuator, Model, ModelBuilder, SpringGeneralizedForce
+from .plotting import plot_trajectories
 from .problem import Parameter, PathConstraint, Problem
 from .solver import Progress, SolverSettings
 from .simulate import simulate, simulate_solution
@@ -25,5 +26,5 @@ __version__ = "0.1.0"
 __all__ = [
     "config", "examples", "models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
     "UserGoal", "Coordinate", "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce",
-    "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory", "simulate", "simulate_solution",
+    "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory", "simulate", "simulate_solution", "plot_trajectories",
 ]
