@@ -10,7 +10,17 @@ pydrake: models are ``MultibodyPlant`` s, problems are transcribed into a
 >>> problem.set_model(ml.models.sliding_mass(mass=2.0))
 >>> problem.set_time_bounds(0, (0, 5))
 """
-from . import config, examples, models
+import os as _os
+
+# Drake's IPOPT/SPRAL runs its dense kernels on an OpenBLAS built into
+# libdrake, which starts one thread per core when Drake is first imported. On
+# collocation problems of this size the threads only contend: with one thread
+# the double pendulum (Hermite-Simpson, N=50) solved 6x faster on 2 cores.
+# Set before pydrake loads; export OPENBLAS_NUM_THREADS yourself to override.
+if "OPENBLAS_NUM_THREADS" not in _os.environ and "GOTO_NUM_THREADS" not in _os.environ:
+    _os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+from . import config, examples, models  # noqa: E402
 from .bounds import Bounds
 from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
 from .model import Coordinate, CoordinateActuator, Model, ModelBuilder, SpringGeneralizedForce
