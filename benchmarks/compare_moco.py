@@ -10,7 +10,7 @@ What is timed (wall clock, :func:`time.perf_counter`):
 
 moco_lab
     The whole ``study.solve()`` call of a study freshly built by
-    :mod:`benchmarks.moco_lab_problems` (fresh model too): transcription,
+    :data:`moco_lab.examples.STUDIES` (fresh model too): transcription,
     symbolic derivation and compilation of the dynamics and their Jacobians,
     the IPOPT solve and packaging of the solution. SymPy's global cache is
     cleared before each repeat so that every repeat pays the full
@@ -62,14 +62,13 @@ import sympy  # noqa: E402
 from sympy.core.cache import clear_cache  # noqa: E402
 
 import moco_lab as ml  # noqa: E402
-from benchmarks import moco_lab_problems as mlp  # noqa: E402
 from benchmarks import moco_reference as mr  # noqa: E402
 
 SCHEMES = ("trapezoidal", "hermite-simpson")
 MODES = ("explicit", "implicit")
 
 #: Problem name -> (Moco solver from benchmarks.moco_reference, its keyword arguments);
-#: the moco_lab side is benchmarks.moco_lab_problems.PROBLEMS[name].
+#: the moco_lab side is moco_lab.examples.STUDIES[name]. Also used by tests/test_against_moco.py.
 MOCO_SOLVERS = {
     "linear[kirk]": (mr.solve_linear, {"variant": "kirk"}),
     "linear[moco_test]": (mr.solve_linear, {"variant": "moco_test"}),
@@ -83,10 +82,9 @@ DEFAULT_OUTPUT = _REPO_ROOT / "benchmarks" / "results.md"
 # ------------------------------------------------------------------- solving
 def run_moco_lab(problem: str, scheme: str, mode: str, N: int) -> dict:
     """Build a fresh moco_lab study, solve it, and time both steps."""
-    builder, kwargs = mlp.PROBLEMS[problem]
     clear_cache()  # SymPy's global cache: make every repeat compile from scratch.
     start = time.perf_counter()
-    study = builder(scheme=scheme, mode=mode, N=N, **kwargs)
+    study = ml.examples.STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N)
     build = time.perf_counter() - start
     cpu_start, start = time.process_time(), time.perf_counter()
     solution = study.solve()
@@ -136,7 +134,7 @@ def benchmark_case(problem: str, scheme: str, mode: str, N: int, repeats: int) -
 
 def warm_up() -> None:
     """One small untimed solve of each tool (library loading, lazy imports)."""
-    mlp.linear_study("kirk", "hermite-simpson", "implicit", N=5).solve()
+    ml.examples.linear_study("kirk", "hermite-simpson", "implicit", 5).solve()
     mr.solve_linear(variant="kirk", scheme="hermite-simpson", mode="implicit", N=5)
 
 

@@ -20,7 +20,7 @@ import os as _os
 if "OPENBLAS_NUM_THREADS" not in _os.environ and "GOTO_NUM_THREADS" not in _os.environ:
     _os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
-from . import config, examples, models  # noqa: E402
+from . import analysis, config, examples, models  # noqa: E402
 from .bounds import Bounds
 from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
 from .model import Coordinate, CoordinateActuator, Model, ModelBuilder, SpringGeneralizedForce
@@ -34,7 +34,7 @@ from .trajectory import Solution, Trajectory
 __version__ = "0.1.0"
 
 __all__ = [
-    "config", "examples", "models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
+    "analysis", "config", "examples", "models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
     "UserGoal", "Coordinate", "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce",
     "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory", "simulate", "simulate_solution", "plot_trajectories",
 ]

@@ -103,31 +103,33 @@ class MultibodyKernel:
         self.model = model
         self.parameters = list(parameters)
         nq, nu, npar = model.nq, model.num_controls, len(self.parameters)
+        nz = len(model.auxiliary_state_names())
+        self.nz = nz
         self.q = sympy.symbols(f"q0:{nq}") if nq else ()
         self.u = sympy.symbols(f"u0:{nq}") if nq else ()
         self.a = sympy.symbols(f"a0:{nq}") if nq else ()
+        self.z = sympy.symbols(f"z0:{nz}") if nz else ()
         self.x = sympy.symbols(f"x0:{nu}") if nu else ()
         self.p = sympy.symbols(f"p0:{npar}") if npar else ()
-        ID = self._symbolic_inverse_dynamics()
+        ID, Zd = self._symbolic_dynamics()
         R = sympy.Matrix(ID)
+        Zd = sympy.Matrix(Zd) if nz else sympy.zeros(0, 1)
         A = sympy.Matrix(self.a)
         M = R.jacobian(A)
         R0 = R.subs({ai: 0 for ai in self.a})
-        Q, U, X, P = (sympy.Matrix(v) for v in (self.q, self.u, self.x, self.p))
-        self._mass_and_bias = compile_numpy(
-            [("Q", self.q), ("U", self.u), ("X", self.x), ("P", self.p)], {"M": M, "R0": R0}, "mass_and_bias"
-        )
-        outs = {"dq": R.jacobian(Q), "du": R.jacobian(U)}
-        if nu:
-            outs["dx"] = R.jacobian(X)
-        if npar:
-            outs["dp"] = R.jacobian(P)
+        wrt = {"dq": self.q, "du": self.u, "dz": self.z, "dx": self.x, "dp": self.p}
+        args = [("Q", self.q), ("U", self.u), ("Z", self.z), ("X", self.x), ("P", self.p)]
+        self._mass_and_bias = compile_numpy(args, {"M": M, "R0": R0, "Zd": Zd}, "mass_and_bias")
+        outs = {k: R.jacobian(sympy.Matrix(v)) for k, v in wrt.items() if len(v)}
+        outs.update({"z" + k: Zd.jacobian(sympy.Matrix(v)) for k, v in wrt.items() if len(v) and nz})
         self._residual_jac = compile_numpy(
-            [("Q", self.q), ("U", self.u), ("A", self.a), ("X", self.x), ("P", self.p)], outs, "residual_jac"
-        )
+            [("Q", self.q), ("U", self.u), ("A", self.a), ("Z", self.z), ("X", self.x), ("P", self.p)], outs,
+            "residual_jac")
         self.symbolic_residual = R
+        self.symbolic_auxiliary_derivatives = Zd
 
-    def _symbolic_inverse_dynamics(self) -> list:
+    def _symbolic_dynamics(self):
+        """``ID(q, u, a, z, x, p)`` (nq expressions) and muscle-state derivatives ``Zd`` (nz)."""
         model = self.model
         plant = model.plant.ToSymbolic()
         ctx = plant.CreateDefaultContext()
@@ -153,45 +155,102 @@ class MultibodyKernel:
         ID = plant.CalcInverseDynamics(ctx, np.array([Expression(v) for v in da]), forces)
         ID = [sympy.sympify(to_sympy(e, memo=memo)) for e in ID]
         tau = model.applied_generalized_forces(self.q, self.u, self.x, values)
-        return [ID[i] - tau[i] for i in range(nq)]
+        ID = [ID[i] - tau[i] for i in range(nq)]
+        # muscles: tension T along the path; generalized force -(dl/dq)^T T
+        Zd = []
+        zi = 0
+        nact = len(model.actuators)
+        for j, pm in enumerate(model.muscles):
+            mus = pm.muscle
+            e = self.x[nact + j]
+            length = pm.geometry.symbolic_length(plant, ctx, memo)
+            dl = [sympy.diff(length, qi) for qi in self.q]
+            speed = sum(dli * ui for dli, ui in zip(dl, self.u))
+            a = e
+            ntf = None
+            if not mus.ignore_activation_dynamics:
+                a = self.z[zi]
+                Zd.append(mus.calc_activation_derivative(a, e, xp=sympy))
+                zi += 1
+            if not mus.ignore_tendon_compliance:
+                ntf = self.z[zi]
+                Zd.append(mus.calc_normalized_tendon_force_derivative(a, length, speed, ntf, xp=sympy))
+                zi += 1
+            tension = mus.calc_tendon_force(a, length, speed, ntf, xp=sympy)
+            ID = [ID[i] + dl[i] * tension for i in range(nq)]
+        return ID, Zd
+
+    def rebind(self, model: Model) -> "MultibodyKernel":
+        """A copy of this kernel for another model built identically (same factory and arguments)."""
+        import copy
+
+        other = copy.copy(self)
+        other.model = model
+        return other
 
     # ------------------------------------------------------------ evaluation
-    def residual(self, Q, U, A, X, P, jac: bool = False):
+    def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False) -> dict:
+        """Dynamics at ``n`` nodes.
+
+        Parameters
+        ----------
+        Q, U : (n, nq); X : (n, nu); P : (np,); Z : (n, nz) muscle states;
+        A : (n, nq) accelerations for the implicit residual, or None for
+            forward dynamics.
+
+        Returns
+        -------
+        dict
+            ``"A"`` (n, nq) forward-dynamics accelerations (when ``A`` is None)
+            or ``"R"`` (n, nq) inverse-dynamics residual ``M A + f_inertial -
+            f_app``; ``"Zd"`` (n, nz) muscle-state derivatives. With ``jac``:
+            ``"J"`` = derivatives of A (or R) w.r.t. ``dq, du, dz, dx, dp``
+            (and ``da`` = M for R), and ``"JZ"`` = derivatives of Zd, each of
+            shape ``(n, rows, cols)``.
+        """
+        n = Q.shape[0]
+        Z = np.zeros((n, 0)) if Z is None else Z
+        out = self._mass_and_bias(Q, U, Z, X, P)
+        M, R0, Zd = out["M"], out["R0"], out["Zd"][:, :, 0]
+        res = {"Zd": Zd}
+        if A is None:
+            Aval = -np.linalg.solve(M, R0)[:, :, 0]
+            res["A"] = Aval
+        else:
+            Aval = A
+            res["R"] = np.einsum("nij,nj->ni", M, A) + R0[:, :, 0]
+        if not jac:
+            return res
+        J = self._residual_jac(Q, U, Aval, Z, X, P)
+        sizes = {"dq": Q.shape[1], "du": Q.shape[1], "dz": Z.shape[1], "dx": X.shape[1], "dp": P.shape[0]}
+        nq, nz = Q.shape[1], Z.shape[1]
+        JR = {k: J.get(k, np.zeros((n, nq, m))) for k, m in sizes.items()}
+        res["JZ"] = {k: J.get("z" + k, np.zeros((n, nz, m))) for k, m in sizes.items()}
+        if A is None:
+            res["J"] = {k: -np.linalg.solve(M, v) if v.shape[2] else v for k, v in JR.items()}
+        else:
+            JR["da"] = M
+            res["J"] = JR
+        return res
+
+    def residual(self, Q, U, A, X, P, jac: bool = False, Z=None):
         """Inverse-dynamics residual ``M A + f_inertial - f_app`` at each node.
 
         Returns
         -------
         R : ndarray (n, nq)
-        J : dict with ``dq, du, da, dx, dp`` of shape ``(n, nq, .)`` when ``jac``.
+        J : dict with ``dq, du, dz, da, dx, dp`` of shape ``(n, nq, .)`` when ``jac``.
         """
-        out = self._mass_and_bias(Q, U, X, P)
-        M, R0 = out["M"], out["R0"][:, :, 0]
-        R = np.einsum("nij,nj->ni", M, A) + R0
-        if not jac:
-            return R, None
-        J = self._residual_jac(Q, U, A, X, P)
-        J["da"] = M
-        return R, self._complete(J, Q.shape[0])
+        res = self.evaluate(Q, U, X, P, Z=Z, A=A, jac=jac)
+        return res["R"], res.get("J")
 
-    def forward(self, Q, U, X, P, jac: bool = False):
+    def forward(self, Q, U, X, P, jac: bool = False, Z=None):
         """Forward dynamics: generalized accelerations ``udot`` at each node.
 
         Returns
         -------
         A : ndarray (n, nq)
-        J : dict with ``dq, du, dx, dp`` (derivatives of ``A``) when ``jac``.
+        J : dict with ``dq, du, dz, dx, dp`` (derivatives of ``A``) when ``jac``.
         """
-        out = self._mass_and_bias(Q, U, X, P)
-        M, R0 = out["M"], out["R0"]
-        A = -np.linalg.solve(M, R0)[:, :, 0]
-        if not jac:
-            return A, None
-        J = self._complete(self._residual_jac(Q, U, A, X, P), Q.shape[0])
-        dA = {k: -np.linalg.solve(M, J[k]) if J[k].shape[2] else J[k] for k in ("dq", "du", "dx", "dp")}
-        return A, dA
-
-    def _complete(self, J, n):
-        nq = self.model.nq
-        J.setdefault("dx", np.zeros((n, nq, 0)))
-        J.setdefault("dp", np.zeros((n, nq, 0)))
-        return J
+        res = self.evaluate(Q, U, X, P, Z=Z, jac=jac)
+        return res["A"], res.get("J")

@@ -1,33 +1,73 @@
 """Ready-made studies: Moco's verification problems, posed exactly as Moco 4.6 poses them.
 
 See ``shared/reference/VERIFICATION_PROBLEMS.md`` (a), (b). Each function
-returns a fresh :class:`~moco_lab.study.Study` that you can inspect, change and
-solve; lessons, dashboards, tests and benchmarks all start from these.
+returns a fresh :class:`~moco_lab.study.Study` (with a fresh model, so studies
+never share state) that you can inspect, change and solve; lessons,
+dashboards (:mod:`moco_lab.demos`), tests and benchmarks all start from these.
+Problem, bounds, goals and state/control paths mirror, line for line, the
+OpenSim Moco studies of ``benchmarks/moco_reference.py``, so results can be
+compared name by name::
+
+    import moco_lab as ml
+    solution = ml.examples.linear_study("kirk", "hermite-simpson", "explicit", 50).solve()
+    solution.objective        # 16.7507... (ml.analysis.LINEAR_J_STAR["kirk"])
+
+Every function takes the same transcription options:
+
+``scheme``
+    ``"trapezoidal"`` or ``"hermite-simpson"`` (Moco's ``transcription_scheme``).
+``mode``
+    ``"explicit"`` or ``"implicit"`` (Moco's ``multibody_dynamics_mode``).
+``num_mesh_intervals``
+    Number of uniform mesh intervals ``N``; the solution grid has ``N + 1``
+    points (trapezoidal) or ``2 N + 1`` (Hermite-Simpson).
+``tol`` (keyword only)
+    If given, both the convergence and the constraint tolerance of the
+    optimizer; ``None`` keeps IPOPT's defaults (``tol`` 1e-8,
+    ``constr_viol_tol`` 1e-4), as Moco does.
+
+:data:`STUDIES` names the studies compared with Moco by the benchmarks.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 from .goals import ControlGoal, FinalTimeGoal
 from .study import Study
 from . import models
 
-__all__ = ["linear_study", "sliding_mass_study", "double_pendulum_study"]
+__all__ = ["linear_study", "sliding_mass_study", "double_pendulum_study", "STUDIES"]
 
 
-def _settings(study: Study, scheme: str, mode: str, num_mesh_intervals: int) -> Study:
-    study.solver.transcription_scheme = scheme
-    study.solver.multibody_dynamics_mode = mode
-    study.solver.num_mesh_intervals = num_mesh_intervals
+def _settings(study: Study, scheme: str, mode: str, num_mesh_intervals: int, tol: float | None) -> Study:
+    """Apply the transcription options shared by all studies, validate them, and return ``study``."""
+    solver = study.solver
+    solver.transcription_scheme = scheme
+    solver.multibody_dynamics_mode = mode
+    solver.num_mesh_intervals = int(num_mesh_intervals)
+    if tol is not None:
+        solver.optim_convergence_tolerance = float(tol)
+        solver.optim_constraint_tolerance = float(tol)
+    solver.validate()
     return study
 
 
 def linear_study(variant: str = "kirk", scheme: str = "hermite-simpson", mode: str = "explicit",
-                 num_mesh_intervals: int = 50) -> Study:
-    """Problem (a): minimum effort ``0.5 ∫ x² dt`` for ``q: 0 → 5``, ``u: 0 → 2`` on ``t ∈ [0, 2]``.
+                 num_mesh_intervals: int = 50, *, tol: float | None = None) -> Study:
+    """Problem (a): Kirk's linear minimum-effort problem.
 
-    ``variant="kirk"`` is the paper's ``udot = -u + x`` (J* = 16.7507...);
-    ``"moco_test"`` is Moco's test, ``udot = u + x`` (J* = 12.7507...).
+    Unit mass on a slider (``q``, ``u``) with a viscous generalized force and a
+    force actuator ``x``: ``udot = -u + x`` (``variant="kirk"``, the paper's
+    Eq. 2) or ``udot = u + x`` (``variant="moco_test"``, Moco's
+    ``testMocoAnalytic.cpp``). t in [0, 2] (fixed); q in [-10, 10], q: 0 -> 5;
+    u in [-10, 10], u: 0 -> 2; x in [-50, 50]; goal ``ControlGoal("effort", 0.5)``,
+    so ``J = 0.5 ∫ x² dt``. Closed form: :mod:`moco_lab.analysis`
+    (J* = ``LINEAR_J_STAR[variant]``: 16.7507... for kirk, 12.7507... for moco_test).
+
+    States ``/jointset/j/coord/value``, ``/jointset/j/coord/speed``; control
+    ``/forceset/coordinateactuator``. Moco counterpart:
+    ``benchmarks.moco_reference.solve_linear``.
     """
     study = Study(f"linear_{variant}")
     p = study.problem
@@ -37,12 +77,21 @@ def linear_study(variant: str = "kirk", scheme: str = "hermite-simpson", mode: s
     p.set_state_info("/jointset/j/coord/speed", (-10, 10), 0, 2)
     p.set_control_info("/forceset/coordinateactuator", (-50, 50))
     p.add_goal(ControlGoal("effort", 0.5))
-    return _settings(study, scheme, mode, num_mesh_intervals)
+    return _settings(study, scheme, mode, num_mesh_intervals, tol)
 
 
 def sliding_mass_study(mass: float = 2.0, scheme: str = "hermite-simpson", mode: str = "explicit",
-                       num_mesh_intervals: int = 50) -> Study:
-    """Problem (b): minimum time to move 1 m from rest to rest with ``|F| <= 50`` N (t_f* = 0.4 s for 2 kg)."""
+                       num_mesh_intervals: int = 50, *, tol: float | None = None) -> Study:
+    """Problem (b): move a sliding mass 1 m, from rest to rest, in minimum time.
+
+    t0 = 0, t_f in [0, 5]; position in [-5, 5], 0 -> 1; speed in [-50, 50], 0
+    at both ends; force in [-50, 50] N; goal ``FinalTimeGoal("time")`` (weight 1,
+    Moco's name). Optimum: bang-bang +50 N then -50 N, switching at t_f / 2, with
+    ``t_f* = 2 sqrt(mass / 50)`` (0.4 s for 2 kg; :func:`moco_lab.analysis.sliding_mass_tf_star`).
+
+    States ``/slider/position/value``, ``/slider/position/speed``; control
+    ``/actuator``. Moco counterpart: ``benchmarks.moco_reference.solve_sliding_mass``.
+    """
     study = Study("sliding_mass")
     p = study.problem
     p.set_model(models.sliding_mass(mass=mass))
@@ -51,15 +100,22 @@ def sliding_mass_study(mass: float = 2.0, scheme: str = "hermite-simpson", mode:
     p.set_state_info("/slider/position/speed", (-50, 50), 0, 0)
     p.set_control_info("/actuator", (-50, 50))
     p.add_goal(FinalTimeGoal("time"))
-    return _settings(study, scheme, mode, num_mesh_intervals)
+    return _settings(study, scheme, mode, num_mesh_intervals, tol)
 
 
 def double_pendulum_study(scheme: str = "hermite-simpson", mode: str = "explicit",
-                          num_mesh_intervals: int = 50) -> Study:
+                          num_mesh_intervals: int = 50, *, tol: float | None = None) -> Study:
     """Swing OpenSim's double pendulum from horizontal (``q0 = 0``) to upright (``q0 = π/2``) in 1 s, minimum effort.
 
-    Both links start along +x at rest and end pointing up at rest; torques in
-    ``[-100, 100]``; goal ``∫ (tau0² + tau1²) dt``.
+    Both links start along +x at rest and end pointing up at rest: q0 in
+    [-10, 10], 0 -> π/2; q1 in [-10, 10], 0 -> 0; speeds in [-50, 50], 0 at both
+    ends; torques ``/tau0``, ``/tau1`` in [-100, 100] N m; goal
+    ``ControlGoal("effort", 1)`` (exponent 2), so ``J = ∫ (tau0² + tau1²) dt``.
+    No closed form is known.
+
+    States ``/jointset/j0/q0/{value,speed}``, ``/jointset/j1/q1/{value,speed}``;
+    controls ``/tau0``, ``/tau1``. Moco counterpart:
+    ``benchmarks.moco_reference.solve_double_pendulum``.
     """
     study = Study("double_pendulum")
     p = study.problem
@@ -70,4 +126,14 @@ def double_pendulum_study(scheme: str = "hermite-simpson", mode: str = "explicit
     p.set_state_info_pattern(r".*/speed", (-50, 50), 0, 0)
     p.set_control_info_pattern(r"/tau\d", (-100, 100))
     p.add_goal(ControlGoal("effort", 1.0))
-    return _settings(study, scheme, mode, num_mesh_intervals)
+    return _settings(study, scheme, mode, num_mesh_intervals, tol)
+
+
+#: The studies compared with OpenSim Moco, by the benchmarks' problem names:
+#: ``STUDIES[name](scheme=..., mode=..., num_mesh_intervals=..., tol=...)`` returns a fresh study.
+STUDIES = {
+    "linear[kirk]": functools.partial(linear_study, "kirk"),
+    "linear[moco_test]": functools.partial(linear_study, "moco_test"),
+    "sliding_mass": sliding_mass_study,
+    "double_pendulum": double_pendulum_study,
+}

@@ -115,6 +115,30 @@ class SpringGeneralizedForce:
 
 
 @dataclass
+class PathMuscle:
+    """A muscle model (e.g. :class:`~moco_lab.muscle.DeGrooteFregly2016Muscle`) on a geometry path.
+
+    Its control (excitation) is named :attr:`path` (``/forceset/<name>``);
+    its states are ``<path>/activation`` and, with a compliant tendon,
+    ``<path>/normalized_tendon_force``.
+    """
+
+    muscle: object
+    geometry: object  # moco_lab.path.GeometryPath
+
+    @property
+    def name(self) -> str:
+        return self.muscle.name
+
+    @property
+    def path(self) -> str:
+        return f"/forceset/{self.muscle.name}"
+
+    def state_names(self) -> list[str]:
+        return [f"{self.path}/{s}" for s in self.muscle.state_variable_names]
+
+
+@dataclass
 class Property:
     """A model property that a problem may turn into an optimization parameter."""
 
@@ -155,6 +179,7 @@ class Model:
         body_paths: dict[str, str] | None = None,
         name: str = "model",
         spec: dict | None = None,
+        muscles: list[PathMuscle] | None = None,
     ):
         if not plant.is_finalized():
             raise ValueError("The MultibodyPlant must be finalized (call plant.Finalize()).")
@@ -176,13 +201,21 @@ class Model:
             raise ValueError("coordinates must name every Drake position exactly once")
         self.actuators = list(actuators or [])
         self.forces = list(forces or [])
+        self.muscles = list(muscles or [])
+        for m in self.muscles:
+            m.geometry.check(plant)
+            if getattr(m.muscle, "tendon_compliance_dynamics_mode", "explicit") == "implicit" and \
+                    not getattr(m.muscle, "ignore_tendon_compliance", True):
+                raise NotImplementedError(
+                    f"Muscle {m.name!r}: implicit tendon compliance dynamics are not supported yet; "
+                    "use tendon_compliance_dynamics_mode='explicit' or a rigid tendon.")
         coord_names = [c.name for c in self.coordinates]
         for element in [*self.actuators, *self.forces]:
             if element.coordinate not in coord_names:
                 raise ValueError(
                     f"{element.path}: " + did_you_mean(element.coordinate, coord_names, "coordinate")
                 )
-        paths = [e.path for e in [*self.actuators, *self.forces]]
+        paths = [e.path for e in [*self.actuators, *self.forces, *self.muscles]]
         dup = {p for p in paths if paths.count(p) > 1}
         if dup:
             raise ValueError(f"Duplicate force element paths: {sorted(dup)}")
@@ -201,19 +234,49 @@ class Model:
 
     @property
     def num_states(self) -> int:
-        return 2 * self.nq
+        return 2 * self.nq + len(self.auxiliary_state_names())
 
     @property
     def num_controls(self) -> int:
-        return len(self.actuators)
+        return len(self.actuators) + len(self.muscles)
+
+    def auxiliary_state_names(self) -> list[str]:
+        """Muscle states (activation, normalized tendon force), after the speeds."""
+        return [n for m in self.muscles for n in m.state_names()]
 
     def state_names(self) -> list[str]:
-        """State paths, ordered ``[values..., speeds...]`` (Drake coordinate order)."""
-        return [c.value_path for c in self.coordinates] + [c.speed_path for c in self.coordinates]
+        """State paths: ``[values..., speeds..., muscle states...]`` (Drake coordinate order)."""
+        return ([c.value_path for c in self.coordinates] + [c.speed_path for c in self.coordinates]
+                + self.auxiliary_state_names())
 
     def control_names(self) -> list[str]:
-        """Control paths (one per actuator), in :attr:`actuators` order."""
-        return [a.path for a in self.actuators]
+        """Control paths: coordinate actuators (:attr:`actuators`), then muscle excitations."""
+        return [a.path for a in self.actuators] + [m.path for m in self.muscles]
+
+    def default_control_bounds(self, name: str) -> tuple[float, float]:
+        """Control limits of the actuator or muscle named ``name``."""
+        for a in self.actuators:
+            if a.path == name:
+                return (a.min_control, a.max_control)
+        for m in self.muscles:
+            if m.path == name:
+                return (m.muscle.min_control, m.muscle.max_control)
+        raise KeyError(did_you_mean(name, self.control_names(), "control"))
+
+    def default_state_bounds(self, name: str) -> tuple[float, float]:
+        """Moco's defaults: coordinate range, speeds [-50, 50], activation [0, 1], tendon force [0, 5]."""
+        for c in self.coordinates:
+            if name == c.value_path:
+                return c.range
+            if name == c.speed_path:
+                return (-50.0, 50.0)
+        if name.endswith("/activation"):
+            return (0.0, 1.0)
+        if name.endswith("/normalized_tendon_force"):
+            return (0.0, 5.0)
+        if name in self.state_names():
+            return (-np.inf, np.inf)
+        raise KeyError(did_you_mean(name, self.state_names(), "state"))
 
     def accel_names(self) -> list[str]:
         """Names of the generalized accelerations (implicit dynamics mode)."""
@@ -339,7 +402,7 @@ class Model:
     def __repr__(self) -> str:
         return (
             f"<moco_lab.Model {self.name!r}: {self.nq} coordinates, {len(self.actuators)} actuators, "
-            f"{len(self.forces)} other forces>"
+            f"{len(self.muscles)} muscles, {len(self.forces)} other forces>"
         )
 
 
@@ -377,6 +440,7 @@ class ModelBuilder:
         self._coords: list[tuple[str, str, object, tuple[float, float]]] = []
         self._actuators: list[CoordinateActuator] = []
         self._forces: list[SpringGeneralizedForce] = []
+        self._muscles: list[PathMuscle] = []
         self._body_paths: dict[str, str] = {}
         self.spec = None
 
@@ -434,13 +498,26 @@ class ModelBuilder:
     def add_spring_generalized_force(self, path, coordinate, stiffness=0.0, rest_length=0.0, viscosity=0.0):
         self._forces.append(SpringGeneralizedForce(path, coordinate, stiffness, rest_length, viscosity))
 
+    def add_muscle(self, muscle, points) -> PathMuscle:
+        """Add a muscle (e.g. ``DeGrooteFregly2016Muscle(name="left", ...)``) on a path.
+
+        ``points``: ``[(body name or "ground", (x, y, z)), ...]`` from origin to
+        insertion, each fixed in its body frame.
+        """
+        from .path import GeometryPath
+
+        pm = PathMuscle(muscle, GeometryPath(list(points)))
+        self._muscles.append(pm)
+        return pm
+
     def build(self) -> Model:
         self.plant.Finalize()
         coords = [
             Coordinate(cname, jpath, joint.position_start(), joint.velocity_start(), tuple(float(r) for r in rng))
             for cname, jpath, joint, rng in self._coords
         ]
-        return Model(self.plant, coords, self._actuators, self._forces, self._body_paths, self.name, self.spec)
+        return Model(self.plant, coords, self._actuators, self._forces, self._body_paths, self.name, self.spec,
+                     muscles=self._muscles)
 
 
 def _fixed_frame(name, parent_frame, X):

@@ -21,7 +21,7 @@ import numpy as np
 
 from .model import GRAVITY, Model, ModelBuilder
 
-__all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "FACTORIES", "from_spec"]
+__all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "suspended_mass", "FACTORIES", "from_spec"]
 
 
 def _spec(builder: ModelBuilder, factory: str, **kwargs) -> Model:
@@ -105,11 +105,40 @@ def double_pendulum(mass: float = 1.0, length: float = 1.0, inertia: float = 1.0
     return _spec(b, "double_pendulum", mass=mass, length=length, inertia=inertia)
 
 
+def suspended_mass() -> Model:
+    """Point mass in a vertical plane hung from three DeGrooteFregly2016 muscles (seed 000, Figure 4).
+
+    OpenSim's ``createPlanarPointMass`` without its actuators: a massless body
+    ``intermed`` on slider ``/jointset/tx`` (coordinate ``tx``, ground x) and a
+    1 kg body ``body`` on slider ``/jointset/ty`` (coordinate ``ty``, ground y);
+    gravity -9.80665 along y. Muscles ``left``, ``middle`` and ``right`` run
+    straight from ground points (-0.2, 0, 0), (0, 0, 0), (0.2, 0, 0) to the
+    body's origin, with rigid tendons and activation dynamics
+    (``VERIFICATION_PROBLEMS.md`` (c)); controls ``/forceset/<name>``
+    (excitations), states ``/forceset/<name>/activation``.
+    """
+    from .muscle import DeGrooteFregly2016Muscle
+
+    b = ModelBuilder("suspended_mass", gravity=(0, -GRAVITY, 0))
+    b.add_body("intermed", 0.0)
+    b.add_body("body", 1.0)
+    b.add_slider_joint("tx", "ground", "intermed", axis=(1, 0, 0), coordinate="tx", range=(-0.2, 0.2))
+    b.add_slider_joint("ty", "intermed", "body", axis=(0, 1, 0), coordinate="ty", range=(-0.4, 0.0))
+    for name, x, fmax, lopt, lslack in (("left", -0.2, 10.0, 0.20, 0.10),
+                                         ("middle", 0.0, 10.0, 0.09, 0.10),
+                                         ("right", 0.2, 20.0, 0.21, 0.09)):
+        muscle = DeGrooteFregly2016Muscle(name=name, max_isometric_force=fmax, optimal_fiber_length=lopt,
+                                          tendon_slack_length=lslack, ignore_tendon_compliance=True)
+        b.add_muscle(muscle, [("ground", (x, 0.0, 0.0)), ("body", (0.0, 0.0, 0.0))])
+    return _spec(b, "suspended_mass")
+
+
 FACTORIES = {
     "sliding_mass": sliding_mass,
     "linear_problem": linear_problem,
     "pendulum": pendulum,
     "double_pendulum": double_pendulum,
+    "suspended_mass": suspended_mass,
 }
 
 

@@ -187,8 +187,30 @@ def _ns(xp=np) -> SimpleNamespace:
 
 
 def _zeros_like(x):
-    """``0`` with the shape of ``x`` (numpy) or exactly ``0`` (SymPy)."""
+    """``0.0`` with the shape of ``x`` (numpy), exact ``0`` for SymPy.
+
+    SymPy's ``expr * 0`` is avoided: deciding whether ``expr`` is finite runs
+    the assumption system on the whole expression, which can take minutes.
+    """
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.zeros(np.shape(x))
+    if isinstance(x, (int, float)):
+        return 0.0
+    if type(x).__module__.startswith("sympy"):
+        import sympy
+
+        return sympy.S.Zero
     return x * 0
+
+
+def _ones_like(x):
+    """``1.0`` with the shape of ``x`` (numpy), exact ``1`` for SymPy."""
+    z = _zeros_like(x)
+    if type(z).__module__.startswith("sympy"):
+        import sympy
+
+        return sympy.S.One
+    return z + 1.0
 
 
 # ----------------------------------------------------------------------------
@@ -962,7 +984,7 @@ class DeGrooteFregly2016Muscle:
         if w == 0.0:
             # OpenSim: sqrt(l_at**2 + 0) = |l_at|; identical for l_at > 0, and smooth.
             fiber_length = l_at
-            cos_a = _zeros_like(l_at) + 1.0
+            cos_a = _ones_like(l_at)
             sin_a = _zeros_like(l_at)
             alpha = _zeros_like(l_at)
         else:
@@ -1026,7 +1048,7 @@ class DeGrooteFregly2016Muscle:
         a = activation
         if self.ignore_tendon_compliance:
             mode = "rigid"
-            lt_norm = _zeros_like(mt_length) + 1.0
+            lt_norm = _ones_like(mt_length)
         else:
             mode = mode or self.tendon_compliance_dynamics_mode
             if mode not in _MODES:
@@ -1125,7 +1147,7 @@ class DeGrooteFregly2016Muscle:
         FiberKinematics
         """
         self._require_rigid("rigid_tendon_fiber_kinematics")
-        L = self._length_level(mt_length, _zeros_like(mt_length) + 1.0, xp)
+        L = self._length_level(mt_length, _ones_like(mt_length), xp)
         vm = mt_velocity * L["cos_pennation_angle"]
         return FiberKinematics(L["fiber_length"], vm, L["normalized_fiber_length"],
                                vm / self.max_contraction_velocity_in_meters_per_second, L["cos_pennation_angle"])

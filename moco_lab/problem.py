@@ -25,7 +25,6 @@ from .bounds import Bounds
 from .goals import Goal
 from .model import Model, did_you_mean
 
-DEFAULT_SPEED_BOUNDS = Bounds(-50.0, 50.0)
 
 
 @dataclass
@@ -198,18 +197,11 @@ class Problem:
 
     def control_info(self, name: str) -> VariableInfo:
         self._check_name(name, self.control_names(), "control")
-        act = self._require_model().actuators[self.control_names().index(name)]
         return self._effective(name, self._control_infos, self._control_patterns,
-                               Bounds(act.min_control, act.max_control))
+                               Bounds(*self._require_model().default_control_bounds(name)))
 
     def _default_state_bounds(self, name: str) -> Bounds:
-        model = self._require_model()
-        for c in model.coordinates:
-            if name == c.value_path:
-                return Bounds(*c.range)
-            if name == c.speed_path:
-                return DEFAULT_SPEED_BOUNDS
-        return Bounds()
+        return Bounds(*self._require_model().default_state_bounds(name))
 
     @staticmethod
     def _effective(name, infos, patterns, default: Bounds) -> VariableInfo:

@@ -44,13 +44,46 @@ SCHEMES = ("trapezoidal", "hermite-simpson")
 MODES = ("explicit", "implicit")
 
 
+_FACTORY_KERNELS: dict = {}
+
+
 def _kernel_for(model, parameters: tuple[str, ...]) -> MultibodyKernel:
-    """The model's compiled dynamics, rebuilt whenever a force-element property changed."""
+    """The model's compiled dynamics, rebuilt whenever a force-element property changed.
+
+    Kernels are cached on the model; for models built by a factory of
+    :mod:`moco_lab.models` they are also shared by every model built with the
+    same factory arguments (a dashboard rebuilding its model on each click does
+    not recompile). :func:`clear_kernel_cache` empties that shared cache.
+    """
+    import json
+
     cache = model.__dict__.setdefault("_moco_lab_kernels", {})
     key = (parameters, model.property_signature())
     if key not in cache:
-        cache[key] = MultibodyKernel(model, list(parameters))
+        shared = None
+        if model.spec is not None:
+            shared = (json.dumps(model.spec, sort_keys=True), key)
+            cache[key] = _FACTORY_KERNELS.get(shared)
+            if cache[key] is not None and cache[key].model is not model:
+                cache[key] = cache[key].rebind(model)
+        if cache.get(key) is None:
+            cache[key] = MultibodyKernel(model, list(parameters))
+            if shared is not None:
+                _FACTORY_KERNELS[shared] = cache[key]
     return cache[key]
+
+
+def clear_kernel_cache() -> None:
+    """Forget compiled dynamics shared between factory-built models (e.g. to time a cold solve)."""
+    _FACTORY_KERNELS.clear()
+
+
+def _chain(J: np.ndarray, dz: np.ndarray) -> np.ndarray:
+    """``J @ dz``; Drake's solvers seed ``dz`` with the identity, so skip the product then."""
+    m = J.shape[1]
+    if dz.shape == (m, m) and np.count_nonzero(dz) == m and np.all(np.diagonal(dz) == 1.0):
+        return J
+    return J @ dz
 
 
 def _autodiff_constraint(fun):
@@ -61,7 +94,7 @@ def _autodiff_constraint(fun):
             zv = ExtractValue(z).reshape(-1)
             dz = ExtractGradient(z)
             val, J = fun(zv, True)
-            return InitializeAutoDiff(val, J @ dz).reshape(-1)
+            return InitializeAutoDiff(val, _chain(J, dz)).reshape(-1)
         val, _ = fun(np.asarray(z, float), False)
         return val
 
@@ -76,7 +109,7 @@ def _autodiff_cost(fun):
             zv = ExtractValue(z).reshape(-1)
             dz = ExtractGradient(z)
             val, g = fun(zv, True)
-            return InitializeAutoDiff(np.array([val]), (g @ dz).reshape(1, -1))[0, 0]
+            return InitializeAutoDiff(np.array([val]), _chain(g.reshape(1, -1), dz))[0, 0]
         val, _ = fun(np.asarray(z, float), False)
         return val
 
@@ -240,6 +273,10 @@ class Transcription:
     def node_dynamics(self, Y, X, Acc, P, jac: bool):
         """Dynamics at nodes: state derivatives ``F`` and implicit residuals ``R``.
 
+        The state is ``y = [q, u, z]`` (z: muscle states); ``F = [u, udot, zdot]``
+        with ``udot`` from forward dynamics (explicit) or the acceleration
+        variables (implicit).
+
         Returns
         -------
         F : (n, ny); dF : (n, ny, nb) w.r.t. the node block ``[y, x, a]``;
@@ -247,36 +284,42 @@ class Transcription:
         """
         nq, ny, nx, na, npar = self.nq, self.ny, self.nx, self.na, self.npar
         n = Y.shape[0]
-        Q, U = Y[:, :nq], Y[:, nq:2 * nq]
+        Q, U, Z = Y[:, :nq], Y[:, nq:2 * nq], Y[:, 2 * nq:]
+        explicit = self.mode == "explicit"
+        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac)
         F = np.empty((n, ny))
         F[:, :nq] = U
-        dF = dFp = dR = dRp = None
-        if jac:
-            dF = np.zeros((n, ny, self.nb))
-            dF[:, np.arange(nq), nq + np.arange(nq)] = 1.0
-            dFp = np.zeros((n, ny, npar))
-        if self.mode == "explicit":
-            Aval, J = self.kernel.forward(Q, U, X, P, jac)
-            F[:, nq:] = Aval
-            R = np.zeros((n, 0))
-            if jac:
-                dF[:, nq:, :nq] = J["dq"]
-                dF[:, nq:, nq:2 * nq] = J["du"]
-                dF[:, nq:, ny:ny + nx] = J["dx"]
-                dFp[:, nq:, :] = J["dp"]
-                dR = np.zeros((n, 0, self.nb))
-                dRp = np.zeros((n, 0, npar))
+        F[:, nq:2 * nq] = res["A"] if explicit else Acc
+        F[:, 2 * nq:] = res["Zd"]
+        R = np.zeros((n, 0)) if explicit else res["R"]
+        if not jac:
+            return F, None, None, R, None, None
+
+        def block(J, rows):
+            """Derivatives w.r.t. the node block [q, u, z, x, a] from a kernel Jacobian dict."""
+            B = np.zeros((n, rows, self.nb))
+            B[:, :, :nq] = J["dq"]
+            B[:, :, nq:2 * nq] = J["du"]
+            B[:, :, 2 * nq:ny] = J["dz"]
+            B[:, :, ny:ny + nx] = J["dx"]
+            if "da" in J:
+                B[:, :, ny + nx:] = J["da"]
+            return B
+
+        dF = np.zeros((n, ny, self.nb))
+        dF[:, np.arange(nq), nq + np.arange(nq)] = 1.0
+        dFp = np.zeros((n, ny, npar))
+        dF[:, 2 * nq:, :] = block(res["JZ"], ny - 2 * nq)
+        dFp[:, 2 * nq:, :] = res["JZ"]["dp"]
+        if explicit:
+            dF[:, nq:2 * nq, :] = block(res["J"], nq)
+            dFp[:, nq:2 * nq, :] = res["J"]["dp"]
+            dR = np.zeros((n, 0, self.nb))
+            dRp = np.zeros((n, 0, npar))
         else:
-            F[:, nq:] = Acc
-            R, J = self.kernel.residual(Q, U, Acc, X, P, jac)
-            if jac:
-                dF[:, nq + np.arange(nq), ny + nx + np.arange(nq)] = 1.0
-                dR = np.zeros((n, na, self.nb))
-                dR[:, :, :nq] = J["dq"]
-                dR[:, :, nq:2 * nq] = J["du"]
-                dR[:, :, ny:ny + nx] = J["dx"]
-                dR[:, :, ny + nx:] = J["da"]
-                dRp = J["dp"]
+            dF[:, nq + np.arange(nq), ny + nx + np.arange(nq)] = 1.0
+            dR = block(res["J"], na)
+            dRp = res["J"]["dp"]
         return F, dF, dFp, R, dR, dRp
 
     # ---------------------------------------------------------- other goals

@@ -15,11 +15,14 @@ Voila page:
     (``N = 10, 20, 40, 80``) and plot the errors on log–log axes with the
     observed orders of accuracy.
 
-Both work on *demo problems*: :data:`DEMO_PROBLEMS` maps a name to a
-:class:`DemoProblem`, whose ``build(settings)`` returns a ready
+Both work on *demo problems* (:mod:`moco_lab.demos`): ``DEMO_PROBLEMS`` maps a
+name to a ``DemoProblem``, whose ``build(settings)`` returns a ready
 :class:`~moco_lab.study.Study`. The panel applies the generic settings
 (scheme, mode, mesh, optimizer, goal weights and exponents, see
-:func:`apply_settings`) itself, so a builder only poses the problem::
+:func:`moco_lab.demos.apply_settings`) itself, so a builder only poses the
+problem; errors against a known solution and observed orders come from
+:mod:`moco_lab.analysis`. The names of those modules that the panels use are
+re-exported here too (``from moco_lab.widgets import DEMO_PROBLEMS`` works)::
 
     from moco_lab.widgets import SolvePanel
     SolvePanel(["linear", "sliding_mass"])          # two verification problems
@@ -37,32 +40,36 @@ panel; a failed or mis-configured solve never raises out of a button click.
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
 import time as _time
 import traceback
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import models
-from .config import fast_mode, mesh
-from .goals import ControlGoal, FinalTimeGoal
+from .analysis import (LINEAR_C2, LINEAR_C3, METRIC_LABELS, linear_exact_control, linear_exact_states,
+                       observed_orders, solution_errors)
+from .config import fast_mode
+from .demos import (DEMO_PROBLEMS, DemoProblem, Option, Reference, apply_settings, base_settings,
+                    default_settings, get_demo_problem, goal_settings, linear_reference,
+                    register_demo_problem, sliding_mass_reference)
 from .plotting import plot_trajectories
 from .solver import Progress
-from .study import Study
-from .trajectory import Solution, Trajectory
+from .trajectory import Solution
 
 __all__ = [
-    "Option", "Reference", "DemoProblem", "DEMO_PROBLEMS", "register_demo_problem", "get_demo_problem",
-    "default_settings", "apply_settings", "solution_errors", "observed_orders",
-    "linear_exact_states", "linear_exact_control", "linear_reference", "sliding_mass_reference",
     "SolvePanel", "ConvergencePanel",
+    # Re-exported from moco_lab.demos and moco_lab.analysis, where they live:
+    "Option", "Reference", "DemoProblem", "DEMO_PROBLEMS", "register_demo_problem", "get_demo_problem",
+    "default_settings", "apply_settings", "linear_reference", "sliding_mass_reference",
+    "METRIC_LABELS", "solution_errors", "observed_orders", "LINEAR_C2", "LINEAR_C3",
+    "linear_exact_states", "linear_exact_control",
 ]
 
 SCHEMES = ("hermite-simpson", "trapezoidal")
@@ -73,399 +80,14 @@ TOLERANCES = (("optimizer default", None), ("1e-4", 1e-4), ("1e-6", 1e-6), ("1e-
 _DEFAULT = "default"  # dropdown value standing for None (an ipywidgets Dropdown cannot select None)
 
 
-def _tolerance_dropdown(style, layout) -> W.Dropdown:
-    options = [(label, _DEFAULT if v is None else v) for label, v in TOLERANCES]
-    return W.Dropdown(options=options, value=_DEFAULT, description="tolerance", style=style, layout=layout,
-                      tooltip="IPOPT tol and constr_viol_tol (SNOPT: major optimality and feasibility tolerances)")
-
-
 def _tolerance_value(value):
     return None if value == _DEFAULT else float(value)
-#: Error measures used by :func:`solution_errors` (key -> label shown in plots and tables).
-METRIC_LABELS = {
-    "states": "states RMS error",
-    "controls": "control RMS error",
-    "objective": "|J − J*|",
-    "final_time": "|t_f − t_f*|",
-}
+
+
 SCHEME_LABELS = {"trapezoidal": "trapezoidal", "hermite-simpson": "Hermite–Simpson"}
 _SCHEME_COLORS = {"trapezoidal": "#1f77b4", "hermite-simpson": "#d62728"}
 _METRIC_DASH = {"states": "solid", "controls": "dash", "objective": "dot", "final_time": "solid"}
 _METRIC_SYMBOL = {"states": "circle", "controls": "square", "objective": "diamond", "final_time": "circle"}
-
-
-# =========================================================== demo problems
-@dataclass(frozen=True)
-class Option:
-    """A problem-specific setting shown as a widget (e.g. the sliding mass's ``t_f`` upper bound).
-
-    ``choices`` gives a dropdown; otherwise a number field (``int`` or
-    ``float`` after ``default``'s type).
-    """
-
-    key: str
-    label: str
-    default: Any
-    choices: tuple | None = None
-    tooltip: str = ""
-
-
-@dataclass
-class Reference:
-    """A known (analytic) solution for given settings.
-
-    Attributes
-    ----------
-    label : str
-        Legend entry, e.g. ``"analytic"``.
-    states, controls : callable ``t -> {name: values}`` or None
-        Closed-form time series.
-    objective, final_time : float or None
-        ``J*`` (with the goal weights applied) and ``t_f*``.
-    """
-
-    label: str = "analytic"
-    states: Callable[[np.ndarray], dict] | None = None
-    controls: Callable[[np.ndarray], dict] | None = None
-    objective: float | None = None
-    final_time: float | None = None
-    initial_time: float = 0.0
-
-    def trajectory(self, num: int = 401) -> Trajectory | None:
-        """The closed form sampled on ``num`` points (for plotting), or None without series."""
-        if self.states is None and self.controls is None or self.final_time is None:
-            return None
-        t = np.linspace(self.initial_time, self.final_time, num)
-        return Trajectory(t, self.states(t) if self.states else {}, self.controls(t) if self.controls else {})
-
-
-@dataclass
-class DemoProblem:
-    """A problem the panels can offer.
-
-    Attributes
-    ----------
-    key : str
-        Registry name (``"linear"``).
-    title : str
-        Shown in the problem selector and the panel header.
-    description : str
-        One or two sentences of HTML shown under the title.
-    build : callable ``settings -> Study``
-        Poses the problem; may read the problem-specific ``options`` from
-        ``settings``. The panels then apply the generic settings
-        (:func:`apply_settings`).
-    options : tuple of Option
-        Problem-specific settings.
-    reference : callable ``settings -> Reference | None``, optional
-        The analytic solution for these settings (None where none is known).
-    metrics : tuple of str
-        Keys of :data:`METRIC_LABELS` used by the convergence study.
-    mesh_full, mesh_fast : int
-        Initial mesh intervals normally and under ``MOCO_LAB_FAST=1``.
-    """
-
-    key: str
-    title: str
-    description: str
-    build: Callable[[dict], Study]
-    options: tuple = ()
-    reference: Callable[[dict], Reference | None] | None = None
-    metrics: tuple = ()
-    mesh_full: int = 50
-    mesh_fast: int = 10
-
-    @property
-    def initial_mesh(self) -> int:
-        return mesh(self.mesh_full, self.mesh_fast)
-
-
-#: name -> DemoProblem; extend with :func:`register_demo_problem`.
-DEMO_PROBLEMS: dict[str, DemoProblem] = {}
-
-
-def register_demo_problem(problem: DemoProblem) -> DemoProblem:
-    """Add (or replace) a problem in :data:`DEMO_PROBLEMS`; returns it."""
-    DEMO_PROBLEMS[problem.key] = problem
-    return problem
-
-
-def get_demo_problem(problem) -> DemoProblem:
-    """A :class:`DemoProblem` from a registry name, a DemoProblem, or a ``settings -> Study`` callable."""
-    if isinstance(problem, DemoProblem):
-        return problem
-    if isinstance(problem, str):
-        if problem not in DEMO_PROBLEMS:
-            raise KeyError(f"Unknown demo problem {problem!r}; known: {sorted(DEMO_PROBLEMS)}")
-        return DEMO_PROBLEMS[problem]
-    if callable(problem):
-        name = getattr(problem, "__name__", "problem")
-        doc = (getattr(problem, "__doc__", None) or "").strip().split("\n")[0]
-        return DemoProblem(key=name, title=name.replace("_", " "), description=html.escape(doc), build=problem)
-    raise TypeError(f"Expected a demo problem name, a DemoProblem or a callable settings -> Study, got {problem!r}")
-
-
-# ---------------------------------------------------- (a) linear problem
-#: Analytic solution of VERIFICATION_PROBLEMS.md (a): q(2) = 5, u(2) = 2 from rest, t in [0, 2].
-_E2, _EM2 = math.exp(2.0), math.exp(-2.0)
-_A = np.array([[-2 - _EM2 / 2 + _E2 / 2, 1 - _EM2 / 2 - _E2 / 2],
-               [-1 + _EM2 / 2 + _E2 / 2, _EM2 / 2 - _E2 / 2]])
-LINEAR_C2, LINEAR_C3 = (float(c) for c in np.linalg.solve(_A, [5.0, 2.0]))  # -7.2917920742, -6.1048273597
-#: ∫₀² x*(t)² dt of the optimal control, per variant (J* = weight × this; weight 0.5 gives 16.7507233968
-#: for kirk and 12.7507233968 for moco_test).
-LINEAR_EFFORT_INTEGRAL = {"kirk": 33.5014467936, "moco_test": 25.5014467936}
-_LQ, _LU = "/jointset/j/coord/value", "/jointset/j/coord/speed"
-_LX = "/forceset/coordinateactuator"
-
-
-def linear_exact_states(t) -> dict[str, np.ndarray]:
-    """Optimal states of problem (a) (the same for both variants)::
-
-        q(t) = c2 (−t − e^−t/2 + e^t/2) + c3 (1 − e^−t/2 − e^t/2),   u = q̇
-    """
-    t = np.asarray(t, float)
-    em, ep = np.exp(-t), np.exp(t)
-    q = LINEAR_C2 * (-t - em / 2 + ep / 2) + LINEAR_C3 * (1 - em / 2 - ep / 2)
-    u = LINEAR_C2 * (-1 + em / 2 + ep / 2) + LINEAR_C3 * (em / 2 - ep / 2)
-    return {_LQ: q, _LU: u}
-
-
-def linear_exact_control(t, variant: str = "kirk") -> np.ndarray:
-    """Optimal control of problem (a): kirk ``x = −c2 + (c2 − c3) e^t``; moco_test ``x = c2 − (c2 + c3) e^−t``."""
-    t = np.asarray(t, float)
-    if variant == "kirk":
-        return -LINEAR_C2 + (LINEAR_C2 - LINEAR_C3) * np.exp(t)
-    if variant == "moco_test":
-        return LINEAR_C2 - (LINEAR_C2 + LINEAR_C3) * np.exp(-t)
-    raise ValueError(f"Unknown variant {variant!r}; choose 'kirk' or 'moco_test'.")
-
-
-def _build_linear(settings: dict) -> Study:
-    study = Study("linear")
-    p = study.problem
-    p.set_model(models.linear_problem(settings.get("variant", "kirk")))
-    p.set_time_bounds(0, 2)
-    p.set_state_info(_LQ, (-10, 10), 0, 5)
-    p.set_state_info(_LU, (-10, 10), 0, 2)
-    p.set_control_info(_LX, (-50, 50))
-    p.add_goal(ControlGoal("effort", 0.5))
-    return study
-
-
-def linear_reference(settings: dict) -> Reference | None:
-    """Closed form of problem (a), valid for an effort goal with exponent 2 and positive weight."""
-    variant = settings.get("variant", "kirk")
-    effort = settings.get("goals", {}).get("effort", {})
-    weight, exponent = effort.get("weight", 0.5), effort.get("exponent", 2.0)
-    if exponent != 2 or not weight > 0:
-        return None
-    return Reference(
-        "analytic", states=linear_exact_states,
-        controls=lambda t: {_LX: linear_exact_control(t, variant)},
-        objective=weight * LINEAR_EFFORT_INTEGRAL[variant], final_time=2.0,
-    )
-
-
-# ------------------------------------------------- (b) sliding mass
-_SQ, _SU, _SX = "/slider/position/value", "/slider/position/speed", "/actuator"
-_SLIDING_DISTANCE, _SLIDING_FORCE = 1.0, 50.0
-
-
-def _build_sliding_mass(settings: dict) -> Study:
-    study = Study("sliding_mass")
-    p = study.problem
-    p.set_model(models.sliding_mass(mass=float(settings.get("mass", 2.0))))
-    p.set_time_bounds(0, (0, float(settings.get("tf_max", 5.0))))
-    p.set_state_info(_SQ, (-5, 5), 0, _SLIDING_DISTANCE)
-    p.set_state_info(_SU, (-50, 50), 0, 0)
-    p.set_control_info(_SX, (-_SLIDING_FORCE, _SLIDING_FORCE))
-    p.add_goal(FinalTimeGoal("final_time", 1.0))
-    p.add_goal(ControlGoal("effort", 0.0))
-    return study
-
-
-def sliding_mass_reference(settings: dict) -> Reference | None:
-    """Bang-bang solution ``t_f* = 2 sqrt(m d / F)``; valid for a pure minimum-time goal that can reach it."""
-    goals = settings.get("goals", {})
-    w_time = goals.get("final_time", {}).get("weight", 1.0)
-    w_effort = goals.get("effort", {}).get("weight", 0.0)
-    m = float(settings.get("mass", 2.0))
-    tf = 2 * math.sqrt(m * _SLIDING_DISTANCE / _SLIDING_FORCE)
-    if not w_time > 0 or w_effort != 0 or float(settings.get("tf_max", 5.0)) < tf:
-        return None
-    a = _SLIDING_FORCE / m
-
-    def states(t):
-        t = np.asarray(t, float)
-        first = t <= tf / 2
-        q = np.where(first, 0.5 * a * t ** 2, _SLIDING_DISTANCE - 0.5 * a * (tf - t) ** 2)
-        u = np.where(first, a * t, a * (tf - t))
-        return {_SQ: q, _SU: u}
-
-    def controls(t):
-        return {_SX: np.where(np.asarray(t) <= tf / 2, _SLIDING_FORCE, -_SLIDING_FORCE)}
-
-    return Reference("analytic (bang-bang)", states=states, controls=controls, objective=w_time * tf, final_time=tf)
-
-
-# ------------------------------------------------- double pendulum
-def _build_double_pendulum(settings: dict) -> Study:
-    study = Study("double_pendulum")
-    p = study.problem
-    p.set_model(models.double_pendulum())
-    p.set_time_bounds(0, float(settings.get("duration", 1.0)))
-    p.set_state_info("/jointset/j0/q0/value", (-10, 10), 0, math.pi / 2)
-    p.set_state_info("/jointset/j1/q1/value", (-10, 10), 0, 0)
-    p.set_state_info_pattern(".*speed", (-50, 50), 0, 0)
-    p.set_control_info_pattern(".*", (-100, 100))
-    p.add_goal(ControlGoal("effort", 1.0))
-    return study
-
-
-register_demo_problem(DemoProblem(
-    key="linear",
-    title="Linear minimum effort (Kirk 2004)",
-    description=("A unit mass with viscous damping, pushed by a force <i>x</i>: u̇ = −u + x "
-                 "(variant <i>moco_test</i>: u̇ = u + x). Move from rest to q = 5, u = 2 in exactly 2 s "
-                 "minimizing J = 0.5 ∫ x² dt. The closed-form optimum is drawn for comparison "
-                 "(J* = 16.7507 for kirk)."),
-    build=_build_linear,
-    options=(Option("variant", "variant", "kirk", ("kirk", "moco_test"),
-                    "kirk: u̇ = −u + x (Kirk, Moco paper); moco_test: u̇ = u + x (testMocoAnalytic.cpp)"),),
-    reference=linear_reference,
-    metrics=("states", "controls", "objective"),
-    mesh_full=50, mesh_fast=10,
-))
-register_demo_problem(DemoProblem(
-    key="sliding_mass",
-    title="Sliding mass, minimum time",
-    description=("A 2 kg mass on a frictionless line, force |F| ≤ 50 N: move 1 m from rest to rest as fast as "
-                 "possible. The optimum is bang-bang with t_f* = 2√(m d / F) = 0.4 s. Give the effort goal a "
-                 "weight to smooth the control; set t_f max below t_f* to make the problem infeasible."),
-    build=_build_sliding_mass,
-    options=(Option("mass", "mass (kg)", 2.0, tooltip="mass of the sliding body"),
-             Option("tf_max", "t_f max (s)", 5.0, tooltip="upper bound on the final time: t_f in [0, t_f max]")),
-    reference=sliding_mass_reference,
-    metrics=("final_time",),
-    mesh_full=50, mesh_fast=10,
-))
-register_demo_problem(DemoProblem(
-    key="double_pendulum",
-    title="Double pendulum, minimum effort",
-    description=("Two links under gravity driven by two torques: swing the first joint from 0 to 90° and "
-                 "come to rest in a fixed time, minimizing ∫ (τ₀² + τ₁²) dt. No closed form is known."),
-    build=_build_double_pendulum,
-    options=(Option("duration", "duration (s)", 1.0, tooltip="fixed final time"),),
-    mesh_full=30, mesh_fast=8,
-))
-
-
-# ====================================================== settings & errors
-def _goal_settings(study: Study) -> dict:
-    goals = {}
-    for g in study.problem.goals:
-        if g.kind == "constraint" and getattr(g, "mode", "") != "cost":
-            continue
-        entry = {"weight": g.weight}
-        if isinstance(g, ControlGoal):
-            entry["exponent"] = g.exponent
-        goals[g.name] = entry
-    return goals
-
-
-def default_settings(problem) -> dict:
-    """The settings dict of ``problem`` with its defaults (the builder is called once to list its goals).
-
-    Keys: ``scheme``, ``mode``, ``mesh_intervals``, ``optimizer``,
-    ``max_iterations``, ``tolerance`` (None = optimizer default), ``goals``
-    (``{goal name: {"weight": w[, "exponent": p]}}``) and one key per
-    problem :class:`Option`.
-    """
-    problem = get_demo_problem(problem)
-    settings = {"scheme": "hermite-simpson", "mode": "explicit", "mesh_intervals": problem.initial_mesh,
-                "optimizer": "ipopt", "max_iterations": 3000, "tolerance": None}
-    settings.update({o.key: o.default for o in problem.options})
-    settings["goals"] = _goal_settings(problem.build(settings))
-    return settings
-
-
-def apply_settings(study: Study, settings: dict) -> Study:
-    """Apply the generic settings (solver and goal weights/exponents) to ``study``; returns it.
-
-    Raises a ``ValueError``/``KeyError`` with a readable message for a bad setting.
-    """
-    s = study.solver
-    s.transcription_scheme = settings.get("scheme", s.transcription_scheme)
-    s.multibody_dynamics_mode = settings.get("mode", s.multibody_dynamics_mode)
-    if "mesh_intervals" in settings:
-        n = settings["mesh_intervals"]
-        if isinstance(n, float) and n.is_integer():
-            n = int(n)
-        s.num_mesh_intervals = n
-    s.optim_solver = settings.get("optimizer", s.optim_solver)
-    if settings.get("max_iterations") is not None:
-        s.optim_max_iterations = int(settings["max_iterations"])
-    tol = settings.get("tolerance")
-    if tol is not None:
-        s.optim_convergence_tolerance = float(tol)
-        s.optim_constraint_tolerance = float(tol)
-    for name, values in settings.get("goals", {}).items():
-        goal = study.problem.get_goal(name)
-        if "weight" in values:
-            w = float(values["weight"])
-            if not math.isfinite(w):
-                raise ValueError(f"Goal {name!r}: weight must be a finite number, got {values['weight']}")
-            goal.weight = w
-        if "exponent" in values and isinstance(goal, ControlGoal):
-            p = float(values["exponent"])
-            if not (p >= 2) or not math.isfinite(p):
-                raise ValueError(f"ControlGoal {name!r}: exponent must be >= 2 (got {values['exponent']}), as in Moco.")
-            goal.exponent = p
-    s.validate()
-    return study
-
-
-def solution_errors(reference: Reference | None, solution: Trajectory, metrics: Iterable[str] | None = None) -> dict:
-    """Errors of ``solution`` against ``reference`` (key of :data:`METRIC_LABELS` -> value).
-
-    ``states``: ``sqrt(trapz(Σ_i (y_i − y_i*)²) / T)`` over the solution's grid
-    (the Moco paper's measure, mocopaper ``analytic.py``); ``controls``: RMS
-    over all grid points; ``objective``: ``|J − J*|``; ``final_time``:
-    ``|t_f − t_f*|``. Metrics the reference cannot provide are left out.
-    """
-    if reference is None:
-        return {}
-    metrics = tuple(metrics) if metrics is not None else tuple(METRIC_LABELS)
-    out = {}
-    t = solution.time
-    if "states" in metrics and reference.states is not None:
-        exact = reference.states(t)
-        total = sum((solution.states[k] - v) ** 2 for k, v in exact.items())
-        out["states"] = float(np.sqrt(np.trapezoid(total, t) / (t[-1] - t[0])))
-    if "controls" in metrics and reference.controls is not None:
-        exact = reference.controls(t)
-        total = sum((solution.controls[k] - v) ** 2 for k, v in exact.items())
-        out["controls"] = float(np.sqrt(np.mean(total)))
-    if "objective" in metrics and reference.objective is not None and isinstance(solution, Solution):
-        out["objective"] = abs(solution.objective - reference.objective)
-    if "final_time" in metrics and reference.final_time is not None:
-        out["final_time"] = abs(solution.final_time - reference.final_time)
-    return out
-
-
-def observed_orders(N: Sequence[float], errors: Sequence[float]) -> tuple[list[float], float]:
-    """Orders between consecutive meshes, ``log(e_i/e_{i+1}) / log(N_{i+1}/N_i)``, and the least-squares slope.
-
-    Non-positive or non-finite errors give ``nan``.
-    """
-    N = np.asarray(N, float)
-    e = np.asarray(errors, float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pair = np.log(e[:-1] / e[1:]) / np.log(N[1:] / N[:-1])
-    pair = [float(p) if np.isfinite(p) else float("nan") for p in pair]
-    ok = np.isfinite(e) & (e > 0)
-    fit = float(-np.polyfit(np.log(N[ok]), np.log(e[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
-    return pair, fit
 
 
 # ================================================================ helpers
@@ -545,10 +167,20 @@ def _error_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {msg}"
 
 
+_STYLE = {"description_width": "110px"}  # the sidebar's widgets: label column, then ...
+
+
+def _wide() -> W.Layout:  # ... a fixed total width (a Layout of its own for each widget)
+    return W.Layout(width="260px")
+
+
+def _action_button(description: str) -> W.Button:
+    return W.Button(description=description, button_style="primary", icon="play",
+                    layout=W.Layout(width="260px", height="36px", margin="8px 0 4px 0"))
+
+
 def _number_widget(option: Option) -> W.Widget:
-    style = {"description_width": "110px"}
-    kw = dict(description=option.label, tooltip=option.tooltip or None, style=style,
-              layout=W.Layout(width="260px"))
+    kw = dict(description=option.label, tooltip=option.tooltip or None, style=_STYLE, layout=_wide())
     if option.choices:
         return W.Dropdown(options=list(option.choices), value=option.default, **kw)
     if isinstance(option.default, bool):
@@ -558,8 +190,93 @@ def _number_widget(option: Option) -> W.Widget:
     return W.FloatText(value=float(option.default), **kw)
 
 
+class _Panel(W.VBox):
+    """What both panels share: the offered problems, the page layout, error messages and the busy state."""
+
+    def _offer(self, problems, problem: str | None) -> str:
+        """Set ``problems`` (key -> DemoProblem) and the ``problem_select`` dropdown; return the first key."""
+        if isinstance(problems, (str, DemoProblem)) or callable(problems):
+            problems = [problems]
+        self.problems = {p.key: p for p in (get_demo_problem(x) for x in problems)}
+        if not self.problems:
+            raise ValueError(f"{type(self).__name__} needs at least one problem")
+        key = problem or next(iter(self.problems))
+        if key not in self.problems:
+            raise KeyError(f"Problem {key!r} is not offered; choose one of {list(self.problems)}")
+        self.error: str | None = None
+        self._busy = False
+        self._last_progress = 0.0
+        self.header = _html(classes=["ml-header"])
+        self.message = _html()  # settings errors and failed solves
+        self.problem_select = W.Dropdown(options=[(p.title, k) for k, p in self.problems.items()], value=key,
+                                         layout=W.Layout(width="262px"), tooltip="problem")
+        self.problem_select.add_class("ml-problem")
+        return key
+
+    def _solver_widgets(self) -> None:
+        """The ``mode``, ``optimizer`` and ``tolerance`` dropdowns."""
+        self.mode = W.Dropdown(options=list(MODES), description="dynamics mode", style=_STYLE, layout=_wide())
+        self.optimizer = W.Dropdown(options=list(OPTIMIZERS), description="optimizer", style=_STYLE,
+                                    layout=_wide())
+        self.tolerance = W.Dropdown(
+            options=[(label, _DEFAULT if v is None else v) for label, v in TOLERANCES], value=_DEFAULT,
+            description="tolerance", style=_STYLE, layout=_wide(),
+            tooltip="IPOPT tol and constr_viol_tol (SNOPT: major optimality and feasibility tolerances)")
+
+    def _problem_group(self, *children) -> W.VBox:
+        """The sidebar's "Problem" group: the selector (when there is a choice) and ``children``."""
+        return _group("Problem", *([self.problem_select] if len(self.problems) > 1 else []), *children)
+
+    def _lay_out(self, sidebar: list, main: list) -> None:
+        """Header on top; the settings sidebar on the left, the results on the right."""
+        side = W.VBox(sidebar, layout=W.Layout(width="290px", min_width="290px", margin="0 12px 0 0",
+                                               align_self="flex-start"))
+        side.add_class("ml-sidebar")
+        body = W.VBox(main, layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
+        super().__init__([_html(_CSS), self.header, W.HBox([side, body], layout=W.Layout(width="100%"))],
+                         layout=W.Layout(width="100%"))
+        self.add_class("ml-panel")
+
+    def __repr__(self) -> str:  # stable text/plain for nbval (no model ids, no numbers)
+        return f"{type(self).__name__}(problems={list(self.problems)})"
+
+    @property
+    def demo(self) -> DemoProblem:
+        """The selected problem."""
+        return self.problems[self.problem_select.value]
+
+    def _show_error(self, what: str, err: BaseException, with_trace: bool = False) -> None:
+        self.error = _error_text(err)
+        detail = ""
+        if with_trace:
+            tb = "".join(traceback.format_exception(err)[-3:])
+            detail = f"<details><summary>details</summary><code>{html.escape(tb)}</code></details>"
+        self.message.value = (f"<div class='ml-box ml-box-error'><b>⚠ {html.escape(what)}.</b> "
+                              f"<code>{html.escape(self.error)}</code>{detail}</div>")
+
+    @contextlib.contextmanager
+    def _busy_button(self, button: W.Button, running: str):
+        """Disable ``button`` and show ``running`` with a spinner while the body runs; then restore it."""
+        label, icon = button.description, button.icon
+        self._busy = True
+        button.disabled, button.description, button.icon = True, running, "spinner"
+        try:
+            yield
+        finally:
+            button.disabled, button.description, button.icon = False, label, icon
+            self._busy = False
+
+    def _due(self) -> bool:
+        """True at most ~20 times a second: progress updates beyond that only slow the solve down."""
+        now = _time.perf_counter()
+        if now - self._last_progress < 0.05:
+            return False
+        self._last_progress = now
+        return True
+
+
 # ============================================================ SolvePanel
-class SolvePanel(W.VBox):
+class SolvePanel(_Panel):
     """Pose, solve and inspect one demo problem interactively.
 
     Parameters
@@ -604,69 +321,41 @@ class SolvePanel(W.VBox):
 
     def __init__(self, problems=("linear", "sliding_mass"), *, problem: str | None = None,
                  settings: dict | None = None, title: str | None = None, solve_on_start: bool = True):
-        if isinstance(problems, (str, DemoProblem)) or callable(problems):
-            problems = [problems]
-        self.problems = {p.key: p for p in (get_demo_problem(x) for x in problems)}
-        if not self.problems:
-            raise ValueError("SolvePanel needs at least one problem")
-        key = problem or next(iter(self.problems))
-        if key not in self.problems:
-            raise KeyError(f"Problem {key!r} is not offered; choose one of {list(self.problems)}")
+        key = self._offer(problems, problem)
         self._title = title
         self.solution: Solution | None = None
         self.previous: Solution | None = None
         self.history: list[Progress] = []
-        self.error: str | None = None
         self.figures: dict[str, go.Figure] = {}
         self.solve_count = 0
-        self._busy = False
-        self._last_progress = 0.0
         self.option_widgets: dict[str, W.Widget] = {}
         self.goal_widgets: dict[str, dict[str, W.Widget]] = {}
 
-        wide = W.Layout(width="260px")
-        style = {"description_width": "110px"}
-        self.header = _html(classes=["ml-header"])
-        self.problem_select = W.Dropdown(options=[(p.title, k) for k, p in self.problems.items()], value=key,
-                                         layout=W.Layout(width="262px"), tooltip="problem")
-        self.problem_select.add_class("ml-problem")
         self.options_box = W.VBox()
         self.scheme = W.Dropdown(options=[(SCHEME_LABELS[s], s) for s in SCHEMES], description="scheme",
-                                 style=style, layout=wide)
-        self.mode = W.Dropdown(options=list(MODES), description="dynamics mode", style=style, layout=wide)
+                                 style=_STYLE, layout=_wide())
+        self._solver_widgets()
         self.mesh_intervals = W.BoundedIntText(value=10, min=1, max=2000, description="mesh intervals N",
-                                               style=style, layout=wide)
-        self.optimizer = W.Dropdown(options=list(OPTIMIZERS), description="optimizer", style=style, layout=wide)
+                                               style=_STYLE, layout=_wide())
         self.max_iterations = W.BoundedIntText(value=3000, min=0, max=100000, description="max iterations",
-                                               style=style, layout=wide)
-        self.tolerance = _tolerance_dropdown(style, wide)
+                                               style=_STYLE, layout=_wide())
         self.goals_box = W.VBox()
         self.show_reference = W.Checkbox(value=True, description="show analytic solution", indent=False,
-                                         layout=W.Layout(width="260px"))
-        self.solve_button = W.Button(description="Solve", button_style="primary", icon="play",
-                                     layout=W.Layout(width="260px", height="36px", margin="8px 0 4px 0"))
+                                         layout=_wide())
+        self.solve_button = _action_button("Solve")
         self.progress_html = _html("<span class='ml-hint'>Press Solve to run the optimizer.</span>",
                                    ["ml-progress"], width="260px")
         self.numbers = _html(classes=["ml-numbers"])
-        self.message = _html()
         self.traj_out = W.Output(layout=W.Layout(width="100%", min_height="420px"))
         self.cost_out = W.Output(layout=W.Layout(width="50%"))
         self.history_out = W.Output(layout=W.Layout(width="50%"))
-
-        problem_children = [self.problem_select] if len(self.problems) > 1 else []
-        sidebar = W.VBox([
-            _group("Problem", *problem_children, self.options_box),
-            _group("Transcription", self.scheme, self.mode, self.mesh_intervals),
-            _group("Optimizer", self.optimizer, self.max_iterations, self.tolerance),
-            _group("Goals", self.goals_box, self.show_reference),
-            self.solve_button, self.progress_html,
-        ], layout=W.Layout(width="290px", min_width="290px", margin="0 12px 0 0", align_self="flex-start"))
-        sidebar.add_class("ml-sidebar")
-        main = W.VBox([self.numbers, self.message, self.traj_out, W.HBox([self.cost_out, self.history_out])],
-                      layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
-        super().__init__([_html(_CSS), self.header, W.HBox([sidebar, main], layout=W.Layout(width="100%"))],
-                         layout=W.Layout(width="100%"))
-        self.add_class("ml-panel")
+        self._lay_out(
+            [self._problem_group(self.options_box),
+             _group("Transcription", self.scheme, self.mode, self.mesh_intervals),
+             _group("Optimizer", self.optimizer, self.max_iterations, self.tolerance),
+             _group("Goals", self.goals_box, self.show_reference),
+             self.solve_button, self.progress_html],
+            [self.numbers, self.message, self.traj_out, W.HBox([self.cost_out, self.history_out])])
 
         self._load_problem(key, settings)
         self.problem_select.observe(self._on_problem_change, names="value")
@@ -677,23 +366,16 @@ class SolvePanel(W.VBox):
         else:
             _show_figure(self.traj_out, _blank_figure("Press Solve to see the states and controls.", 420))
 
-    def __repr__(self) -> str:  # stable text/plain for nbval (no model ids, no numbers)
-        return f"SolvePanel(problems={list(self.problems)})"
-
     # ---------------------------------------------------------- problem
-    @property
-    def demo(self) -> DemoProblem:
-        return self.problems[self.problem_select.value]
-
     def _load_problem(self, key: str, overrides: dict | None = None) -> None:
         problem = self.problems[key]
+        settings = base_settings(problem)
         self._goal_types = {}
-        try:
-            settings = default_settings(problem)
-            self._goal_types = {g.name: g for g in problem.build(settings).problem.goals}
+        try:  # default_settings(problem), keeping the built goals for their types
+            study = problem.build(settings)
+            settings["goals"] = goal_settings(study)
+            self._goal_types = {g.name: g for g in study.problem.goals}
         except Exception as err:  # a broken builder: show it, keep the panel alive
-            settings = {"scheme": "hermite-simpson", "mode": "explicit", "mesh_intervals": problem.initial_mesh,
-                        "optimizer": "ipopt", "max_iterations": 3000, "tolerance": None, "goals": {}}
             self._show_error("Could not build the problem", err)
         settings.update(overrides or {})
         title = self._title or problem.title
@@ -705,14 +387,13 @@ class SolvePanel(W.VBox):
         self.options_box.children = list(self.option_widgets.values())
         self.goal_widgets = {}
         rows = []
-        style, wide = {"description_width": "110px"}, W.Layout(width="260px")
         for name, values in settings.get("goals", {}).items():
             kind = type(self._goal_types.get(name)).__name__ if name in self._goal_types else ""
-            ws = {"weight": W.FloatText(value=values.get("weight", 1.0), description="weight", style=style,
-                                        layout=wide, tooltip=f"weight of goal {name!r} (0 switches it off)")}
+            ws = {"weight": W.FloatText(value=values.get("weight", 1.0), description="weight", style=_STYLE,
+                                        layout=_wide(), tooltip=f"weight of goal {name!r} (0 switches it off)")}
             if "exponent" in values:
-                ws["exponent"] = W.FloatText(value=values["exponent"], description="exponent", style=style,
-                                             layout=wide, tooltip="∫ |x|^exponent dt; Moco requires >= 2")
+                ws["exponent"] = W.FloatText(value=values["exponent"], description="exponent", style=_STYLE,
+                                             layout=_wide(), tooltip="∫ |x|^exponent dt; Moco requires >= 2")
             self.goal_widgets[name] = ws
             rows.append(_html(f"<div class='ml-goal'><b>{html.escape(name)}</b> "
                               f"<span class='ml-hint'>{html.escape(kind)}</span></div>"))
@@ -752,9 +433,7 @@ class SolvePanel(W.VBox):
 
     def _on_progress(self, p: Progress) -> None:
         self.history.append(p)
-        now = _time.perf_counter()
-        if now - self._last_progress >= 0.05:  # at most ~20 updates per second
-            self._last_progress = now
+        if self._due():
             self.progress_html.value = self._progress_text(p, running=True)
 
     @staticmethod
@@ -773,62 +452,47 @@ class SolvePanel(W.VBox):
         """
         if self._busy:
             return None
-        self._busy = True
-        self.solve_button.disabled = True
-        self.solve_button.description = "Solving…"
-        self.solve_button.icon = "spinner"
-        self.history = []
-        self._last_progress = 0.0
-        self.progress_html.value = self._progress_text(None, True, "⏳ transcribing the problem…")
+        with self._busy_button(self.solve_button, "Solving…"):
+            self.history = []
+            self._last_progress = 0.0
+            self.progress_html.value = self._progress_text(None, True, "⏳ transcribing the problem…")
+            try:
+                return self._solve(self.settings())
+            except Exception as err:  # pragma: no cover - last line of defence, keep the kernel usable
+                self._show_error("Unexpected error in the panel", err, with_trace=True)
+                return None
+
+    def _solve(self, settings: dict) -> Solution | None:
         try:
-            settings = self.settings()
-            try:
-                study = apply_settings(self.demo.build(settings), settings)
-                study.problem.validate()
-            except Exception as err:
-                self._show_error("These settings cannot be used", err)
-                self.progress_html.value = "<span class='ml-hint'>Not solved: fix the settings and press Solve.</span>"
-                return None
-            try:
-                solution = study.solve(progress=self._on_progress)
-            except Exception as err:
-                self._show_error("The solver raised an error", err, with_trace=True)
-                self.progress_html.value = "<span class='ml-hint'>Not solved (see the message).</span>"
-                return None
-            self.solve_count += 1
-            if self.solution is not None and self.solution.success:
-                self.previous = self.solution
-            if not solution.success:
-                solution.unseal()  # we plot the failed iterate, labelled as such
-            self.solution = solution
-            self._settings_used = settings
-            self.error = None
-            note = "✔ done" if solution.success else "✖ stopped"
-            self.progress_html.value = (
-                f"{note}: <b>{solution.nit}</b> iterations · objective <b>{solution.objective:.7g}</b><br>"
-                f"constraint violation <b>{solution.constraint_violation:.2e}</b> · {solution.solve_time:.2f} s")
-            self._render_numbers(solution, settings)
-            self._render_plots()
-            return solution
-        except Exception as err:  # pragma: no cover - last line of defence, keep the kernel usable
-            self._show_error("Unexpected error in the panel", err, with_trace=True)
+            study = apply_settings(self.demo.build(settings), settings)
+            study.problem.validate()
+        except Exception as err:
+            self._show_error("These settings cannot be used", err)
+            self.progress_html.value = "<span class='ml-hint'>Not solved: fix the settings and press Solve.</span>"
             return None
-        finally:
-            self.solve_button.disabled = False
-            self.solve_button.description = "Solve"
-            self.solve_button.icon = "play"
-            self._busy = False
+        try:
+            solution = study.solve(progress=self._on_progress)
+        except Exception as err:
+            self._show_error("The solver raised an error", err, with_trace=True)
+            self.progress_html.value = "<span class='ml-hint'>Not solved (see the message).</span>"
+            return None
+        self.solve_count += 1
+        if self.solution is not None and self.solution.success:
+            self.previous = self.solution
+        if not solution.success:
+            solution.unseal()  # we plot the failed iterate, labelled as such
+        self.solution = solution
+        self._settings_used = settings
+        self.error = None
+        note = "✔ done" if solution.success else "✖ stopped"
+        self.progress_html.value = (
+            f"{note}: <b>{solution.nit}</b> iterations · objective <b>{solution.objective:.7g}</b><br>"
+            f"constraint violation <b>{solution.constraint_violation:.2e}</b> · {solution.solve_time:.2f} s")
+        self._render_numbers(solution, settings)
+        self._render_plots()
+        return solution
 
     # --------------------------------------------------------- rendering
-    def _show_error(self, what: str, err: BaseException, with_trace: bool = False) -> None:
-        self.error = _error_text(err)
-        detail = ""
-        if with_trace:
-            tb = "".join(traceback.format_exception(err)[-3:])
-            detail = (f"<details><summary>details</summary><code>{html.escape(tb)}</code></details>")
-        self.message.value = (f"<div class='ml-box ml-box-error'><b>⚠ {html.escape(what)}.</b> "
-                              f"<code>{html.escape(self.error)}</code>{detail}</div>")
-
     def _reference(self, settings: dict) -> Reference | None:
         if self.demo.reference is None:
             return None
@@ -946,7 +610,7 @@ class SolvePanel(W.VBox):
 
 
 # ====================================================== ConvergencePanel
-class ConvergencePanel(W.VBox):
+class ConvergencePanel(_Panel):
     """Mesh-refinement study against a known answer, with observed orders of accuracy.
 
     Parameters
@@ -984,64 +648,40 @@ class ConvergencePanel(W.VBox):
     def __init__(self, problems=("linear", "sliding_mass"), *, problem: str | None = None,
                  meshes: Sequence[int] | None = None, schemes: Sequence[str] = SCHEMES,
                  run_on_start: bool = True):
-        if isinstance(problems, (str, DemoProblem)):
-            problems = [problems]
-        self.problems = {p.key: p for p in (get_demo_problem(x) for x in problems)}
+        key = self._offer(problems, problem)
         for p in self.problems.values():
             if p.reference is None or not p.metrics:
                 raise ValueError(f"Demo problem {p.key!r} has no analytic reference; it cannot be used "
                                  "in a convergence study.")
-        key = problem or next(iter(self.problems))
-        if key not in self.problems:
-            raise KeyError(f"Problem {key!r} is not offered; choose one of {list(self.problems)}")
         if meshes is None:
             meshes = (5, 10, 20) if fast_mode() else (10, 20, 40, 80)
         self.results: list[dict] = []
         self.orders: dict = {}
         self.figure: go.Figure | None = None
-        self.error: str | None = None
         self.run_count = 0
-        self._busy = False
-        self._last_progress = 0.0
 
-        style = {"description_width": "110px"}
-        wide = W.Layout(width="260px")
-        self.header = _html(classes=["ml-header"])
-        self.problem_select = W.Dropdown(options=[(p.title, k) for k, p in self.problems.items()], value=key,
-                                         layout=W.Layout(width="262px"), tooltip="problem")
-        self.problem_select.add_class("ml-problem")
         self.scheme_boxes = {s: W.Checkbox(value=s in schemes, description=SCHEME_LABELS[s], indent=False,
                                            layout=W.Layout(width="150px")) for s in SCHEMES}
-        self.mode = W.Dropdown(options=list(MODES), description="dynamics mode", style=style, layout=wide)
+        self._solver_widgets()
         self.meshes = W.Text(value=", ".join(str(n) for n in meshes), description="mesh intervals N",
-                             style=style, layout=wide)
-        self.optimizer = W.Dropdown(options=list(OPTIMIZERS), description="optimizer", style=style, layout=wide)
-        self.tolerance = _tolerance_dropdown(style, wide)
-        self.run_button = W.Button(description="Run mesh sequence", button_style="primary", icon="play",
-                                   layout=W.Layout(width="260px", height="36px", margin="8px 0 4px 0"))
-        self.progress_bar = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="260px"))
+                             style=_STYLE, layout=_wide())
+        self.run_button = _action_button("Run mesh sequence")
+        self.progress_bar = W.IntProgress(value=0, min=0, max=1, layout=_wide())
         self.progress_html = _html("<span class='ml-hint'>Press Run to solve on every mesh.</span>",
                                    ["ml-progress"], width="260px")
         self.summary = _html(classes=["ml-numbers"])
-        self.message = _html()
         self.plot_out = W.Output(layout=W.Layout(width="100%", min_height="460px"))
         self.table = _html()
+        self._lay_out(
+            [self._problem_group(),
+             _group("Transcription",
+                    _html("<span class='ml-hint'>schemes to compare</span>"),
+                    W.HBox(list(self.scheme_boxes.values())), self.mode, self.meshes,
+                    _html("<span class='ml-hint'>comma-separated and increasing</span>")),
+             _group("Optimizer", self.optimizer, self.tolerance),
+             self.run_button, self.progress_bar, self.progress_html],
+            [self.summary, self.message, self.plot_out, self.table])
 
-        sidebar = W.VBox([
-            _group("Problem", *([self.problem_select] if len(self.problems) > 1 else [])),
-            _group("Transcription",
-                   _html("<span class='ml-hint'>schemes to compare</span>"),
-                   W.HBox(list(self.scheme_boxes.values())), self.mode, self.meshes,
-                   _html("<span class='ml-hint'>comma-separated and increasing</span>")),
-            _group("Optimizer", self.optimizer, self.tolerance),
-            self.run_button, self.progress_bar, self.progress_html,
-        ], layout=W.Layout(width="290px", min_width="290px", margin="0 12px 0 0", align_self="flex-start"))
-        sidebar.add_class("ml-sidebar")
-        main = W.VBox([self.summary, self.message, self.plot_out, self.table],
-                      layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
-        super().__init__([_html(_CSS), self.header, W.HBox([sidebar, main], layout=W.Layout(width="100%"))],
-                         layout=W.Layout(width="100%"))
-        self.add_class("ml-panel")
         self._update_header()
         self.problem_select.observe(self._on_problem_change, names="value")
         self.run_button.on_click(lambda _b: self.run())
@@ -1049,13 +689,6 @@ class ConvergencePanel(W.VBox):
             self.run()
         else:
             _show_figure(self.plot_out, _blank_figure("Press “Run mesh sequence” to start.", 460))
-
-    def __repr__(self) -> str:
-        return f"ConvergencePanel(problems={list(self.problems)})"
-
-    @property
-    def demo(self) -> DemoProblem:
-        return self.problems[self.problem_select.value]
 
     def _update_header(self) -> None:
         p = self.demo
@@ -1087,81 +720,73 @@ class ConvergencePanel(W.VBox):
             raise ValueError("mesh intervals above 2000 would take too long in a dashboard")
         return values
 
-    def _show_error(self, what: str, err: BaseException) -> None:
-        self.error = _error_text(err)
-        self.message.value = (f"<div class='ml-box ml-box-error'><b>⚠ {html.escape(what)}.</b> "
-                              f"<code>{html.escape(self.error)}</code></div>")
-
     def run(self) -> list[dict] | None:
         """Solve on every mesh for every checked scheme, then update the plot and the table (never raises)."""
         if self._busy:
             return None
-        self._busy = True
-        self.run_button.disabled = True
-        self.run_button.description = "Running…"
-        self.run_button.icon = "spinner"
-        try:
+        with self._busy_button(self.run_button, "Running…"):
             try:
-                Ns = self.parse_meshes()
-                schemes = [s for s, box in self.scheme_boxes.items() if box.value]
-                if not schemes:
-                    raise ValueError("check at least one transcription scheme")
-            except Exception as err:
-                self._show_error("These settings cannot be used", err)
+                return self._run()
+            except Exception as err:  # pragma: no cover - last line of defence
+                self._show_error("Unexpected error in the panel", err)
                 return None
-            self.message.value = ""
-            self.error = None
-            demo = self.demo
-            base = default_settings(demo)
-            base.update(mode=self.mode.value, optimizer=self.optimizer.value, tolerance=_tolerance_value(self.tolerance.value))
-            reference = demo.reference(base)
-            total = len(Ns) * len(schemes)
-            self.progress_bar.max, self.progress_bar.value = total, 0
-            self.progress_bar.bar_style = ""
-            results = []
-            for scheme in schemes:
-                for N in Ns:
-                    k = len(results) + 1
-                    label = f"solve {k} of {total}: {SCHEME_LABELS[scheme]}, N = {N}"
-                    self.progress_html.value = f"⏳ {label}"
-                    settings = dict(base, scheme=scheme, mesh_intervals=N)
-                    row = {"scheme": scheme, "N": N, "success": False, "status": "", "nit": 0,
-                           "solve_time": float("nan"), "errors": {}}
-                    try:
-                        study = apply_settings(demo.build(settings), settings)
-                        self._last_progress = 0.0
 
-                        def progress(p, label=label):
-                            now = _time.perf_counter()
-                            if now - self._last_progress >= 0.05:
-                                self._last_progress = now
-                                self.progress_html.value = (f"⏳ {label}<br>iteration <b>{p.iteration}</b> · "
-                                                            f"objective <b>{p.objective:.7g}</b>")
-
-                        sol = study.solve(progress=progress)
-                        row.update(success=sol.success, status=sol.status, nit=sol.nit, solve_time=sol.solve_time)
-                        if sol.success:
-                            row["errors"] = solution_errors(reference, sol, demo.metrics)
-                    except Exception as err:
-                        row["status"] = _error_text(err)
-                    results.append(row)
-                    self.progress_bar.value = len(results)
-            self.results = results
-            self.run_count += 1
-            failed = [r for r in results if not r["success"]]
-            self.progress_bar.bar_style = "warning" if failed else "success"
-            self.progress_html.value = (f"✔ {total} solves done" if not failed
-                                        else f"✖ {len(failed)} of {total} solves failed (see the table)")
-            self._render(Ns, schemes, demo)
-            return results
-        except Exception as err:  # pragma: no cover - last line of defence
-            self._show_error("Unexpected error in the panel", err)
+    def _run(self) -> list[dict] | None:
+        try:
+            Ns = self.parse_meshes()
+            schemes = [s for s, box in self.scheme_boxes.items() if box.value]
+            if not schemes:
+                raise ValueError("check at least one transcription scheme")
+        except Exception as err:
+            self._show_error("These settings cannot be used", err)
             return None
-        finally:
-            self.run_button.disabled = False
-            self.run_button.description = "Run mesh sequence"
-            self.run_button.icon = "play"
-            self._busy = False
+        self.message.value = ""
+        self.error = None
+        demo = self.demo
+        base = default_settings(demo)
+        base.update(mode=self.mode.value, optimizer=self.optimizer.value,
+                    tolerance=_tolerance_value(self.tolerance.value))
+        reference = demo.reference(base)
+        total = len(Ns) * len(schemes)
+        self.progress_bar.max, self.progress_bar.value = total, 0
+        self.progress_bar.bar_style = ""
+        results = []
+        for scheme in schemes:
+            for N in Ns:
+                label = f"solve {len(results) + 1} of {total}: {SCHEME_LABELS[scheme]}, N = {N}"
+                self.progress_html.value = f"⏳ {label}"
+                settings = dict(base, scheme=scheme, mesh_intervals=N)
+                results.append(self._solve_one(demo, settings, reference, label))
+                self.progress_bar.value = len(results)
+        self.results = results
+        self.run_count += 1
+        failed = [r for r in results if not r["success"]]
+        self.progress_bar.bar_style = "warning" if failed else "success"
+        self.progress_html.value = (f"✔ {total} solves done" if not failed
+                                    else f"✖ {len(failed)} of {total} solves failed (see the table)")
+        self._render(Ns, schemes, demo)
+        return results
+
+    def _solve_one(self, demo: DemoProblem, settings: dict, reference: Reference | None, label: str) -> dict:
+        """One solve of the sequence as a row of :attr:`results` (a failure is a row too)."""
+        row = {"scheme": settings["scheme"], "N": settings["mesh_intervals"], "success": False, "status": "",
+               "nit": 0, "solve_time": float("nan"), "errors": {}}
+
+        def progress(p: Progress) -> None:
+            if self._due():
+                self.progress_html.value = (f"⏳ {label}<br>iteration <b>{p.iteration}</b> · "
+                                            f"objective <b>{p.objective:.7g}</b>")
+
+        try:
+            study = apply_settings(demo.build(settings), settings)
+            self._last_progress = 0.0
+            sol = study.solve(progress=progress)
+            row.update(success=sol.success, status=sol.status, nit=sol.nit, solve_time=sol.solve_time)
+            if sol.success:
+                row["errors"] = solution_errors(reference, sol, demo.metrics)
+        except Exception as err:
+            row["status"] = _error_text(err)
+        return row
 
     def _render(self, Ns: list[int], schemes: list[str], demo: DemoProblem) -> None:
         fig = go.Figure()

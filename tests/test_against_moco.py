@@ -5,7 +5,7 @@ transcription scheme, multibody dynamics mode and optimizer tolerances
 (IPOPT's defaults in both: ``tol`` 1e-8, ``constr_viol_tol`` 1e-4):
 
 * by Moco (``MocoCasADiSolver``), through :mod:`benchmarks.moco_reference`;
-* by moco_lab, through the builders of :mod:`benchmarks.moco_lab_problems`.
+* by moco_lab, through the studies of :mod:`moco_lab.examples` (``STUDIES``).
 
 The two transcriptions are meant to be the *same* nonlinear program, so the
 solutions must coincide to the optimizer's accuracy, not merely to the
@@ -59,8 +59,8 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from benchmarks import moco_lab_problems as mlp  # noqa: E402
-from benchmarks import moco_reference as mr  # noqa: E402
+import moco_lab as ml  # noqa: E402
+from benchmarks.compare_moco import MOCO_SOLVERS, MODES, SCHEMES  # noqa: E402
 
 pytestmark = pytest.mark.opensim
 
@@ -77,16 +77,6 @@ OBJECTIVE_RTOL = 1e-9
 #: the variable in Moco's solution (measured <= 1.4e-8).
 TRAJECTORY_RTOL = 1e-6
 
-SCHEMES = ("trapezoidal", "hermite-simpson")
-MODES = ("explicit", "implicit")
-
-#: Problem name -> (Moco solver from benchmarks.moco_reference, its keyword arguments).
-MOCO_SOLVERS = {
-    "linear[kirk]": (mr.solve_linear, {"variant": "kirk"}),
-    "linear[moco_test]": (mr.solve_linear, {"variant": "moco_test"}),
-    "sliding_mass": (mr.solve_sliding_mass, {}),
-    "double_pendulum": (mr.solve_double_pendulum, {}),
-}
 #: Problems whose final time is a decision variable.
 FREE_FINAL_TIME = {"sliding_mass"}
 
@@ -106,8 +96,7 @@ def _solve_pair(problem: str, scheme: str, mode: str):
     """
     moco_solve, moco_kwargs = MOCO_SOLVERS[problem]
     moco = moco_solve(scheme=scheme, mode=mode, N=N, tol=TOL, **moco_kwargs)
-    builder, lab_kwargs = mlp.PROBLEMS[problem]
-    lab = builder(scheme=scheme, mode=mode, N=N, tol=TOL, **lab_kwargs).solve()
+    lab = ml.examples.STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N, tol=TOL).solve()
     return moco, lab
 
 

@@ -6,20 +6,12 @@ checked. Runs in fast mode (small meshes).
 """
 from __future__ import annotations
 
-import math
-import sys
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-
-import moco_lab as ml  # noqa: E402
-from moco_lab import widgets as mw  # noqa: E402
-from moco_lab.widgets import ConvergencePanel, SolvePanel  # noqa: E402
+import moco_lab as ml
+from moco_lab import analysis, demos
+from moco_lab import widgets as mw
+from moco_lab.widgets import ConvergencePanel, SolvePanel
 
 PLOTLY = "application/vnd.plotly.v1+json"
 
@@ -41,90 +33,16 @@ def legend_names(fig) -> set[str]:
     return {t.name for t in fig.data}
 
 
-# ------------------------------------------------------- analytic answers
-def test_linear_closed_form_satisfies_the_problem():
-    assert mw.LINEAR_C2 == pytest.approx(-7.2917920742, abs=1e-9)
-    assert mw.LINEAR_C3 == pytest.approx(-6.1048273597, abs=1e-9)
-    t = np.linspace(0, 2, 20001)
-    y = mw.linear_exact_states(t)
-    q, u = y["/jointset/j/coord/value"], y["/jointset/j/coord/speed"]
-    assert (q[0], u[0], q[-1], u[-1]) == pytest.approx((0, 0, 5, 2), abs=1e-12)
-    udot = np.gradient(u, t)
-    for variant, sign in (("kirk", -1), ("moco_test", 1)):
-        x = mw.linear_exact_control(t, variant)
-        np.testing.assert_allclose(udot[1:-1], (sign * u + x)[1:-1], atol=1e-6)
-        J = 0.5 * np.trapezoid(x ** 2, t)
-        assert J == pytest.approx({"kirk": 16.7507233968, "moco_test": 12.7507233968}[variant], abs=1e-6)
-
-
-def test_references_only_where_they_apply():
-    s = mw.default_settings("linear")
-    ref = mw.linear_reference(s)
-    assert ref.objective == pytest.approx(16.7507233968, abs=1e-9)
-    assert mw.linear_reference({**s, "goals": {"effort": {"weight": 0.5, "exponent": 4}}}) is None
-    assert mw.linear_reference({**s, "goals": {"effort": {"weight": 1.0, "exponent": 2}}}).objective == \
-        pytest.approx(2 * 16.7507233968, abs=1e-9)
-
-    s = mw.default_settings("sliding_mass")
-    ref = mw.sliding_mass_reference(s)
-    assert ref.final_time == pytest.approx(0.4) and ref.objective == pytest.approx(0.4)
-    traj = ref.trajectory(401)
-    assert traj.states["/slider/position/value"][-1] == pytest.approx(1.0)
-    assert mw.sliding_mass_reference({**s, "mass": 8.0}).final_time == pytest.approx(0.8)
-    assert mw.sliding_mass_reference({**s, "tf_max": 0.3}) is None
-    assert mw.sliding_mass_reference({**s, "goals": {"final_time": {"weight": 1.0},
-                                                     "effort": {"weight": 0.1, "exponent": 2}}}) is None
-
-
-def test_default_settings_lists_the_goals():
-    s = mw.default_settings("linear")
-    assert s["goals"] == {"effort": {"weight": 0.5, "exponent": 2.0}}
-    assert s["mesh_intervals"] == 10  # fast mode
-    assert s["variant"] == "kirk"
-    s = mw.default_settings("sliding_mass")
-    assert list(s["goals"]) == ["final_time", "effort"]
-    assert s["goals"]["effort"]["weight"] == 0.0
-
-
-def test_apply_settings_and_its_errors():
-    s = mw.default_settings("linear")
-    s.update(scheme="trapezoidal", mode="implicit", mesh_intervals=12, tolerance=1e-6, max_iterations=50)
-    s["goals"]["effort"].update(weight=2.0, exponent=4)
-    study = mw.apply_settings(mw.get_demo_problem("linear").build(s), s)
-    assert study.solver.transcription_scheme == "trapezoidal"
-    assert study.solver.multibody_dynamics_mode == "implicit"
-    assert study.solver.num_mesh_intervals == 12
-    assert study.solver.optim_convergence_tolerance == 1e-6 == study.solver.optim_constraint_tolerance
-    assert study.solver.optim_max_iterations == 50
-    goal = study.problem.get_goal("effort")
-    assert (goal.weight, goal.exponent) == (2.0, 4.0)
-
-    build = mw.get_demo_problem("linear").build
-    with pytest.raises(ValueError, match="exponent must be >= 2"):
-        mw.apply_settings(build(s), {"goals": {"effort": {"exponent": 1.5}}})
-    with pytest.raises(ValueError, match="finite"):
-        mw.apply_settings(build(s), {"goals": {"effort": {"weight": float("nan")}}})
-    with pytest.raises(KeyError):
-        mw.apply_settings(build(s), {"goals": {"efort": {"weight": 1}}})
-    with pytest.raises(ValueError, match="transcription_scheme"):
-        mw.apply_settings(build(s), {"scheme": "euler"})
-
-
-def test_observed_orders():
-    N = [10, 20, 40, 80]
-    pairs, fit = mw.observed_orders(N, [3.0 * n ** -2.0 for n in N])
-    assert pairs == pytest.approx([2, 2, 2]) and fit == pytest.approx(2)
-    pairs, fit = mw.observed_orders(N, [1e-2, float("nan"), 1e-4, 1e-5])
-    assert math.isnan(pairs[0]) and pairs[2] == pytest.approx(math.log2(10))
-    assert np.isfinite(fit)
-
-
-def test_registry():
-    assert {"linear", "sliding_mass", "double_pendulum"} <= set(mw.DEMO_PROBLEMS)
-    with pytest.raises(KeyError, match="Unknown demo problem"):
-        mw.get_demo_problem("nope")
-    with pytest.raises(TypeError):
-        mw.get_demo_problem(3)
+def test_moved_names_are_still_importable_from_widgets():
+    """The registry lives in moco_lab.demos and the analysis in moco_lab.analysis; widgets re-exports them."""
+    for name in ("Option", "Reference", "DemoProblem", "DEMO_PROBLEMS", "register_demo_problem",
+                 "get_demo_problem", "default_settings", "apply_settings", "linear_reference",
+                 "sliding_mass_reference"):
+        assert getattr(mw, name) is getattr(demos, name), name
+    for name in ("METRIC_LABELS", "solution_errors", "observed_orders", "LINEAR_C2", "LINEAR_C3",
+                 "linear_exact_states", "linear_exact_control"):
+        assert getattr(mw, name) is getattr(analysis, name), name
+    assert set(mw.__all__) >= {"SolvePanel", "ConvergencePanel", "DEMO_PROBLEMS", "observed_orders"}
 
 
 # ------------------------------------------------------------- SolvePanel
@@ -208,7 +126,7 @@ def test_infeasible_sliding_mass(panel):
     assert panel.solution.success and "|t_f − t_f*|" in panel.numbers.value
     assert panel.previous is None  # a new problem starts without overlay
     assert set(panel.option_widgets) == {"mass", "tf_max"}
-    assert set(panel.goal_widgets) == {"final_time", "effort"}
+    assert set(panel.goal_widgets) == {"time", "effort"}
     assert panel.solution.final_time == pytest.approx(0.4, abs=0.01)
     panel.option_widgets["tf_max"].value = 0.3  # t_f* = 0.4 cannot be reached
     sol = panel.solve()
@@ -227,9 +145,9 @@ def test_goal_weights_change_the_solution(panel):
     panel.goal_widgets["effort"]["weight"].value = 0.001
     sol = panel.solve()
     assert sol.success and sol.final_time > 0.45  # effort makes the motion slower
-    assert set(sol.goal_values) == {"final_time", "effort"} and sol.goal_values["effort"] > 0
+    assert set(sol.goal_values) == {"time", "effort"} and sol.goal_values["effort"] > 0
     cost = panel.figures["cost"]
-    assert list(cost.data[0].y) == ["final_time", "effort"]
+    assert list(cost.data[0].y) == ["time", "effort"]
     assert "t_f*" not in panel.numbers.value
     panel.goal_widgets["effort"]["weight"].value = 0.0
 
@@ -262,13 +180,10 @@ def test_snopt(panel):
 def test_custom_builder_and_solver_exception():
     def spring_free(settings):
         """Move the sliding mass 1 m in 1 s with minimum effort."""
-        study = ml.Study()
-        p = study.problem
-        p.set_model(ml.models.sliding_mass())
-        p.set_time_bounds(0, 1)
-        p.set_state_info("/slider/position/value", (-5, 5), 0, 1)
-        p.set_state_info("/slider/position/speed", (-50, 50), 0, 0)
-        p.add_goal(ml.ControlGoal("effort"))
+        study = ml.examples.sliding_mass_study()
+        study.problem.set_time_bounds(0, 1)
+        study.problem.remove_goal("time")
+        study.problem.add_goal(ml.ControlGoal("effort"))
         return study
 
     p = SolvePanel(spring_free)
@@ -353,14 +268,14 @@ def test_convergence_sliding_mass_and_bad_input():
 
 
 def test_convergence_reports_failed_solves():
-    base = mw.get_demo_problem("linear")
+    base = demos.get_demo_problem("linear")
 
     def build(settings):
         if settings["mesh_intervals"] > 10:
             raise ValueError("too big for this test")
         return base.build(settings)
 
-    demo = mw.DemoProblem(key="flaky", title="flaky", description="", build=build, reference=base.reference,
+    demo = demos.DemoProblem(key="flaky", title="flaky", description="", build=build, reference=base.reference,
                           metrics=("states",))
     c = ConvergencePanel(demo, meshes=(5, 10, 20), schemes=("trapezoidal",))
     assert [r["success"] for r in c.results] == [True, True, False]
