@@ -61,6 +61,8 @@ import numpy as np  # noqa: E402
 import sympy  # noqa: E402
 from sympy.core.cache import clear_cache  # noqa: E402
 
+from moco_lab.transcription import clear_kernel_cache  # noqa: E402
+
 import moco_lab as ml  # noqa: E402
 from benchmarks import moco_reference as mr  # noqa: E402
 
@@ -82,7 +84,8 @@ DEFAULT_OUTPUT = _REPO_ROOT / "benchmarks" / "results.md"
 # ------------------------------------------------------------------- solving
 def run_moco_lab(problem: str, scheme: str, mode: str, N: int) -> dict:
     """Build a fresh moco_lab study, solve it, and time both steps."""
-    clear_cache()  # SymPy's global cache: make every repeat compile from scratch.
+    clear_cache()  # SymPy's global cache: make every repeat compile from scratch,
+    clear_kernel_cache()  # and moco_lab's compiled dynamics shared between factory models.
     start = time.perf_counter()
     study = ml.examples.STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N)
     build = time.perf_counter() - start

@@ -111,7 +111,7 @@ class MultibodyKernel:
         self.z = sympy.symbols(f"z0:{nz}") if nz else ()
         self.x = sympy.symbols(f"x0:{nu}") if nu else ()
         self.p = sympy.symbols(f"p0:{npar}") if npar else ()
-        ID, Zd = self._symbolic_dynamics()
+        ID, Zd, tau_app = self._symbolic_dynamics()
         R = sympy.Matrix(ID)
         Zd = sympy.Matrix(Zd) if nz else sympy.zeros(0, 1)
         A = sympy.Matrix(self.a)
@@ -127,6 +127,7 @@ class MultibodyKernel:
             "residual_jac")
         self.symbolic_residual = R
         self.symbolic_auxiliary_derivatives = Zd
+        self._applied = compile_numpy(args, {"tau": sympy.Matrix(tau_app), "Zd": Zd}, "applied")
 
     def _symbolic_dynamics(self):
         """``ID(q, u, a, z, x, p)`` (nq expressions) and muscle-state derivatives ``Zd`` (nz)."""
@@ -154,8 +155,7 @@ class MultibodyKernel:
         plant.CalcForceElementsContribution(ctx, forces)
         ID = plant.CalcInverseDynamics(ctx, np.array([Expression(v) for v in da]), forces)
         ID = [sympy.sympify(to_sympy(e, memo=memo)) for e in ID]
-        tau = model.applied_generalized_forces(self.q, self.u, self.x, values)
-        ID = [ID[i] - tau[i] for i in range(nq)]
+        tau = list(model.applied_generalized_forces(self.q, self.u, self.x, values))
         # muscles: tension T along the path; generalized force -(dl/dq)^T T
         Zd = []
         zi = 0
@@ -177,8 +177,8 @@ class MultibodyKernel:
                 Zd.append(mus.calc_normalized_tendon_force_derivative(a, length, speed, ntf, xp=sympy))
                 zi += 1
             tension = mus.calc_tendon_force(a, length, speed, ntf, xp=sympy)
-            ID = [ID[i] + dl[i] * tension for i in range(nq)]
-        return ID, Zd
+            tau = [tau[i] - dl[i] * tension for i in range(nq)]
+        return [ID[i] - tau[i] for i in range(nq)], Zd, tau
 
     def rebind(self, model: Model) -> "MultibodyKernel":
         """A copy of this kernel for another model built identically (same factory and arguments)."""
@@ -232,6 +232,20 @@ class MultibodyKernel:
             JR["da"] = M
             res["J"] = JR
         return res
+
+    def applied(self, Q, U, Z, X, P):
+        """moco_lab's applied generalized forces and muscle-state derivatives (no Jacobians).
+
+        Returns
+        -------
+        tau : (n, nq)
+            Generalized forces of actuators, springs/dampers and muscles (not
+            gravity or Drake's own force elements), by coordinate (q order).
+        Zd : (n, nz)
+            Muscle-state derivatives.
+        """
+        out = self._applied(Q, U, Z, X, P)
+        return out["tau"][:, :, 0], out["Zd"][:, :, 0]
 
     def residual(self, Q, U, A, X, P, jac: bool = False, Z=None):
         """Inverse-dynamics residual ``M A + f_inertial - f_app`` at each node.

@@ -94,10 +94,18 @@ class ForceElementSystem(LeafSystem):
     def __init__(self, model: Model, time, controls, values: Mapping[str, float] | None = None):
         super().__init__()
         self._model = model
+        # moco_lab's own compiled dynamics: the same equations the optimizer uses
+        from .transcription import _kernel_for
+
+        self._values = dict(values or {})
+        self._kernel = _kernel_for(model, tuple(self._values))
+        self._P = np.array([self._values[k] for k in self._values], dtype=float)
+        self._nz = len(model.auxiliary_state_names())
+        if self._nz:
+            self.DeclareContinuousState(self._nz)
         self._time = np.asarray(time, dtype=float)
         nu = model.num_controls
         self._controls = np.asarray(controls, dtype=float).reshape(self._time.size, nu)
-        self._values = dict(values or {})
         nq = model.nq
         # moco_lab orders u like q (by q_index); Drake's v may be ordered differently.
         self._q_index = np.array([c.q_index for c in model.coordinates], dtype=int)
@@ -122,17 +130,27 @@ class ForceElementSystem(LeafSystem):
     def _calc_controls(self, context, output: BasicVector):
         output.SetFromVector(self.controls_at(context.get_time()))
 
-    def _calc_force(self, context, output: BasicVector):
+    def _evaluate(self, context):
         s = self._state_port.Eval(context)
         q = s[: self._nq]
         v = s[self._nq:]
         u = np.empty(self._nq)
         u[self._q_index] = v[self._v_index]
         x = self.controls_at(context.get_time())
-        tau = self._model.applied_generalized_forces(q, u, x, self._values)
+        z = context.get_continuous_state_vector().CopyToVector() if self._nz else np.zeros(0)
+        tau, zd = self._kernel.applied(q[None, :], u[None, :], z[None, :], x[None, :], self._P)
+        return tau[0], zd[0]
+
+    def _calc_force(self, context, output: BasicVector):
+        tau, _ = self._evaluate(context)
         tau_v = np.zeros(self._nv)
         tau_v[self._v_index] = np.asarray(tau, dtype=float)[self._q_index]
         output.SetFromVector(tau_v)
+
+    def DoCalcTimeDerivatives(self, context, derivatives):
+        if self._nz:
+            _, zd = self._evaluate(context)
+            derivatives.get_mutable_vector().SetFromVector(zd)
 
 
 def _split_parameters(model: Model, parameters: Mapping[str, float] | None):
@@ -325,6 +343,10 @@ def simulate(
         v0[c.v_index] = y0[c.speed_path]
     plant.SetPositions(plant_context, q0)
     plant.SetVelocities(plant_context, v0)
+    aux_names = model.auxiliary_state_names()
+    if aux_names:
+        forces.GetMyMutableContextFromRoot(context).get_mutable_continuous_state_vector().SetFromVector(
+            np.array([y0[n] for n in aux_names]))
 
     integ = ResetIntegratorFromFlags(simulator, integrator, max_step if max_step is not None else tf - t0)
     if not fixed_step:
@@ -339,9 +361,14 @@ def simulate(
     qi = [c.q_index for c in model.coordinates]
     vi = [c.v_index for c in model.coordinates]
 
+    Zs = np.empty((n, len(aux_names)))
+    forces_context = forces.GetMyContextFromRoot(context)
+
     def record(k):
         Q[k] = plant.GetPositions(plant_context)[qi]
         U[k] = plant.GetVelocities(plant_context)[vi]
+        if aux_names:
+            Zs[k] = forces_context.get_continuous_state_vector().CopyToVector()
 
     record(0)
     for k in range(1, n):
@@ -353,6 +380,8 @@ def simulate(
         out_states[c.value_path] = Q[:, j]
     for j, c in enumerate(model.coordinates):
         out_states[c.speed_path] = U[:, j]
+    for j, name in enumerate(aux_names):
+        out_states[name] = Zs[:, j]
     out_controls = {name: X[:, k].copy() for k, name in enumerate(control_names)}
     return Trajectory(time, states=out_states, controls=out_controls, parameters=dict(trajectory.parameters))
 
