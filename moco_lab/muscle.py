@@ -203,6 +203,11 @@ def _zeros_like(x):
     return x * 0
 
 
+def _mul(c: float, x):
+    """``c * x`` for a constant ``c``, with ``c == 0`` giving :func:`_zeros_like` (see there)."""
+    return _zeros_like(x) if c == 0 else c * x
+
+
 def _ones_like(x):
     """``1.0`` with the shape of ``x`` (numpy), exact ``1`` for SymPy."""
     z = _zeros_like(x)
@@ -241,7 +246,7 @@ def active_force_length_multiplier(norm_fiber_length: ArrayOrExpr, width_scale: 
     x = (norm_fiber_length - 1.0) / width_scale + 1.0
     total = 0
     for b1, b2, b3, b4 in ACTIVE_FORCE_LENGTH_B:
-        total = total + b1 * f.exp(-0.5 * (x - b2) ** 2 / (b3 + b4 * x) ** 2)
+        total = total + b1 * f.exp(-0.5 * (x - b2) ** 2 / (b3 + _mul(b4, x)) ** 2)
     return total
 
 
@@ -269,8 +274,8 @@ def active_force_length_multiplier_derivative(norm_fiber_length: ArrayOrExpr, wi
     x = (norm_fiber_length - 1.0) / width_scale + 1.0
     total = 0
     for b1, b2, b3, b4 in ACTIVE_FORCE_LENGTH_B:
-        total = total + (b1 * f.exp(-0.5 * (x - b2) ** 2 / (b3 + b4 * x) ** 2)
-                         * (b2 - x) * (b3 + b2 * b4) / (b3 + b4 * x) ** 3)
+        total = total + (b1 * f.exp(-0.5 * (x - b2) ** 2 / (b3 + _mul(b4, x)) ** 2)
+                         * (b2 - x) * (b3 + b2 * b4) / (b3 + _mul(b4, x)) ** 3)
     return total / width_scale
 
 
@@ -1096,7 +1101,7 @@ class DeGrooteFregly2016Muscle:
         fmax = self.max_isometric_force
         f_act = fmax * (a * fl * fv)
         f_pe = fmax * fpe
-        f_damp = fmax * self.fiber_damping * vm_norm
+        f_damp = _mul(fmax * self.fiber_damping, vm_norm)
         fiber_force = f_act + f_pe + f_damp
         fiber_force_at = fiber_force * cos_a
         if mode == "rigid":
@@ -1107,7 +1112,7 @@ class DeGrooteFregly2016Muscle:
             tendon_force = fmax * norm_tendon_force
         residual = None
         if mode == "implicit":
-            residual = norm_tendon_force - (a * fl * fv + fpe + self.fiber_damping * vm_norm) * cos_a
+            residual = norm_tendon_force - (a * fl * fv + fpe + _mul(self.fiber_damping, vm_norm)) * cos_a
 
         return MuscleInfo(
             mode=mode, **L,
@@ -1179,7 +1184,7 @@ class DeGrooteFregly2016Muscle:
             activation * self.calc_active_force_length_multiplier(k.normalized_fiber_length, xp)
             * self.calc_force_velocity_multiplier(k.normalized_fiber_velocity, xp)
             + self.calc_passive_force_multiplier(k.normalized_fiber_length, xp)
-            + self.fiber_damping * k.normalized_fiber_velocity) * k.cos_pennation_angle
+            + _mul(self.fiber_damping, k.normalized_fiber_velocity)) * k.cos_pennation_angle
 
     # -- compliant tendon ------------------------------------------------------
 
@@ -1339,10 +1344,13 @@ class DeGrooteFregly2016Muscle:
 
     @classmethod
     def from_opensim(cls, muscle) -> "DeGrooteFregly2016Muscle":
-        """Copy the properties of an ``opensim.DeGrooteFregly2016Muscle`` (path not copied)."""
+        """Copy the properties of an ``opensim.DeGrooteFregly2016Muscle`` (path not copied).
+
+        An unnamed OpenSim muscle (name ``""``) gets the default name ``"muscle"``.
+        """
         kwargs = {key: getattr(muscle, f"get_{key}")() for key in _FLOAT_FIELDS + _BOOL_FIELDS}
         kwargs["tendon_compliance_dynamics_mode"] = muscle.get_tendon_compliance_dynamics_mode()
-        return cls(name=muscle.getName(), **kwargs)
+        return cls(name=muscle.getName() or "muscle", **kwargs)
 
     def to_opensim(self):
         """A new ``opensim.DeGrooteFregly2016Muscle`` with these properties (no path points).
