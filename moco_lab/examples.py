@@ -37,7 +37,7 @@ from .goals import ControlGoal, FinalTimeGoal
 from .study import Study
 from . import models
 
-__all__ = ["linear_study", "sliding_mass_study", "double_pendulum_study", "STUDIES"]
+__all__ = ["linear_study", "sliding_mass_study", "double_pendulum_study", "suspended_mass_prediction_study", "STUDIES"]
 
 
 def _settings(study: Study, scheme: str, mode: str, num_mesh_intervals: int, tol: float | None) -> Study:
@@ -126,6 +126,31 @@ def double_pendulum_study(scheme: str = "hermite-simpson", mode: str = "explicit
     p.set_state_info_pattern(r".*/speed", (-50, 50), 0, 0)
     p.set_control_info_pattern(r"/tau\d", (-100, 100))
     p.add_goal(ControlGoal("effort", 1.0))
+    return _settings(study, scheme, mode, num_mesh_intervals, tol)
+
+
+def suspended_mass_prediction_study(scheme: str = "hermite-simpson", mode: str = "explicit",
+                                    num_mesh_intervals: int = 100, *, tol: float | None = None) -> Study:
+    """Problem (c), prediction: move the muscle-suspended point mass between two points, at rest at both ends.
+
+    ``t_f`` in [0.4, 0.8]; tx in [-0.2, 0.2], -0.14 -> 0.14; ty in [-0.4, 0],
+    -0.20 -> -0.15; speeds in [-15, 15], 0 at both ends; activations in
+    [0, 1], 0 at the start; excitations in [0, 1]. Goals ``effort``
+    (``∫ Σ e² dt``, weight 1) and ``time`` (``t_f``, weight 0.01). Moco's
+    defaults: 100 mesh intervals, Hermite–Simpson, explicit (seed 000,
+    Figure 4; ``VERIFICATION_PROBLEMS.md`` (c)).
+    """
+    study = Study("suspended_mass_prediction")
+    p = study.problem
+    p.set_model(models.suspended_mass())
+    p.set_time_bounds(0, (0.4, 0.8))
+    p.set_state_info("/jointset/tx/tx/value", (-0.2, 0.2), -0.14, 0.14)
+    p.set_state_info("/jointset/ty/ty/value", (-0.4, 0.0), -0.20, -0.15)
+    p.set_state_info_pattern(r".*/speed", (-15, 15), 0, 0)
+    p.set_state_info_pattern(r".*/activation", (0, 1), 0)
+    p.set_control_info_pattern(r"/forceset/.*", (0, 1))
+    p.add_goal(ControlGoal("effort", 1.0))
+    p.add_goal(FinalTimeGoal("time", 0.01))
     return _settings(study, scheme, mode, num_mesh_intervals, tol)
 
 

@@ -51,6 +51,18 @@ so in one process **all** DGF muscles use the values of the first DGF muscle
 whose state derivatives were evaluated. :meth:`DeGrooteFregly2016Muscle.calc_activation_derivative`
 uses each muscle's own properties (what the properties say).
 
+Notes for building and compiling SymPy expressions
+--------------------------------------------------
+* Zero coefficients (``fiber_damping = 0``, ``b43 = 0``) are dropped rather than
+  multiplied in: SymPy's ``0.0 * expr`` asks whether ``expr`` is finite, which
+  on the explicit tendon expression took minutes (see :func:`_mul`).
+* SymPy prints a 53-bit ``Float`` with 15 significant digits
+  (``0.8150671134243542`` -> ``0.815067113424354``), so code generated with
+  ``lambdify``/``NumPyPrinter`` carries constants perturbed by ~1e-16 relative
+  (~1e-12 relative where terms cancel, e.g. ``f_L'(1)``). A printer whose
+  ``_print_Float`` returns ``repr(float(expr))`` reproduces the numpy values to
+  round-off (tests/test_muscle.py does this).
+
 Quick use
 ---------
 >>> import numpy as np, sympy
@@ -58,8 +70,10 @@ Quick use
 >>> m = DeGrooteFregly2016Muscle("left", max_isometric_force=10,
 ...         optimal_fiber_length=0.2, tendon_slack_length=0.1,
 ...         ignore_tendon_compliance=True)
->>> float(m.calc_active_force_length_multiplier(1.0))
+>>> round(float(m.calc_active_force_length_multiplier(1.0)), 12)
 1.0
+>>> round(float(m.rigid_tendon_force(1.0, 0.3, 0.0)), 9)   # l_MT = l_opt + l_slack, static
+10.182288238
 >>> a, l, v = sympy.symbols("a l v")
 >>> F = m.rigid_tendon_force(a, l, v, xp=sympy)       # SymPy expression (N)
 >>> dF_dl = sympy.diff(F, l)                           # exact derivative

@@ -140,6 +140,13 @@ def test_rigid_tendon_allows_zero_slack_length():
     assert m.fiber_damping == 0.01 and m.max_isometric_force == 10.0
 
 
+def test_module_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(mus)
+    assert result.failed == 0 and result.attempted > 0
+
+
 def test_namespace_adapter():
     import math as pymath
     assert mus._ns(np).asin is np.arcsin
@@ -813,3 +820,19 @@ def test_activation_derivative_matches_opensim(osim):
     # The caveat: the second (default-property) muscle got the first muscle's constants.
     np.testing.assert_allclose(second_rows[:, 2], other_rows[:, 2], rtol=1e-15, atol=0)
     assert not np.allclose(second_rows[:, 2], default_rows[:, 2])
+
+
+def test_pydrake_symbolic_namespace():
+    """The same functions also build pydrake.symbolic expressions."""
+    ds = pytest.importorskip("pydrake.symbolic")
+    m = VARIANT
+    a, l, v, f, d = (ds.Variable(n) for n in "alvfd")
+    env = {a: 0.5, l: 0.4, v: 0.1, f: 0.4, d: 2.0}
+    args = (0.5, 0.4, 0.1, 0.4, 2.0)
+    assert m.calc_implicit_residual(a, l, v, f, d, xp=ds).Evaluate(env) == pytest.approx(
+        m.calc_implicit_residual(*args), rel=1e-14)
+    assert m.calc_normalized_tendon_force_derivative(a, l, v, f, xp=ds).Evaluate(env) == pytest.approx(
+        m.calc_normalized_tendon_force_derivative(*args[:4]), rel=1e-13)
+    rigid = m.replace(ignore_tendon_compliance=True)
+    assert rigid.rigid_tendon_force(a, l, v, xp=ds).Evaluate(env) == pytest.approx(
+        rigid.rigid_tendon_force(*args[:3]), rel=1e-14)
