@@ -26,6 +26,13 @@ from sympy.printing.numpy import NumPyPrinter
 from .model import Model
 
 
+class _ExactPrinter(NumPyPrinter):
+    """NumPy code printer that writes floats with all 17 significant digits (SymPy's default keeps 15)."""
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+
 def compile_numpy(inputs: list[tuple[str, list]], outputs: dict[str, sympy.Matrix], name: str = "kernel"):
     """Compile SymPy matrices into one numpy function evaluated over nodes.
 
@@ -41,7 +48,7 @@ def compile_numpy(inputs: list[tuple[str, list]], outputs: dict[str, sympy.Matri
     callable
         ``f(*arrays) -> dict name -> ndarray (n, rows, cols)``.
     """
-    printer = NumPyPrinter({"fully_qualified_modules": False, "inline": True})
+    printer = _ExactPrinter({"fully_qualified_modules": False, "inline": True})
     names = list(outputs)
     flat = []
     for key in names:

@@ -47,6 +47,16 @@ IPOPT_STATUS = {
 IPOPT_SUCCESS = (0, 5)
 
 
+#: Solver-settings attributes -> each optimizer's option names.
+_OPTION_NAMES = {
+    "ipopt": {"optim_convergence_tolerance": "tol", "optim_constraint_tolerance": "constr_viol_tol",
+              "optim_max_iterations": "max_iter"},
+    "snopt": {"optim_convergence_tolerance": "Major optimality tolerance",
+              "optim_constraint_tolerance": "Major feasibility tolerance",
+              "optim_max_iterations": "Major iterations limit"},
+}
+
+
 @dataclass
 class Progress:
     """Reported to a progress callback while the optimizer runs.
@@ -222,36 +232,27 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
     g = guess_from_trajectory(tr, settings.guess) if settings.guess is not None else guess_from_bounds(tr)
     _set_guess(tr, g)
     options = SolverOptions()
+    solver = IpoptSolver() if settings.optim_solver == "ipopt" else SnoptSolver()
+    sid = solver.solver_id()
+    # the optimizer's own statistics (exact iteration count, live progress) go to a scratch file
+    stats_file = tempfile.NamedTemporaryFile(prefix=f"moco_lab_{settings.optim_solver}_", suffix=".txt",
+                                             delete=False)
+    stats_file.close()
+    names = _OPTION_NAMES[settings.optim_solver]
+    for attr, convert in (("optim_convergence_tolerance", float), ("optim_constraint_tolerance", float),
+                          ("optim_max_iterations", int)):
+        value = getattr(settings, attr)
+        if value is not None:
+            options.SetOption(sid, names[attr], convert(value))
     if settings.optim_solver == "ipopt":
-        solver = IpoptSolver()
-        sid = solver.solver_id()
-        if settings.optim_convergence_tolerance is not None:
-            options.SetOption(sid, "tol", float(settings.optim_convergence_tolerance))
-        if settings.optim_constraint_tolerance is not None:
-            options.SetOption(sid, "constr_viol_tol", float(settings.optim_constraint_tolerance))
-        if settings.optim_max_iterations is not None:
-            options.SetOption(sid, "max_iter", int(settings.optim_max_iterations))
         options.SetOption(sid, "print_level", 5 if settings.verbose >= 5 else 0)
-        # IPOPT's own statistics (exact iteration count) go to a scratch file
-        stats_file = tempfile.NamedTemporaryFile(prefix="moco_lab_ipopt_", suffix=".txt", delete=False)
-        stats_file.close()
         options.SetOption(sid, "output_file", stats_file.name)
         options.SetOption(sid, "file_print_level", 3)
-        extra = {"spral_scaling": "none", **settings.optim_solver_options}
         if settings.verbose >= 6:
             options.SetOption(sid, "print_timing_statistics", "yes")
+        extra = {"spral_scaling": "none", **settings.optim_solver_options}
     else:
-        solver = SnoptSolver()
-        sid = solver.solver_id()
-        stats_file = tempfile.NamedTemporaryFile(prefix="moco_lab_snopt_", suffix=".txt", delete=False)
-        stats_file.close()
         options.SetOption(CommonSolverOption.kPrintFileName, stats_file.name)
-        if settings.optim_convergence_tolerance is not None:
-            options.SetOption(sid, "Major optimality tolerance", float(settings.optim_convergence_tolerance))
-        if settings.optim_constraint_tolerance is not None:
-            options.SetOption(sid, "Major feasibility tolerance", float(settings.optim_constraint_tolerance))
-        if settings.optim_max_iterations is not None:
-            options.SetOption(sid, "Major iterations limit", int(settings.optim_max_iterations))
         extra = dict(settings.optim_solver_options)
     for key, value in extra.items():
         try:

@@ -86,32 +86,21 @@ def _chain(J: np.ndarray, dz: np.ndarray) -> np.ndarray:
     return J @ dz
 
 
-def _autodiff_constraint(fun):
-    """Wrap ``fun(z, jac) -> (values, J)`` as a Drake constraint callable."""
+def _autodiff(fun, scalar: bool):
+    """Wrap ``fun(z, jac) -> (value, Jacobian)`` as a Drake constraint (or, if ``scalar``, cost) callable.
+
+    Drake calls it with floats (value only) or with ``AutoDiffXd`` (value and
+    derivatives); the exact Jacobian from ``fun`` becomes the derivatives.
+    """
 
     def wrapped(z):
         if z.dtype == object:
             zv = ExtractValue(z).reshape(-1)
             dz = ExtractGradient(z)
             val, J = fun(zv, True)
-            return InitializeAutoDiff(val, _chain(J, dz)).reshape(-1)
-        val, _ = fun(np.asarray(z, float), False)
-        return val
-
-    return wrapped
-
-
-def _autodiff_cost(fun):
-    """Wrap ``fun(z, jac) -> (value, gradient)`` as a Drake cost callable."""
-
-    def wrapped(z):
-        if z.dtype == object:
-            zv = ExtractValue(z).reshape(-1)
-            dz = ExtractGradient(z)
-            val, g = fun(zv, True)
-            return InitializeAutoDiff(np.array([val]), _chain(g.reshape(1, -1), dz))[0, 0]
-        val, _ = fun(np.asarray(z, float), False)
-        return val
+            out = InitializeAutoDiff(np.atleast_1d(val), _chain(np.atleast_2d(J), dz))
+            return out[0, 0] if scalar else out.reshape(-1)
+        return fun(np.asarray(z, float), False)[0]
 
     return wrapped
 
@@ -264,11 +253,11 @@ class Transcription:
         for i0 in range(0, N, size):
             chunk = _Chunk(self, i0, min(N, i0 + size))
             self.chunks.append(chunk)
-            b = self.prog.AddConstraint(_autodiff_constraint(chunk.constraint), chunk.lower, chunk.upper, chunk.vars,
+            b = self.prog.AddConstraint(_autodiff(chunk.constraint, scalar=False), chunk.lower, chunk.upper, chunk.vars,
                                         description=f"dynamics [{i0}, {chunk.i1})")
             b.evaluator().SetGradientSparsityPattern(chunk.sparsity)
             if self.integral_goals:
-                self.prog.AddCost(_autodiff_cost(chunk.cost), chunk.vars)
+                self.prog.AddCost(_autodiff(chunk.cost, scalar=True), chunk.vars)
 
     def node_dynamics(self, Y, X, Acc, P, jac: bool):
         """Dynamics at nodes: state derivatives ``F`` and implicit residuals ``R``.
