@@ -19,6 +19,9 @@ Problems
     ``udot = -u + x``) and ``"moco_test"`` (viscosity -1, ``udot = u + x``).
 (b) :func:`solve_sliding_mass`
     Minimum-time point-to-point motion of a sliding mass.
+(c) :func:`solve_suspended_mass_prediction`
+    Minimum effort + 0.01 t_f motion of a point mass suspended by three
+    DeGrooteFregly2016 muscles (mocopaper's verification problem).
 extra :func:`solve_double_pendulum`
     Not one of the four documented problems: minimum-effort swing-up of
     ``osim.ModelFactory.createDoublePendulum()``.
@@ -116,6 +119,9 @@ __all__ = [
     "solve_linear",
     "solve_sliding_mass",
     "solve_double_pendulum",
+    "SUSPENDED_MASS_MUSCLES",
+    "build_suspended_mass_model",
+    "solve_suspended_mass_prediction",
 ]
 
 #: Analytic optimal objective of problem (a), per variant.
@@ -548,6 +554,135 @@ def solve_double_pendulum(*, scheme: str = "hermite-simpson",
     effort = osim.MocoControlGoal("effort", 1.0)
     effort.setExponent(2)
     problem.addGoal(effort)
+    _configure_solver(study, scheme, mode, N, tol)
+    return _solve_study(study)
+
+
+# --------------------------------------------------------------------------
+# Problem (c): point mass suspended by three DeGrooteFregly2016 muscles
+# --------------------------------------------------------------------------
+#: Muscles of problem (c): name -> (ground origin x, F_max [N], l_opt [m],
+#: tendon slack length [m]); every origin has y = z = 0.
+SUSPENDED_MASS_MUSCLES = {
+    "left": (-0.2, 10.0, 0.20, 0.10),
+    "middle": (0.0, 10.0, 0.09, 0.10),
+    "right": (0.2, 20.0, 0.21, 0.09),
+}
+
+
+def build_suspended_mass_model():
+    """Build the model of problem (c), the point mass suspended by three muscles.
+
+    ``osim.ModelFactory.createPlanarPointMass()`` (massless body ``intermed``
+    on ``SliderJoint tx`` along ground x; 1 kg body ``body`` with zero inertia
+    on ``SliderJoint ty`` along ground y; gravity ``(0, -9.80665, 0)``) with
+    its two ``CoordinateActuator`` s removed; coordinate ranges tx
+    ``[-0.2, 0.2]``, ty ``[-0.4, 0]``; three ``DeGrooteFregly2016Muscle`` s
+    ``left``, ``middle``, ``right`` (see :data:`SUSPENDED_MASS_MUSCLES`),
+    each a straight 2-point path from its ground origin to the origin of
+    ``body``, pennation 0, rigid tendon (``ignore_tendon_compliance``),
+    activation dynamics on, every other property at its default (activation
+    and deactivation time constants 0.015 / 0.060 s, ...), as in mocopaper's
+    ``suspended_mass.py``.
+
+    Returns
+    -------
+    opensim.Model
+        States ``/jointset/tx/tx/{value,speed}``,
+        ``/jointset/ty/ty/{value,speed}``, ``/forceset/<name>/activation``;
+        controls ``/forceset/<name>`` (excitations).
+    """
+    _require_opensim()
+    model = osim.ModelFactory.createPlanarPointMass()
+    model.setName("suspended_mass")
+    forces = model.updForceSet()
+    # Remove the factory's two CoordinateActuators (force_x, force_y).
+    for i in reversed(range(forces.getSize())):
+        forces.remove(i)
+    # Set the ranges on the joints' own coordinates: edits made through
+    # updCoordinateSet() are lost when the model re-finalizes (the set is
+    # rebuilt from the joints).
+    for joint_name, (low, high) in (("tx", (-0.2, 0.2)), ("ty", (-0.4, 0.0))):
+        coord = model.updJointSet().get(joint_name).upd_coordinates(0)
+        coord.setRangeMin(low)
+        coord.setRangeMax(high)
+
+    body = model.getBodySet().get("body")
+    for name, (x, fmax, lopt, lslack) in SUSPENDED_MASS_MUSCLES.items():
+        muscle = osim.DeGrooteFregly2016Muscle()
+        muscle.setName(name)
+        muscle.set_max_isometric_force(fmax)
+        muscle.set_optimal_fiber_length(lopt)
+        muscle.set_tendon_slack_length(lslack)
+        muscle.set_pennation_angle_at_optimal(0.0)
+        muscle.set_ignore_tendon_compliance(True)
+        muscle.set_ignore_activation_dynamics(False)
+        muscle.addNewPathPoint("origin", model.getGround(),
+                               osim.Vec3(x, 0, 0))
+        muscle.addNewPathPoint("insertion", body, osim.Vec3(0, 0, 0))
+        model.addForce(muscle)
+
+    model.finalizeConnections()
+    return model
+
+
+def solve_suspended_mass_prediction(scheme: str = "hermite-simpson",
+                                    mode: str = "explicit", N: int = 100,
+                                    tol: Optional[float] = None) -> dict:
+    """Solve problem (c), the suspended-mass prediction, with Moco.
+
+    t0 = 0, t_f in [0.4, 0.8]; tx in [-0.2, 0.2], -0.14 -> +0.14; ty in
+    [-0.4, 0], -0.20 -> -0.15; speeds in [-15, 15], 0 at both ends;
+    activations in [0, 1], initial 0; excitations in [0, 1]; goals
+    ``MocoControlGoal("effort", 1)`` (exponent 2, J_e = int sum e^2 dt) and
+    ``MocoFinalTimeGoal("time", 0.01)``. Defaults = what mocopaper ran
+    (Moco's defaults: N = 100, Hermite-Simpson, explicit).
+
+    Parameters
+    ----------
+    scheme : {"trapezoidal", "hermite-simpson"}, optional
+        Transcription scheme.
+    mode : {"explicit", "implicit"}, optional
+        Multibody dynamics mode.
+    N : int, optional
+        Number of mesh intervals.
+    tol : float, optional
+        IPOPT convergence and constraint tolerance (default: Moco's).
+
+    Returns
+    -------
+    dict
+        See :func:`_solve_study`; states ``/jointset/tx/tx/value``,
+        ``/jointset/tx/tx/speed``, ``/jointset/ty/ty/value``,
+        ``/jointset/ty/ty/speed``, ``/forceset/<name>/activation``; controls
+        ``/forceset/<name>`` for ``name`` in ``left``, ``middle``, ``right``.
+
+    Notes
+    -----
+    OpenSim 4.6 quirk (found while cross-checking the muscle model): all
+    ``DeGrooteFregly2016Muscle`` s in one process share the activation /
+    deactivation time constants of the first one evaluated. All three
+    muscles here use the defaults (0.015 / 0.060 s), so it has no effect.
+    """
+    _require_opensim()
+    _check_options(scheme, mode, N)
+    study = osim.MocoStudy()
+    study.setName("suspended_mass_prediction")
+    problem = study.updProblem()
+    problem.setModel(build_suspended_mass_model())
+    problem.setTimeBounds(osim.MocoInitialBounds(0.0),
+                          osim.MocoFinalBounds(0.4, 0.8))
+    problem.setStateInfo("/jointset/tx/tx/value", [-0.2, 0.2], -0.14, 0.14)
+    problem.setStateInfo("/jointset/ty/ty/value", [-0.4, 0.0], -0.20, -0.15)
+    problem.setStateInfo("/jointset/tx/tx/speed", [-15, 15], 0, 0)
+    problem.setStateInfo("/jointset/ty/ty/speed", [-15, 15], 0, 0)
+    for name in SUSPENDED_MASS_MUSCLES:
+        problem.setStateInfo(f"/forceset/{name}/activation", [0, 1], 0)
+        problem.setControlInfo(f"/forceset/{name}", [0, 1])
+    effort = osim.MocoControlGoal("effort", 1.0)
+    effort.setExponent(2)
+    problem.addGoal(effort)
+    problem.addGoal(osim.MocoFinalTimeGoal("time", 0.01))
     _configure_solver(study, scheme, mode, N, tol)
     return _solve_study(study)
 

@@ -111,30 +111,35 @@ class MultibodyKernel:
         self.parameters = list(parameters)
         nq, nu, npar = model.nq, model.num_controls, len(self.parameters)
         nz = len(model.auxiliary_state_names())
-        self.nz = nz
+        nw = len(model.implicit_derivative_names())
+        self.nz, self.nw = nz, nw
         self.q = sympy.symbols(f"q0:{nq}") if nq else ()
         self.u = sympy.symbols(f"u0:{nq}") if nq else ()
         self.a = sympy.symbols(f"a0:{nq}") if nq else ()
         self.z = sympy.symbols(f"z0:{nz}") if nz else ()
+        self.w = sympy.symbols(f"w0:{nw}") if nw else ()
         self.x = sympy.symbols(f"x0:{nu}") if nu else ()
         self.p = sympy.symbols(f"p0:{npar}") if npar else ()
-        ID, Zd, tau_app = self._symbolic_dynamics()
+        ID, Zd, tau_app, Rw = self._symbolic_dynamics()
         R = sympy.Matrix(ID)
         Zd = sympy.Matrix(Zd) if nz else sympy.zeros(0, 1)
+        Rw = sympy.Matrix(Rw) if nw else sympy.zeros(0, 1)
         A = sympy.Matrix(self.a)
         M = R.jacobian(A)
         R0 = R.subs({ai: 0 for ai in self.a})
-        wrt = {"dq": self.q, "du": self.u, "dz": self.z, "dx": self.x, "dp": self.p}
-        args = [("Q", self.q), ("U", self.u), ("Z", self.z), ("X", self.x), ("P", self.p)]
-        self._mass_and_bias = compile_numpy(args, {"M": M, "R0": R0, "Zd": Zd}, "mass_and_bias")
+        wrt = {"dq": self.q, "du": self.u, "dz": self.z, "dw": self.w, "dx": self.x, "dp": self.p}
+        args = [("Q", self.q), ("U", self.u), ("Z", self.z), ("W", self.w), ("X", self.x), ("P", self.p)]
+        self._mass_and_bias = compile_numpy(args, {"M": M, "R0": R0, "Zd": Zd, "Rw": Rw}, "mass_and_bias")
         outs = {k: R.jacobian(sympy.Matrix(v)) for k, v in wrt.items() if len(v)}
         outs.update({"z" + k: Zd.jacobian(sympy.Matrix(v)) for k, v in wrt.items() if len(v) and nz})
+        outs.update({"w" + k: Rw.jacobian(sympy.Matrix(v)) for k, v in wrt.items() if len(v) and nw})
         self._residual_jac = compile_numpy(
-            [("Q", self.q), ("U", self.u), ("A", self.a), ("Z", self.z), ("X", self.x), ("P", self.p)], outs,
-            "residual_jac")
+            [("Q", self.q), ("U", self.u), ("A", self.a), ("Z", self.z), ("W", self.w), ("X", self.x),
+             ("P", self.p)], outs, "residual_jac")
         self.symbolic_residual = R
         self.symbolic_auxiliary_derivatives = Zd
         self._applied = compile_numpy(args, {"tau": sympy.Matrix(tau_app), "Zd": Zd}, "applied")
+        self.symbolic_implicit_residuals = Rw
 
     def _symbolic_dynamics(self):
         """``ID(q, u, a, z, x, p)`` (nq expressions) and muscle-state derivatives ``Zd`` (nz)."""
@@ -164,8 +169,8 @@ class MultibodyKernel:
         ID = [sympy.sympify(to_sympy(e, memo=memo)) for e in ID]
         tau = list(model.applied_generalized_forces(self.q, self.u, self.x, values))
         # muscles: tension T along the path; generalized force -(dl/dq)^T T
-        Zd = []
-        zi = 0
+        Zd, Rw = [], []
+        zi = wi = 0
         nact = len(model.actuators)
         for j, pm in enumerate(model.muscles):
             mus = pm.muscle
@@ -181,11 +186,17 @@ class MultibodyKernel:
                 zi += 1
             if not mus.ignore_tendon_compliance:
                 ntf = self.z[zi]
-                Zd.append(mus.calc_normalized_tendon_force_derivative(a, length, speed, ntf, xp=sympy))
+                if mus.is_tendon_dynamics_explicit:
+                    Zd.append(mus.calc_normalized_tendon_force_derivative(a, length, speed, ntf, xp=sympy))
+                else:  # Moco's implicit form: the derivative is a variable, the equilibrium a residual
+                    w = self.w[wi]
+                    Zd.append(w)
+                    Rw.append(mus.calc_implicit_residual(a, length, speed, ntf, w, xp=sympy))
+                    wi += 1
                 zi += 1
             tension = mus.calc_tendon_force(a, length, speed, ntf, xp=sympy)
             tau = [tau[i] - dl[i] * tension for i in range(nq)]
-        return [ID[i] - tau[i] for i in range(nq)], Zd, tau
+        return [ID[i] - tau[i] for i in range(nq)], Zd, tau, Rw
 
     def rebind(self, model: Model) -> "MultibodyKernel":
         """A copy of this kernel for another model built identically (same factory and arguments)."""
@@ -196,7 +207,7 @@ class MultibodyKernel:
         return other
 
     # ------------------------------------------------------------ evaluation
-    def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False) -> dict:
+    def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False, W=None) -> dict:
         """Dynamics at ``n`` nodes.
 
         Parameters
@@ -204,22 +215,26 @@ class MultibodyKernel:
         Q, U : (n, nq); X : (n, nu); P : (np,); Z : (n, nz) muscle states;
         A : (n, nq) accelerations for the implicit residual, or None for
             forward dynamics.
+        W : (n, nw) normalized tendon force derivatives of muscles with
+            implicit tendon dynamics.
 
         Returns
         -------
         dict
             ``"A"`` (n, nq) forward-dynamics accelerations (when ``A`` is None)
             or ``"R"`` (n, nq) inverse-dynamics residual ``M A + f_inertial -
-            f_app``; ``"Zd"`` (n, nz) muscle-state derivatives. With ``jac``:
-            ``"J"`` = derivatives of A (or R) w.r.t. ``dq, du, dz, dx, dp``
-            (and ``da`` = M for R), and ``"JZ"`` = derivatives of Zd, each of
-            shape ``(n, rows, cols)``.
+            f_app``; ``"Zd"`` (n, nz) muscle-state derivatives; ``"Rw"``
+            (n, nw) implicit tendon residuals. With ``jac``: ``"J"`` =
+            derivatives of A (or R) w.r.t. ``dq, du, dz, dw, dx, dp`` (and
+            ``da`` = M for R), ``"JZ"`` of Zd and ``"JW"`` of Rw, each of shape
+            ``(n, rows, cols)``.
         """
         n = Q.shape[0]
         Z = np.zeros((n, 0)) if Z is None else Z
-        out = self._mass_and_bias(Q, U, Z, X, P)
+        W = np.zeros((n, 0)) if W is None else W
+        out = self._mass_and_bias(Q, U, Z, W, X, P)
         M, R0, Zd = out["M"], out["R0"], out["Zd"][:, :, 0]
-        res = {"Zd": Zd}
+        res = {"Zd": Zd, "Rw": out["Rw"][:, :, 0]}
         if A is None:
             Aval = -np.linalg.solve(M, R0)[:, :, 0]
             res["A"] = Aval
@@ -228,11 +243,13 @@ class MultibodyKernel:
             res["R"] = np.einsum("nij,nj->ni", M, A) + R0[:, :, 0]
         if not jac:
             return res
-        J = self._residual_jac(Q, U, Aval, Z, X, P)
-        sizes = {"dq": Q.shape[1], "du": Q.shape[1], "dz": Z.shape[1], "dx": X.shape[1], "dp": P.shape[0]}
-        nq, nz = Q.shape[1], Z.shape[1]
+        J = self._residual_jac(Q, U, Aval, Z, W, X, P)
+        sizes = {"dq": Q.shape[1], "du": Q.shape[1], "dz": Z.shape[1], "dw": W.shape[1], "dx": X.shape[1],
+                 "dp": P.shape[0]}
+        nq, nz, nw = Q.shape[1], Z.shape[1], W.shape[1]
         JR = {k: J.get(k, np.zeros((n, nq, m))) for k, m in sizes.items()}
         res["JZ"] = {k: J.get("z" + k, np.zeros((n, nz, m))) for k, m in sizes.items()}
+        res["JW"] = {k: J.get("w" + k, np.zeros((n, nw, m))) for k, m in sizes.items()}
         if A is None:
             res["J"] = {k: -np.linalg.solve(M, v) if v.shape[2] else v for k, v in JR.items()}
         else:
@@ -251,7 +268,7 @@ class MultibodyKernel:
         Zd : (n, nz)
             Muscle-state derivatives.
         """
-        out = self._applied(Q, U, Z, X, P)
+        out = self._applied(Q, U, Z, np.zeros((Q.shape[0], self.nw)), X, P)
         return out["tau"][:, :, 0], out["Zd"][:, :, 0]
 
     def residual(self, Q, U, A, X, P, jac: bool = False, Z=None):

@@ -137,6 +137,10 @@ class PathMuscle:
     def state_names(self) -> list[str]:
         return [f"{self.path}/{s}" for s in self.muscle.state_variable_names]
 
+    def implicit_derivative_names(self) -> list[str]:
+        """Extra variables of implicit tendon dynamics (Moco's ``implicitderiv_normalized_tendon_force``)."""
+        return [f"{self.path}/{s}" for s in self.muscle.implicit_derivative_names]
+
 
 @dataclass
 class Property:
@@ -204,11 +208,6 @@ class Model:
         self.muscles = list(muscles or [])
         for m in self.muscles:
             m.geometry.check(plant)
-            if getattr(m.muscle, "tendon_compliance_dynamics_mode", "explicit") == "implicit" and \
-                    not getattr(m.muscle, "ignore_tendon_compliance", True):
-                raise NotImplementedError(
-                    f"Muscle {m.name!r}: implicit tendon compliance dynamics are not supported yet; "
-                    "use tendon_compliance_dynamics_mode='explicit' or a rigid tendon.")
         coord_names = [c.name for c in self.coordinates]
         for element in [*self.actuators, *self.forces]:
             if element.coordinate not in coord_names:
@@ -239,6 +238,10 @@ class Model:
     @property
     def num_controls(self) -> int:
         return len(self.actuators) + len(self.muscles)
+
+    def implicit_derivative_names(self) -> list[str]:
+        """Algebraic variables of muscles with implicit tendon dynamics (one per such muscle)."""
+        return [n for m in self.muscles for n in m.implicit_derivative_names()]
 
     def auxiliary_state_names(self) -> list[str]:
         """Muscle states (activation, normalized tendon force), after the speeds."""

@@ -273,6 +273,11 @@ def simulate(
         if not (math.isfinite(max_step) and max_step > 0):
             raise ValueError(f"max_step must be a positive number, got {max_step}")
 
+    implicit = model.implicit_derivative_names()
+    if implicit:
+        raise ValueError(
+            f"Muscles with implicit tendon dynamics ({implicit}) cannot be time-stepped: set their "
+            "tendon_compliance_dynamics_mode to 'explicit' (the same muscle, an ODE form) to simulate.")
     time = trajectory.time
     if time.size < 2:
         raise ValueError(f"The trajectory needs at least two time points to simulate; it has {time.size}.")

@@ -188,11 +188,14 @@ def guess_from_trajectory(tr: Transcription, traj: Trajectory) -> dict:
         for k, name in enumerate(names):
             if name in table:
                 g[key][:, k] = np.interp(t, traj.time, table[name])
-    if tr.na:
+    for k, name in enumerate(tr.derivative_names):
+        if name in traj.derivatives:
+            g["A"][:, k] = np.interp(t, traj.time, traj.derivatives[name])
+    if tr.nacc:
         for c in tr.model.coordinates:
             if c.accel_path in traj.derivatives:
-                g["A"][:, c.q_index] = np.interp(t, traj.time, traj.derivatives[c.accel_path])
-            elif c.speed_path in traj.states and traj.num_times > 2:
+                continue
+            if c.speed_path in traj.states and traj.num_times > 2:
                 g["A"][:, c.q_index] = np.interp(t, traj.time, np.gradient(traj.states[c.speed_path], traj.time))
     for k, par in enumerate(p.parameters):
         if par.name in traj.parameters:
@@ -382,6 +385,6 @@ def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
     controls = {n: sol["X"][:, k] for k, n in enumerate(tr.control_names)}
     derivs = {}
     if tr.na:
-        derivs = {c.accel_path: sol["A"][:, c.q_index] for c in tr.model.coordinates}
+        derivs = {name: sol["A"][:, k] for k, name in enumerate(tr.derivative_names)}
     params = {n: float(v) for n, v in zip(tr.param_names, sol["P"])}
     return Trajectory(t, states, controls, {}, derivs, params)

@@ -14,7 +14,9 @@ name       shape           meaning
 ``tf``     scalar          final time
 ``Y``      (ng, ny)        states on the grid, columns ``problem.state_names()``
 ``X``      (ng, nx)        controls, columns ``problem.control_names()``
-``A``      (ng, nq)        generalized accelerations (implicit mode only)
+``A``      (ng, na)        algebraic variables: generalized accelerations
+                           (implicit mode), then the normalized tendon force
+                           derivatives of muscles with implicit tendon dynamics
 ``P``      (np,)           parameters
 =========  ==============  ===================================================
 
@@ -170,7 +172,9 @@ class Transcription:
         self.nq = model.nq
         self.ny = len(self.state_names)
         self.nx = len(self.control_names)
-        self.na = self.nq if self.mode == "implicit" else 0
+        self.nacc = self.nq if self.mode == "implicit" else 0
+        self.derivative_names = (model.accel_names() if self.nacc else []) + model.implicit_derivative_names()
+        self.na = len(self.derivative_names)
         self.npar = len(problem.parameters)
         self.nb = self.ny + self.nx + self.na
 
@@ -222,10 +226,14 @@ class Transcription:
             lo.append(L.reshape(-1))
             hi.append(U.reshape(-1))
         if self.na:
+            from .muscle import IMPLICIT_DERIVATIVE_BOUNDS
+
             vb = float(self.settings.implicit_acceleration_bounds)
+            lo_row = [-vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[0]] * (self.na - self.nacc)
+            hi_row = [vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[1]] * (self.na - self.nacc)
             variables.append(self.A.reshape(-1))
-            lo.append(np.full(self.A.size, -vb))
-            hi.append(np.full(self.A.size, vb))
+            lo.append(np.tile(lo_row, self.A.shape[0]))
+            hi.append(np.tile(hi_row, self.A.shape[0]))
         for par in p.parameters:
             lo.append([par.bounds.lower])
             hi.append([par.bounds.upper])
@@ -271,28 +279,30 @@ class Transcription:
         F : (n, ny); dF : (n, ny, nb) w.r.t. the node block ``[y, x, a]``;
         dFp : (n, ny, np); R : (n, na); dR : (n, na, nb); dRp : (n, na, np)
         """
-        nq, ny, nx, na, npar = self.nq, self.ny, self.nx, self.na, self.npar
+        nq, ny, nx, npar, nacc = self.nq, self.ny, self.nx, self.npar, self.nacc
         n = Y.shape[0]
         Q, U, Z = Y[:, :nq], Y[:, nq:2 * nq], Y[:, 2 * nq:]
+        Acc, W = Acc[:, :nacc], Acc[:, nacc:]
         explicit = self.mode == "explicit"
-        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac)
+        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W)
         F = np.empty((n, ny))
         F[:, :nq] = U
         F[:, nq:2 * nq] = res["A"] if explicit else Acc
         F[:, 2 * nq:] = res["Zd"]
-        R = np.zeros((n, 0)) if explicit else res["R"]
+        R = res["Rw"] if explicit else np.hstack([res["R"], res["Rw"]])
         if not jac:
             return F, None, None, R, None, None
 
         def block(J, rows):
-            """Derivatives w.r.t. the node block [q, u, z, x, a] from a kernel Jacobian dict."""
+            """Derivatives w.r.t. the node block [q, u, z, x, accelerations, w] from a kernel Jacobian dict."""
             B = np.zeros((n, rows, self.nb))
             B[:, :, :nq] = J["dq"]
             B[:, :, nq:2 * nq] = J["du"]
             B[:, :, 2 * nq:ny] = J["dz"]
             B[:, :, ny:ny + nx] = J["dx"]
             if "da" in J:
-                B[:, :, ny + nx:] = J["da"]
+                B[:, :, ny + nx:ny + nx + nacc] = J["da"]
+            B[:, :, ny + nx + nacc:] = J["dw"]
             return B
 
         dF = np.zeros((n, ny, self.nb))
@@ -300,15 +310,15 @@ class Transcription:
         dFp = np.zeros((n, ny, npar))
         dF[:, 2 * nq:, :] = block(res["JZ"], ny - 2 * nq)
         dFp[:, 2 * nq:, :] = res["JZ"]["dp"]
+        dRw = block(res["JW"], res["Rw"].shape[1])
         if explicit:
             dF[:, nq:2 * nq, :] = block(res["J"], nq)
             dFp[:, nq:2 * nq, :] = res["J"]["dp"]
-            dR = np.zeros((n, 0, self.nb))
-            dRp = np.zeros((n, 0, npar))
+            dR, dRp = dRw, res["JW"]["dp"]
         else:
             dF[:, nq + np.arange(nq), ny + nx + np.arange(nq)] = 1.0
-            dR = block(res["J"], na)
-            dRp = res["J"]["dp"]
+            dR = np.concatenate([block(res["J"], nq), dRw], axis=1)
+            dRp = np.concatenate([res["J"]["dp"], res["JW"]["dp"]], axis=1)
         return F, dF, dFp, R, dR, dRp
 
     # ---------------------------------------------------------- other goals
