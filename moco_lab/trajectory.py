@@ -138,7 +138,7 @@ class Trajectory:
             return False
         return all(np.isclose(self.parameters[k], other.parameters[k], rtol=rtol, atol=atol) for k in self.parameters)
 
-    def rms_difference(self, other: "Trajectory", names: list[str] | None = None) -> float:
+    def rms_difference(self, other: "Trajectory", names: list[str] | None = None, per_column: bool = False) -> float:
         """Root-mean-square difference over the *common* time range.
 
         Both trajectories are linearly interpolated onto this trajectory's
@@ -146,6 +146,8 @@ class Trajectory:
         ``sqrt(trapz(sum_k (a_k - b_k)^2) / T)``. Unlike Moco's
         ``compareContinuousVariablesRMS``, nothing outside the common range is
         compared to zero (see ``VERIFICATION_PROBLEMS.md``, remark 1).
+        With ``per_column=True`` the sum is divided by the number of columns,
+        as Moco's ``compareContinuousVariablesRMS`` does.
         """
         names = names or [k for k in self.states if k in other.states]
         lo = max(self.time[0], other.time[0])
@@ -157,6 +159,8 @@ class Trajectory:
         total = np.zeros_like(t)
         for k in names:
             total += (np.interp(t, self.time, self.get(k)) - np.interp(t, other.time, other.get(k))) ** 2
+        if per_column:
+            total /= len(names)
         return float(np.sqrt(np.trapezoid(total, t) / (hi - lo)))
 
     # ------------------------------------------------------------------ files

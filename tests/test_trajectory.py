@@ -32,6 +32,10 @@ def test_rms_difference_uses_the_common_time_range():
     assert a.rms_difference(b) == 0.0
     c = ml.Trajectory(np.linspace(0, 1, 11), {"/q": np.ones(11) + 0.5})
     assert a.rms_difference(c) == pytest.approx(0.5)
+    two = ml.Trajectory(np.linspace(0, 1, 11), {"/q": np.ones(11), "/r": np.ones(11)})
+    off = ml.Trajectory(np.linspace(0, 1, 11), {"/q": np.ones(11) + 0.5, "/r": np.ones(11) + 0.5})
+    assert two.rms_difference(off) == pytest.approx(0.5 * np.sqrt(2))
+    assert two.rms_difference(off, per_column=True) == pytest.approx(0.5)  # Moco's normalization
     with pytest.raises(ValueError, match="do not overlap"):
         a.rms_difference(ml.Trajectory([2, 3], {"/q": [1, 1]}))
 

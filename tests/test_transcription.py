@@ -103,3 +103,45 @@ def test_results_do_not_depend_on_chunking():
     sa, sb = a.solve(), b.solve()
     assert sa.objective == pytest.approx(sb.objective, rel=1e-10)
     assert sa.nit == sb.nit
+
+
+def compliant_muscle_study(mode: str, tendon_mode: str):
+    """A 1-dof slider pulled up by one compliant-tendon muscle against gravity (small, for derivative checks)."""
+    from moco_lab.muscle import DeGrooteFregly2016Muscle
+
+    b = ml.ModelBuilder("hanging")
+    b.add_body("body", 0.5)
+    b.add_slider_joint("ty", "ground", "body", axis=(0, 1, 0), coordinate="ty")
+    b.add_muscle(DeGrooteFregly2016Muscle(name="m", max_isometric_force=30.0, optimal_fiber_length=0.1,
+                                          tendon_slack_length=0.1, tendon_strain_at_one_norm_force=0.1,
+                                          tendon_compliance_dynamics_mode=tendon_mode),
+                 [("ground", (0.0, 0.0, 0.0)), ("body", (0.0, 0.0, 0.0))])
+    study = ml.Study()
+    p = study.problem
+    p.set_model(b.build())
+    p.set_time_bounds(0, (0.5, 1.0))
+    p.set_state_info("/jointset/ty/ty/value", (-0.3, -0.1), -0.2, -0.15)
+    p.add_goal(ml.ControlGoal("effort"))
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    return study
+
+
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_implicit_tendon_dynamics_jacobians(mode):
+    """Implicit tendon compliance: the derivative is a variable and Moco's residual a constraint."""
+    study = compliant_muscle_study(mode, "implicit")
+    tr = study.transcribe()
+    assert tr.derivative_names[-1] == "/forceset/m/implicitderiv_normalized_tendon_force"
+    assert study.problem.state_names()[2:] == ["/forceset/m/activation", "/forceset/m/normalized_tendon_force"]
+    rng = np.random.default_rng(3)
+    for chunk in tr.chunks:
+        z = rng.uniform(0.2, 0.8, chunk.nvar)
+        z[0], z[1] = 0.0, 0.7
+        B = z[chunk.off:].reshape(chunk.nloc, tr.nb)
+        B[:, 0] = rng.uniform(-0.25, -0.15, chunk.nloc)  # muscle length 0.15-0.25 m: fiber near optimal
+        val, J = chunk.constraint(z, True)
+        Jfd = fd_jacobian(lambda zz: chunk.constraint(zz, False)[0], z, eps=1e-7)
+        np.testing.assert_allclose(J, Jfd, rtol=1e-4, atol=1e-5)
+        assert val.size == chunk.ndef + chunk.owned.size * tr.na
