@@ -21,7 +21,7 @@ Build models with :class:`ModelBuilder` (or the factories in
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
@@ -33,7 +33,7 @@ from pydrake.multibody.tree import (
     SpatialInertia,
     RotationalInertia,
 )
-from pydrake.math import RigidTransform, RotationMatrix
+from pydrake.math import RigidTransform
 
 GRAVITY = 9.80665  #: OpenSim's standard gravity (m/s^2)
 

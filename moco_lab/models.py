@@ -17,8 +17,6 @@ factory                     states / controls
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .model import GRAVITY, Model, ModelBuilder
 
 __all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "suspended_mass", "FACTORIES", "from_spec"]

@@ -1063,7 +1063,6 @@ class DeGrooteFregly2016Muscle:
         MuscleInfo
             Entries broadcast over the inputs (numpy) or SymPy expressions.
         """
-        f = _ns(xp)
         a = activation
         if self.ignore_tendon_compliance:
             mode = "rigid"

@@ -14,9 +14,8 @@ Defaults (as Moco): coordinate values take the coordinate's range, speeds
 """
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np

@@ -16,8 +16,6 @@ outcome with SciPy ``OptimizeResult`` names (``success``, ``status``,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from .model import did_you_mean

@@ -31,7 +31,6 @@ returns exact Jacobians; each binding declares its gradient sparsity.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -353,7 +352,7 @@ class Transcription:
                 NamedValues(self.param_names, p))
 
     def _add_user_goal(self, g: UserGoal):
-        prog, ny, nx, npar = self.prog, self.ny, self.nx, self.npar
+        prog, ny, nx = self.prog, self.ny, self.nx
         w = g.weight
         if g.integrand_fn is not None:
             for k, (tau, c) in enumerate(zip(self.grid.tau, self.grid.quadrature)):
@@ -468,7 +467,7 @@ class _Chunk:
         self.g = np.arange(s * i0, s * i1 + 1)
         self.nloc = self.g.size
         self.L = i1 - i0
-        nb, ny = tr.nb, tr.ny
+        ny = tr.ny
         self.off = 2 + tr.npar
         blocks = [np.concatenate([tr.Y[k], tr.X[k], tr.A[k]]) for k in self.g]
         self.vars = np.concatenate([[tr.t0, tr.tf], tr.P, *blocks])

@@ -648,7 +648,7 @@ class ConvergencePanel(_Panel):
     def __init__(self, problems=("linear", "sliding_mass"), *, problem: str | None = None,
                  meshes: Sequence[int] | None = None, schemes: Sequence[str] = SCHEMES,
                  run_on_start: bool = True):
-        key = self._offer(problems, problem)
+        self._offer(problems, problem)
         for p in self.problems.values():
             if p.reference is None or not p.metrics:
                 raise ValueError(f"Demo problem {p.key!r} has no analytic reference; it cannot be used "

@@ -60,6 +60,7 @@ if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
 import moco_lab as ml  # noqa: E402
+from moco_compare import assert_same_objective, assert_same_trajectories  # noqa: E402
 from benchmarks.compare_moco import MOCO_SOLVERS, MODES, SCHEMES  # noqa: E402
 
 pytestmark = pytest.mark.opensim
@@ -100,22 +101,10 @@ def _solve_pair(problem: str, scheme: str, mode: str):
     return moco, lab
 
 
-def _relative_max_difference(ours: np.ndarray, theirs: np.ndarray) -> float:
-    """max |ours - theirs| divided by the range (max - min) of ``theirs``."""
-    scale = float(np.ptp(theirs))
-    if scale == 0.0:
-        scale = max(float(np.max(np.abs(theirs))), 1.0)
-    return float(np.max(np.abs(np.asarray(ours) - theirs))) / scale
-
-
 @pytest.mark.parametrize("problem, scheme, mode", CASES)
 def test_both_succeed_with_same_objective(problem, scheme, mode):
     moco, lab = _solve_pair(problem, scheme, mode)
-    assert moco["success"], f"Moco failed: {moco['status']}"
-    assert lab.success, f"moco_lab failed: {lab.message}"
-    rel = abs(lab.objective - moco["objective"]) / abs(moco["objective"])
-    assert rel <= OBJECTIVE_RTOL, (
-        f"objective: moco_lab {lab.objective!r}, Moco {moco['objective']!r} (relative difference {rel:.2e})")
+    assert_same_objective(moco, lab, OBJECTIVE_RTOL)
 
 
 @pytest.mark.parametrize("problem, scheme, mode", CASES)
@@ -146,12 +135,4 @@ def test_same_trajectories(problem, scheme, mode):
         # Moco reports the implicit-mode accelerations as "derivatives" (e.g. .../coord/accel).
         assert moco["derivatives"], "Moco returned no implicit-mode accelerations"
         groups.append(("derivatives", moco["derivatives"], lab.derivatives))
-    errors = {}
-    for group, theirs, ours in groups:
-        assert set(ours) == set(theirs), f"{group}: moco_lab {sorted(ours)} vs Moco {sorted(theirs)}"
-        for name, values in theirs.items():
-            errors[name] = _relative_max_difference(ours[name], values)
-    worst = max(errors, key=errors.get)
-    assert errors[worst] <= TRAJECTORY_RTOL, (
-        f"{worst}: max difference {errors[worst]:.2e} of its range (all: "
-        + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()) + ")")
+    assert_same_trajectories(groups, TRAJECTORY_RTOL)

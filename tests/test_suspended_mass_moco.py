@@ -74,6 +74,7 @@ if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
 import moco_lab as ml  # noqa: E402
+from moco_compare import assert_same_objective, assert_same_trajectories  # noqa: E402
 from benchmarks.moco_reference import (  # noqa: E402
     build_suspended_mass_model, solve_suspended_mass_prediction)
 
@@ -120,14 +121,6 @@ def _solve_pair(scheme: str, mode: str, N: int):
     return moco, lab
 
 
-def _relative_max_difference(ours: np.ndarray, theirs: np.ndarray) -> float:
-    """max |ours - theirs| divided by the range (max - min) of ``theirs``."""
-    scale = float(np.ptp(theirs))
-    if scale == 0.0:
-        scale = max(float(np.max(np.abs(theirs))), 1.0)
-    return float(np.max(np.abs(np.asarray(ours, dtype=float) - theirs))) / scale
-
-
 def test_moco_model_is_the_documented_one():
     model = build_suspended_mass_model()
     model.initSystem()
@@ -157,11 +150,7 @@ def test_moco_model_is_the_documented_one():
 @pytest.mark.parametrize("scheme, mode, N", CASES)
 def test_both_succeed_with_same_objective(scheme, mode, N):
     moco, lab = _solve_pair(scheme, mode, N)
-    assert moco["success"], f"Moco failed: {moco['status']}"
-    assert lab.success, f"moco_lab failed: {lab.message}"
-    rel = abs(lab.objective - moco["objective"]) / abs(moco["objective"])
-    assert rel <= OBJECTIVE_RTOL, (
-        f"objective: moco_lab {lab.objective!r}, Moco {moco['objective']!r} (relative difference {rel:.2e})")
+    assert_same_objective(moco, lab, OBJECTIVE_RTOL)
 
 
 @pytest.mark.parametrize("scheme, mode, N", CASES)
@@ -189,13 +178,5 @@ def test_same_trajectories(scheme, mode, N):
     assert lab.success and moco["success"]
     assert set(moco["states"]) == STATE_NAMES
     assert set(moco["controls"]) == CONTROL_NAMES
-    errors = {}
-    for group, theirs, ours in (("states", moco["states"], lab.states),
-                                ("controls", moco["controls"], lab.controls)):
-        assert set(ours) == set(theirs), f"{group}: moco_lab {sorted(ours)} vs Moco {sorted(theirs)}"
-        for name, values in theirs.items():
-            errors[name] = _relative_max_difference(ours[name], values)
-    worst = max(errors, key=errors.get)
-    assert errors[worst] <= TRAJECTORY_RTOL, (
-        f"{worst}: max difference {errors[worst]:.2e} of its range (all: "
-        + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()) + ")")
+    assert_same_trajectories([("states", moco["states"], lab.states),
+                              ("controls", moco["controls"], lab.controls)], TRAJECTORY_RTOL)
