@@ -129,16 +129,34 @@ class MultibodyKernel:
         R0 = R.subs({ai: 0 for ai in self.a})
         wrt = {"dq": self.q, "du": self.u, "dz": self.z, "dw": self.w, "dx": self.x, "dp": self.p}
         args = [("Q", self.q), ("U", self.u), ("Z", self.z), ("W", self.w), ("X", self.x), ("P", self.p)]
-        self._mass_and_bias = compile_numpy(args, {"M": M, "R0": R0, "Zd": Zd, "Rw": Rw}, "mass_and_bias")
-        outs = {k: R.jacobian(sympy.Matrix(v)) for k, v in wrt.items() if len(v)}
-        outs.update({"z" + k: Zd.jacobian(sympy.Matrix(v)) for k, v in wrt.items() if len(v) and nz})
-        outs.update({"w" + k: Rw.jacobian(sympy.Matrix(v)) for k, v in wrt.items() if len(v) and nw})
+        # Muscle expressions are written in terms of stand-in symbols for each path's length and
+        # lengthening speed; derivatives use the chain rule through them, and the path
+        # expressions are substituted only at the end (differentiating the substituted
+        # expressions directly is far slower).
+        L, V = sympy.Matrix(self._path_symbols[0]), sympy.Matrix(self._path_symbols[1])
+        Lx, Vx = sympy.Matrix(self._path_exprs[0]), sympy.Matrix(self._path_exprs[1])
+        paths = dict(zip(list(L) + list(V), list(Lx) + list(Vx)))
+
+        def jac(E, v):
+            J = E.jacobian(sympy.Matrix(v))
+            if len(L):
+                J = J + E.jacobian(L) * Lx.jacobian(sympy.Matrix(v)) + E.jacobian(V) * Vx.jacobian(sympy.Matrix(v))
+            return J.xreplace(paths)
+
+        self._mass_and_bias = compile_numpy(
+            args, {"M": M, "R0": R0.xreplace(paths), "Zd": Zd.xreplace(paths), "Rw": Rw.xreplace(paths)},
+            "mass_and_bias")
+        outs = {k: jac(R, v) for k, v in wrt.items() if len(v)}
+        outs.update({"z" + k: jac(Zd, v) for k, v in wrt.items() if len(v) and nz})
+        outs.update({"w" + k: jac(Rw, v) for k, v in wrt.items() if len(v) and nw})
+        R, Zd, tau_app = R.xreplace(paths), Zd.xreplace(paths), sympy.Matrix(tau_app).xreplace(paths)
+        Rw = Rw.xreplace(paths)
         self._residual_jac = compile_numpy(
             [("Q", self.q), ("U", self.u), ("A", self.a), ("Z", self.z), ("W", self.w), ("X", self.x),
              ("P", self.p)], outs, "residual_jac")
         self.symbolic_residual = R
         self.symbolic_auxiliary_derivatives = Zd
-        self._applied = compile_numpy(args, {"tau": sympy.Matrix(tau_app), "Zd": Zd}, "applied")
+        self._applied = compile_numpy(args, {"tau": tau_app, "Zd": Zd}, "applied")
         self.symbolic_implicit_residuals = Rw
 
     def _symbolic_dynamics(self):
@@ -172,12 +190,18 @@ class MultibodyKernel:
         Zd, Rw = [], []
         zi = wi = 0
         nact = len(model.actuators)
+        self._path_symbols = ([], [])
+        self._path_exprs = ([], [])
         for j, pm in enumerate(model.muscles):
             mus = pm.muscle
             e = self.x[nact + j]
-            length = pm.geometry.symbolic_length(plant, ctx, memo)
-            dl = [sympy.diff(length, qi) for qi in self.q]
-            speed = sum(dli * ui for dli, ui in zip(dl, self.u))
+            length_expr = pm.geometry.symbolic_length(plant, ctx, memo)
+            dl = [sympy.diff(length_expr, qi) for qi in self.q]
+            length, speed = sympy.Symbol(f"_L{j}"), sympy.Symbol(f"_V{j}")
+            self._path_symbols[0].append(length)
+            self._path_symbols[1].append(speed)
+            self._path_exprs[0].append(length_expr)
+            self._path_exprs[1].append(sum(dli * ui for dli, ui in zip(dl, self.u)))
             a = e
             ntf = None
             if not mus.ignore_activation_dynamics:
