@@ -199,6 +199,14 @@ def _build_double_pendulum(settings: dict) -> Study:
     return study
 
 
+# ------------------------------------------------- (c) suspended mass
+def _build_suspended_mass(settings: dict) -> Study:
+    # scheme, mode and mesh are applied afterwards by apply_settings
+    return examples.suspended_mass_prediction_study(settings.get("scheme", "hermite-simpson"),
+                                                    settings.get("mode", "explicit"),
+                                                    int(settings.get("mesh_intervals", 30)))
+
+
 register_demo_problem(DemoProblem(
     key="linear",
     title="Linear minimum effort (Kirk 2004)",
@@ -234,6 +242,17 @@ register_demo_problem(DemoProblem(
     build=_build_double_pendulum,
     options=(Option("duration", "duration (s)", 1.0, tooltip="fixed final time"),),
     mesh_full=30, mesh_fast=8,
+))
+register_demo_problem(DemoProblem(
+    key="suspended_mass",
+    title="Point mass on three muscles (Moco paper, Figure 4)",
+    description=("A point mass hangs from three muscles (left, middle, right) and moves from (−0.14, −0.20) "
+                 "to (0.14, −0.15) m, at rest at both ends, with t_f in [0.4, 0.8] s, minimizing "
+                 "∫ Σ e² dt + 0.01 t_f. Three muscles drive two coordinates: the effort goal decides how the "
+                 "work is shared (muscle redundancy). Raise the effort exponent to 4 to spread the "
+                 "activations; raise the final-time weight to move faster."),
+    build=_build_suspended_mass,
+    mesh_full=30, mesh_fast=10,
 ))
 
 

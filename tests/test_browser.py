@@ -258,3 +258,33 @@ def test_convergence_study(voila_url, browser):
         p.screenshot("convergence_study_after.png")
     finally:
         p.close()
+
+
+def test_suspended_mass(voila_url, browser):
+    p = Page(browser, f"{voila_url}/voila/render/suspended_mass.ipynb")
+    try:
+        p.wait_ready("Solve", plots=3)
+        p.assert_clean()
+        numbers0 = p.text(".ml-numbers")
+        titles0 = p.plot_titles()
+        assert "Solve_Succeeded" in numbers0 and "Hermite–Simpson" in numbers0 and "N = 10" in numbers0
+        assert any("Hermite–Simpson" in t for t in titles0), titles0
+        assert any("three muscles" in h for h in p.page.locator(".ml-header h2").all_inner_texts())
+        subplots = p.svg_texts(".js-plotly-plot .annotation-text")
+        assert any("activation" in s for s in subplots), subplots
+        p.screenshot("suspended_mass_before.png")
+
+        # Change the scheme, solve: numbers and plots change, previous solution overlaid.
+        p.select("scheme", "trapezoidal")
+        numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
+        assert "Solve_Succeeded" in numbers1 and "trapezoidal" in numbers1 and "N = 10" in numbers1
+        assert numbers1 != numbers0
+        j0, j1 = (re.search(r"J = ([0-9.eE+-]+)", n).group(1) for n in (numbers0, numbers1))
+        assert j0 != j1
+        titles1 = p.plot_titles()
+        assert titles1 != titles0 and any("trapezoidal" in t for t in titles1), titles1
+        assert "previous" in p.svg_texts(".js-plotly-plot .legendtext")
+        p.assert_clean()
+        p.screenshot("suspended_mass_after.png")
+    finally:
+        p.close()

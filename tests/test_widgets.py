@@ -283,3 +283,39 @@ def test_convergence_reports_failed_solves():
     assert c.progress_bar.bar_style == "warning" and "1 of 3 solves failed" in c.progress_html.value
     with pytest.raises(ValueError, match="no analytic reference"):
         ConvergencePanel("double_pendulum")
+
+
+# -------------------------------------------------- suspended mass (Moco paper, Figure 4)
+def test_suspended_mass_panel_effort_exponent():
+    """Raising the effort exponent to 4 changes how the three muscles share the load; previous stays overlaid."""
+    p = SolvePanel(["suspended_mass"])
+    assert repr(p) == "SolvePanel(problems=['suspended_mass'])"
+    assert "three muscles" in p.header.value
+    assert p.solution.success and p.mesh_intervals.value == 10  # fast mode
+    assert set(p.goal_widgets) == {"effort", "time"}
+    assert p.goal_widgets["effort"]["exponent"].value == 2.0
+    assert p.goal_widgets["time"]["weight"].value == pytest.approx(0.01)
+    assert "exponent" not in p.goal_widgets["time"]
+    assert p.show_reference.layout.display == "none"  # no closed form
+    names = [f"/forceset/{m}/activation" for m in ("left", "middle", "right")]
+    first = p.solution
+    act2 = {n: first.states[n].copy() for n in names}
+    assert "previous" not in legend_names(p.figures["trajectories"])
+
+    p.goal_widgets["effort"]["exponent"].value = 4
+    second = p.solve()
+    assert second is not None and second.success and p.error is None
+    assert p.previous is first and p.solution is second
+    assert p.settings()["goals"]["effort"]["exponent"] == 4
+    act4 = {n: second.states[n] for n in names}
+    assert max(abs(act4[n].max() - act2[n].max()) for n in names) > 1e-3
+    assert max(act4[n].max() for n in names) < max(act2[n].max() for n in names)  # the peak is spread out
+    fig = p.figures["trajectories"]
+    assert {"solution", "previous"} <= legend_names(fig)
+    assert len(fig.layout.annotations) == 10  # 4 coordinate states + 3 activations + 3 excitations
+    assert p.message.value == ""
+
+    # A heavier final-time penalty makes the motion faster.
+    p.goal_widgets["time"]["weight"].value = 1.0
+    third = p.solve()
+    assert third.success and third.final_time < second.final_time - 1e-3
