@@ -15,7 +15,7 @@ Array conventions: ``Q, U, A`` have shape ``(n, nq)``, ``X`` ``(n, nu)`` and
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
 
 import numpy as np
 import sympy
@@ -85,14 +85,6 @@ def compile_numpy(inputs: list[tuple[str, list]], outputs: dict[str, sympy.Matri
     fn = namespace[name]
     fn.source = src
     return fn
-
-
-@dataclass
-class NodeEval:
-    """Dynamics evaluated at ``n`` nodes (see :class:`MultibodyKernel`)."""
-
-    value: np.ndarray
-    jac: dict[str, np.ndarray]
 
 
 class MultibodyKernel:
@@ -222,14 +214,6 @@ class MultibodyKernel:
             tau = [tau[i] - dl[i] * tension for i in range(nq)]
         return [ID[i] - tau[i] for i in range(nq)], Zd, tau, Rw
 
-    def rebind(self, model: Model) -> "MultibodyKernel":
-        """A copy of this kernel for another model built identically (same factory and arguments)."""
-        import copy
-
-        other = copy.copy(self)
-        other.model = model
-        return other
-
     # ------------------------------------------------------------ evaluation
     def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False, W=None) -> dict:
         """Dynamics at ``n`` nodes.
@@ -316,3 +300,34 @@ class MultibodyKernel:
         """
         res = self.evaluate(Q, U, X, P, Z=Z, jac=jac)
         return res["A"], res.get("J")
+
+
+_FACTORY_KERNELS: dict = {}
+
+
+def kernel_for(model: Model, parameters: tuple[str, ...] = ()) -> MultibodyKernel:
+    """The model's compiled dynamics, rebuilt whenever a force-element property changed.
+
+    Kernels are cached on the model; for models built by a factory of
+    :mod:`moco_lab.models` they are also shared by every model built with the
+    same factory arguments (a dashboard rebuilding its model on each click does
+    not recompile). A kernel only reads its model while it is built, so sharing
+    it between identical models is safe. :func:`clear_kernel_cache` empties the
+    shared cache.
+    """
+    cache = model.__dict__.setdefault("_moco_lab_kernels", {})
+    key = (tuple(parameters), model.property_signature())
+    if key not in cache:
+        shared = (json.dumps(model.spec, sort_keys=True), key) if model.spec is not None else None
+        kernel = _FACTORY_KERNELS.get(shared) if shared is not None else None
+        if kernel is None:
+            kernel = MultibodyKernel(model, list(parameters))
+            if shared is not None:
+                _FACTORY_KERNELS[shared] = kernel
+        cache[key] = kernel
+    return cache[key]
+
+
+def clear_kernel_cache() -> None:
+    """Forget compiled dynamics shared between factory-built models (e.g. to time a cold solve)."""
+    _FACTORY_KERNELS.clear()

@@ -12,14 +12,16 @@ defects.
 
     +-------------------------+  generalized force  +-----------------+
     | ForceElementSystem      | ------------------> | MultibodyPlant  |
-    | (actuators x(t),        |                     | (continuous)    |
-    |  springs, dampers)      | <------------------ |                 |
+    | (actuators x(t), springs|                     | (continuous)    |
+    |  dampers, muscles)      | <------------------ |                 |
     +-------------------------+      state [q, v]   +-----------------+
 
-moco_lab's force elements (coordinate actuators, ``SpringGeneralizedForce``)
-live outside the Drake plant, so a small :class:`ForceElementSystem` evaluates
-:meth:`Model.applied_generalized_forces` from the plant state, the time and
-the linearly interpolated controls, and feeds the plant's
+moco_lab's force elements (coordinate actuators, ``SpringGeneralizedForce``,
+muscles) live outside the Drake plant, so a small :class:`ForceElementSystem`
+evaluates their generalized forces with the model's compiled dynamics (the
+same equations the optimizer uses; :meth:`MultibodyKernel.applied`) from the
+plant state, its own muscle states, the time and the linearly interpolated
+controls, integrates the muscle states, and feeds the plant's
 ``applied_generalized_force`` input port.
 
 Examples
@@ -39,6 +41,7 @@ import numpy as np
 from pydrake.systems.analysis import GetIntegrationSchemes, ResetIntegratorFromFlags, Simulator
 from pydrake.systems.framework import BasicVector, DiagramBuilder, LeafSystem
 
+from .dynamics import kernel_for
 from .model import Model, did_you_mean
 from .trajectory import Trajectory
 
@@ -87,18 +90,16 @@ class ForceElementSystem(LeafSystem):
         Interpolated piecewise linearly in time and held constant outside
         ``[time[0], time[-1]]`` (as Moco's ``PiecewiseLinearFunction`` controls).
     values : dict of str -> float, optional
-        Force-element property overrides (property path -> value), passed as
-        ``values`` to :meth:`Model.applied_generalized_forces`.
+        Force-element property overrides (property path -> value), inputs
+        of the compiled dynamics.
     """
 
     def __init__(self, model: Model, time, controls, values: Mapping[str, float] | None = None):
         super().__init__()
         self._model = model
         # moco_lab's own compiled dynamics: the same equations the optimizer uses
-        from .transcription import _kernel_for
-
         self._values = dict(values or {})
-        self._kernel = _kernel_for(model, tuple(self._values))
+        self._kernel = kernel_for(model, tuple(self._values))
         self._P = np.array([self._values[k] for k in self._values], dtype=float)
         self._nz = len(model.auxiliary_state_names())
         if self._nz:

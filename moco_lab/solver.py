@@ -179,7 +179,7 @@ def guess_from_trajectory(tr: Transcription, traj: Trajectory) -> dict:
     """Interpolate ``traj`` (any grid) onto the transcription's grid; fill gaps from bounds."""
     g = guess_from_bounds(tr)
     if isinstance(traj, Solution):
-        traj = traj.as_trajectory() if not traj.is_sealed() else traj.unseal().as_trajectory()
+        traj = traj._data()  # a failed solve is still a usable guess; the caller's solution stays sealed
     p = tr.problem
     g["t0"] = float(np.clip(traj.initial_time, p.time_initial.lower, p.time_initial.upper))
     g["tf"] = float(np.clip(traj.final_time, p.time_final.lower, p.time_final.upper))

@@ -270,6 +270,10 @@ class Solution(Trajectory):
     def as_trajectory(self) -> Trajectory:
         """A plain (unsealed) :class:`Trajectory` copy of the data."""
         self._check()
+        return self._data()
+
+    def _data(self) -> Trajectory:
+        """The data as a :class:`Trajectory`, sealed or not (internal: e.g. a failed solve as a guess)."""
         return Trajectory(self.time, self._states, self._controls, self._multipliers, self._derivatives,
                           self._parameters)
 

@@ -37,7 +37,7 @@ import numpy as np
 from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
 from pydrake.solvers import MathematicalProgram
 
-from .dynamics import MultibodyKernel
+from .dynamics import kernel_for
 from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
 from .problem import Problem
 
@@ -45,38 +45,6 @@ SCHEMES = ("trapezoidal", "hermite-simpson")
 MODES = ("explicit", "implicit")
 
 
-_FACTORY_KERNELS: dict = {}
-
-
-def _kernel_for(model, parameters: tuple[str, ...]) -> MultibodyKernel:
-    """The model's compiled dynamics, rebuilt whenever a force-element property changed.
-
-    Kernels are cached on the model; for models built by a factory of
-    :mod:`moco_lab.models` they are also shared by every model built with the
-    same factory arguments (a dashboard rebuilding its model on each click does
-    not recompile). :func:`clear_kernel_cache` empties that shared cache.
-    """
-    import json
-
-    cache = model.__dict__.setdefault("_moco_lab_kernels", {})
-    key = (parameters, model.property_signature())
-    if key not in cache:
-        shared = None
-        if model.spec is not None:
-            shared = (json.dumps(model.spec, sort_keys=True), key)
-            cache[key] = _FACTORY_KERNELS.get(shared)
-            if cache[key] is not None and cache[key].model is not model:
-                cache[key] = cache[key].rebind(model)
-        if cache.get(key) is None:
-            cache[key] = MultibodyKernel(model, list(parameters))
-            if shared is not None:
-                _FACTORY_KERNELS[shared] = cache[key]
-    return cache[key]
-
-
-def clear_kernel_cache() -> None:
-    """Forget compiled dynamics shared between factory-built models (e.g. to time a cold solve)."""
-    _FACTORY_KERNELS.clear()
 
 
 def _chain(J: np.ndarray, dz: np.ndarray) -> np.ndarray:
@@ -106,6 +74,24 @@ def _autodiff(fun, scalar: bool):
     return wrapped
 
 
+def quadrature_weights(scheme: str, dtau: np.ndarray) -> np.ndarray:
+    """Weights of the grid points spanned by mesh intervals of lengths ``dtau`` (normalized time).
+
+    Trapezoidal rule (``len(dtau) + 1`` points) or Simpson's rule over mesh
+    points and midpoints (``2 len(dtau) + 1`` points): ``∫ f dτ ≈ w · f``.
+    """
+    if scheme == "trapezoidal":
+        w = np.zeros(dtau.size + 1)
+        w[:-1] += dtau / 2
+        w[1:] += dtau / 2
+    else:
+        w = np.zeros(2 * dtau.size + 1)
+        w[0:-1:2] += dtau / 6
+        w[2::2] += dtau / 6
+        w[1::2] += 4 * dtau / 6
+    return w
+
+
 @dataclass
 class Grid:
     """Normalized time grid of a transcription."""
@@ -119,20 +105,12 @@ class Grid:
         if self.scheme == "trapezoidal":
             self.tau = self.mesh.copy()
             self.is_mesh = np.ones(N + 1, bool)
-            self.quadrature = np.zeros(N + 1)
-            d = np.diff(self.mesh)
-            self.quadrature[:-1] += d / 2
-            self.quadrature[1:] += d / 2
         else:
             self.tau = np.linspace(0.0, 1.0, 2 * N + 1)
             self.tau[::2] = self.mesh
             self.is_mesh = np.zeros(2 * N + 1, bool)
             self.is_mesh[::2] = True
-            d = np.diff(self.mesh)
-            self.quadrature = np.zeros(2 * N + 1)
-            self.quadrature[0:-1:2] += d / 6
-            self.quadrature[2::2] += d / 6
-            self.quadrature[1::2] += 4 * d / 6
+        self.quadrature = quadrature_weights(self.scheme, np.diff(self.mesh))
         self.stride = 1 if self.scheme == "trapezoidal" else 2
 
     @property
@@ -165,7 +143,7 @@ class Transcription:
         self.mode = settings.multibody_dynamics_mode
         self.grid = grid = Grid(self.scheme, settings.num_mesh_intervals)
         self.param_names = [p.name for p in problem.parameters]
-        self.kernel = _kernel_for(model, tuple(p.property for p in problem.parameters))
+        self.kernel = kernel_for(model, tuple(p.property for p in problem.parameters))
         self.state_names = problem.state_names()
         self.control_names = problem.control_names()
         self.nq = model.nq
@@ -323,21 +301,13 @@ class Transcription:
     # ---------------------------------------------------------- other goals
     def _add_other_goals(self):
         prog = self.prog
-        names_sc = self.state_names + self.control_names
-
-        def endpoint_var(name, which):
-            row = 0 if which == "initial" else -1
-            if name in self.state_names:
-                return self.Y[row, self.state_names.index(name)]
-            return self.X[row, self.control_names.index(name)]
-
         for g in self.enabled_goals:
             if isinstance(g, FinalTimeGoal):
                 prog.AddLinearCost(np.array([g.weight]), 0.0, np.array([self.tf]))
             elif isinstance(g, PeriodicityGoal):
                 for a, b, neg in g.pairs:
                     s = -1.0 if neg else 1.0
-                    v = [endpoint_var(b, "final"), endpoint_var(a, "initial")]
+                    v = [self._endpoint(self.Y, self.X, b, -1), self._endpoint(self.Y, self.X, a, 0)]
                     if g.mode == "endpoint_constraint":
                         prog.AddLinearEqualityConstraint(np.array([[1.0, -s]]), [0.0], v)
                     else:
@@ -345,7 +315,12 @@ class Transcription:
                         prog.AddQuadraticCost(Qm, np.zeros(2), v, is_convex=True)
             elif isinstance(g, UserGoal):
                 self._add_user_goal(g)
-        del names_sc
+
+    def _endpoint(self, Y, X, name: str, row: int):
+        """Row ``row`` of the state or control column ``name`` (variables or values)."""
+        if name in self.state_names:
+            return Y[row, self.state_names.index(name)]
+        return X[row, self.control_names.index(name)]
 
     def _named(self, y, x, p):
         return (NamedValues(self.state_names, y), NamedValues(self.control_names, x),
@@ -423,9 +398,7 @@ class Transcription:
                     tot = 0.0
                     for a, b, neg in g.pairs:
                         s = -1.0 if neg else 1.0
-                        va = Y[0, self.state_names.index(a)] if a in self.state_names else X[0, self.control_names.index(a)]
-                        vb = Y[-1, self.state_names.index(b)] if b in self.state_names else X[-1, self.control_names.index(b)]
-                        tot += (vb - s * va) ** 2
+                        tot += (self._endpoint(Y, X, b, -1) - s * self._endpoint(Y, X, a, 0)) ** 2
                     values[g.name] = g.weight * tot
                 else:
                     values[g.name] = 0.0
@@ -474,19 +447,9 @@ class _Chunk:
         self.nvar = self.vars.size
         self.dtau = np.diff(tr.grid.mesh)[i0:i1]
         self.tau = tr.grid.tau[self.g]
-        self.quad = tr.grid.quadrature[self.g].copy()
         # the chunk's first and last nodes are shared with neighbouring chunks:
         # quadrature weights only from this chunk's own intervals
-        d = self.dtau
-        if tr.scheme == "trapezoidal":
-            self.quad = np.zeros(self.nloc)
-            self.quad[:-1] += d / 2
-            self.quad[1:] += d / 2
-        else:
-            self.quad = np.zeros(self.nloc)
-            self.quad[0:-1:2] += d / 6
-            self.quad[2::2] += d / 6
-            self.quad[1::2] += 4 * d / 6
+        self.quad = quadrature_weights(tr.scheme, self.dtau)
         # implicit residual rows at the nodes this chunk owns
         last = i1 == tr.grid.num_mesh_intervals
         self.owned = np.arange(self.nloc if last else self.nloc - 1)
