@@ -20,7 +20,7 @@ import json
 import numpy as np
 import sympy
 from pydrake.multibody.tree import MultibodyForces_
-from pydrake.symbolic import Expression, Variable, to_sympy
+from pydrake.symbolic import Expression, Jacobian, Variable, to_sympy
 from sympy.printing.numpy import NumPyPrinter
 
 from .model import Model
@@ -113,12 +113,9 @@ class MultibodyKernel:
         self.x = sympy.symbols(f"x0:{nu}") if nu else ()
         self.p = sympy.symbols(f"p0:{npar}") if npar else ()
         ID, Zd, tau_app, Rw = self._symbolic_dynamics()
-        R = sympy.Matrix(ID)
         Zd = sympy.Matrix(Zd) if nz else sympy.zeros(0, 1)
         Rw = sympy.Matrix(Rw) if nw else sympy.zeros(0, 1)
-        A = sympy.Matrix(self.a)
-        M = R.jacobian(A)
-        R0 = R.subs({ai: 0 for ai in self.a})
+        tau = sympy.Matrix(tau_app) if nq else sympy.zeros(0, 1)
         wrt = {"dq": self.q, "du": self.u, "dz": self.z, "dw": self.w, "dx": self.x, "dp": self.p}
         args = [("Q", self.q), ("U", self.u), ("Z", self.z), ("W", self.w), ("X", self.x), ("P", self.p)]
         # Muscle expressions are written in terms of stand-in symbols for each path's length and
@@ -135,24 +132,43 @@ class MultibodyKernel:
                 J = J + E.jacobian(L) * Lx.jacobian(sympy.Matrix(v)) + E.jacobian(V) * Vx.jacobian(sympy.Matrix(v))
             return J.xreplace(paths)
 
+        # The multibody part ID(q, u, a, p) is differentiated by Drake's symbolic engine (two
+        # orders of magnitude faster than SymPy's), moco_lab's applied forces by SymPy.
+        ID_vars = {"dq": self._drake_vars["q"], "du": self._drake_vars["u"], "dp": self._drake_vars["p"]}
+        M = self._to_sympy(Jacobian(ID, self._drake_vars["a"])) if nq else sympy.zeros(0, 0)
+        zero_a = {v: Expression(0.0) for v in self._drake_vars["a"]}
+        R0 = self._to_sympy(np.array([e.Substitute(zero_a) for e in ID])) - tau
         self._mass_and_bias = compile_numpy(
             args, {"M": M, "R0": R0.xreplace(paths), "Zd": Zd.xreplace(paths), "Rw": Rw.xreplace(paths)},
             "mass_and_bias")
-        outs = {k: jac(R, v) for k, v in wrt.items() if len(v)}
+        outs = {}
+        for k, v in wrt.items():
+            if not len(v):
+                continue
+            J = -jac(tau, v)
+            if k in ID_vars:
+                J = J + self._to_sympy(Jacobian(ID, ID_vars[k]))
+            outs[k] = J
+        if nq:
+            outs["da"] = M
         outs.update({"z" + k: jac(Zd, v) for k, v in wrt.items() if len(v) and nz})
         outs.update({"w" + k: jac(Rw, v) for k, v in wrt.items() if len(v) and nw})
-        R, Zd, tau_app = R.xreplace(paths), Zd.xreplace(paths), sympy.Matrix(tau_app).xreplace(paths)
-        Rw = Rw.xreplace(paths)
+        Zd, tau_app, Rw = Zd.xreplace(paths), tau.xreplace(paths), Rw.xreplace(paths)
         self._residual_jac = compile_numpy(
             [("Q", self.q), ("U", self.u), ("A", self.a), ("Z", self.z), ("W", self.w), ("X", self.x),
              ("P", self.p)], outs, "residual_jac")
-        self.symbolic_residual = R
-        self.symbolic_auxiliary_derivatives = Zd
         self._applied = compile_numpy(args, {"tau": tau_app, "Zd": Zd}, "applied")
-        self.symbolic_implicit_residuals = Rw
+
+    def _to_sympy(self, exprs) -> sympy.Matrix:
+        """Drake symbolic expressions (1-D or 2-D array) as a SymPy matrix in the kernel's symbols."""
+        arr = np.atleast_1d(np.asarray(exprs, dtype=object))
+        mat = [[sympy.sympify(to_sympy(e, memo=self._memo)) for e in row] for row in arr.reshape(arr.shape[0], -1)]
+        return sympy.Matrix(mat)
 
     def _symbolic_dynamics(self):
-        """``ID(q, u, a, z, x, p)`` (nq expressions) and muscle-state derivatives ``Zd`` (nz)."""
+        """Drake's symbolic inverse dynamics ``ID(q, u, a, p)`` (nq), and in SymPy: muscle-state
+        derivatives ``Zd`` (nz), moco_lab's applied generalized forces ``tau(q, u, z, x, p)`` (nq)
+        and implicit tendon residuals ``Rw`` (nw). The residual is ``ID - tau``."""
         model = self.model
         plant = model.plant.ToSymbolic()
         ctx = plant.CreateDefaultContext()
@@ -176,7 +192,8 @@ class MultibodyKernel:
         forces = MultibodyForces_[Expression](plant)
         plant.CalcForceElementsContribution(ctx, forces)
         ID = plant.CalcInverseDynamics(ctx, np.array([Expression(v) for v in da]), forces)
-        ID = [sympy.sympify(to_sympy(e, memo=memo)) for e in ID]
+        self._memo = memo
+        self._drake_vars = {"q": dq, "u": du, "a": da, "p": dp}
         tau = list(model.applied_generalized_forces(self.q, self.u, self.x, values))
         # muscles: tension T along the path; generalized force -(dl/dq)^T T
         Zd, Rw = [], []
@@ -212,7 +229,7 @@ class MultibodyKernel:
                 zi += 1
             tension = mus.calc_tendon_force(a, length, speed, ntf, xp=sympy)
             tau = [tau[i] - dl[i] * tension for i in range(nq)]
-        return [ID[i] - tau[i] for i in range(nq)], Zd, tau, Rw
+        return ID, Zd, tau, Rw
 
     # ------------------------------------------------------------ evaluation
     def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False, W=None) -> dict:
