@@ -228,12 +228,26 @@ def max_constraint_violation(prog, x: np.ndarray) -> float:
     return worst
 
 
-def solve_transcription(tr: Transcription, settings: SolverSettings,
-                        progress: Callable[[Progress], None] | None = None) -> Solution:
-    """Solve a transcribed problem and package the :class:`Solution`."""
-    prog = tr.prog
-    g = guess_from_trajectory(tr, settings.guess) if settings.guess is not None else guess_from_bounds(tr)
-    _set_guess(tr, g)
+@dataclass
+class OptimizerRun:
+    """Outcome of one optimizer run on a ``MathematicalProgram`` (before naming the variables)."""
+
+    x: np.ndarray
+    success: bool
+    status: str
+    nit: int
+    solve_time: float
+    cost: float
+    constraint_violation: float
+
+
+def run_optimizer(prog, settings: SolverSettings, progress: Callable[[Progress], None] | None = None) -> OptimizerRun:
+    """Solve ``prog`` (initial guess already set) with the optimizer and options of ``settings``.
+
+    Reports each IPOPT iteration (or SNOPT objective evaluation) to
+    ``progress`` while the solve runs, and reads the exact iteration count
+    from the optimizer's own output.
+    """
     options = SolverOptions()
     solver = IpoptSolver() if settings.optim_solver == "ipopt" else SnoptSolver()
     sid = solver.solver_id()
@@ -292,18 +306,32 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
         status = f"SNOPT_INFO_{code}"
         success = bool(result.is_success())
         found = re.search(r"No\. of major iterations\s+(\d+)", stats)
-    nit = int(found.group(1)) if found else -1
     x = result.get_x_val()
-    sol = tr.unpack(x)
-    violation = max_constraint_violation(prog, x)
+    return OptimizerRun(x=x, success=success, status=status, nit=int(found.group(1)) if found else -1,
+                        solve_time=solve_time, cost=float(result.get_optimal_cost()),
+                        constraint_violation=max_constraint_violation(prog, x))
+
+
+def solve_transcription(tr: Transcription, settings: SolverSettings,
+                        progress: Callable[[Progress], None] | None = None) -> Solution:
+    """Solve a transcribed problem and package the :class:`Solution`."""
+    g = guess_from_trajectory(tr, settings.guess) if settings.guess is not None else guess_from_bounds(tr)
+    _set_guess(tr, g)
+    run = run_optimizer(tr.prog, settings, progress)
+    sol = tr.unpack(run.x)
     goal_values = tr.goal_values(sol)
-    objective = float(result.get_optimal_cost()) if np.isfinite(result.get_optimal_cost()) else sum(goal_values.values())
-    message = (f"{settings.optim_solver}: {status} after {nit} iterations; objective {objective:.10g}; "
-               f"max constraint violation {violation:.2e}")
-    traj = trajectory_from_solution(tr, sol)
-    return Solution(traj, success=success, status=status, message=message, objective=objective,
-                    goal_values=goal_values, nit=nit, solve_time=solve_time, solver=settings.optim_solver,
-                    constraint_violation=violation)
+    return package_solution(run, settings, trajectory_from_solution(tr, sol), goal_values)
+
+
+def package_solution(run: OptimizerRun, settings: SolverSettings, traj: Trajectory,
+                     goal_values: dict[str, float]) -> Solution:
+    """A :class:`Solution` from an optimizer run, its named trajectory and goal values."""
+    objective = run.cost if np.isfinite(run.cost) else sum(goal_values.values())
+    message = (f"{settings.optim_solver}: {run.status} after {run.nit} iterations; objective {objective:.10g}; "
+               f"max constraint violation {run.constraint_violation:.2e}")
+    return Solution(traj, success=run.success, status=run.status, message=message, objective=objective,
+                    goal_values=goal_values, nit=run.nit, solve_time=run.solve_time, solver=settings.optim_solver,
+                    constraint_violation=run.constraint_violation)
 
 
 _IPOPT_ITERATION = re.compile(r"^\s*(\d+)r?\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s", re.M)

@@ -1,0 +1,146 @@
+"""Prescribed kinematics (MocoInverse): analytic inverse dynamics, muscle redundancy, reserves, errors."""
+import numpy as np
+import pytest
+
+import moco_lab as ml
+from moco_lab.inverse import Inverse, add_reserves, reserve_path
+from moco_lab.simulate import simulate
+
+MASS = 2.0
+
+
+def _polynomial_motion(n=41):
+    """x(t) = t^3 - t^4 / 2 on [0, 1]: a quartic, represented exactly by the quintic spline."""
+    t = np.linspace(0.0, 1.0, n)
+    return t, {"/slider/position/value": t ** 3 - 0.5 * t ** 4}
+
+
+def _xdd(t):
+    return 6 * t - 6 * t ** 2
+
+
+@pytest.mark.parametrize("scheme", ["hermite-simpson", "trapezoidal"])
+def test_sliding_mass_force_is_mass_times_acceleration(scheme):
+    inv = Inverse(ml.models.sliding_mass(mass=MASS), _polynomial_motion(), mesh_interval=0.05,
+                  transcription_scheme=scheme)
+    result = inv.solve()
+    s = result.solution
+    assert s.success, s.message
+    assert inv.num_mesh_intervals == 20
+    # the only variable is the actuator control; the prescribed q, u are inserted
+    ip = inv.transcribe()
+    assert ip.prog.num_vars() == ip.grid.num_points * 1
+    np.testing.assert_allclose(s.controls["/actuator"], MASS * _xdd(s.time), atol=1e-8)
+    np.testing.assert_allclose(s.states["/slider/position/speed"], 3 * s.time ** 2 - 2 * s.time ** 3, atol=1e-10)
+    np.testing.assert_allclose(s.derivatives["/slider/position/accel"], _xdd(s.time), atol=1e-8)
+    # objective: ∫ (m ẍ)² dt = 4 * 36 / 30 = 4.8; Simpson integrates the quartic with O(h^4) error
+    exact = MASS ** 2 * 36 / 30
+    tol = 1e-4 if scheme == "hermite-simpson" else 2e-2
+    assert s.objective == pytest.approx(exact, rel=tol)
+    assert s.goal_values["excitation_effort"] == pytest.approx(s.objective, rel=1e-10)
+    assert result.reserve_summary() == "no reserve actuators"
+
+
+@pytest.mark.parametrize("weight, share", [(1.0, 0.5), (4.0, 0.2)])
+def test_reserves_share_the_force_as_the_effort_goal_dictates(weight, share):
+    """Actuator and reserve (both optimal force 1): min x_a² + w x_r², x_a + x_r = F  ->  x_r = F / (1 + w)."""
+    inv = Inverse(ml.models.sliding_mass(mass=MASS), _polynomial_motion(), mesh_interval=0.05,
+                  reserves_optimal_force=1.0, reserves_weight=weight, convergence_tolerance=1e-8,
+                  constraint_tolerance=1e-10)
+    result = inv.solve()
+    assert result.success
+    path = reserve_path("/slider/position")
+    assert path == "/forceset/reserve_slider_position"
+    need = result.net_generalized_forces["position"]
+    np.testing.assert_allclose(need, MASS * _xdd(result.solution.time), atol=1e-7)
+    np.testing.assert_allclose(result.reserve_forces[path], need / (1 + weight), atol=1e-6)
+    (row,) = result.reserve_report()
+    assert row.coordinate == "position"
+    assert row.share == pytest.approx(share, rel=1e-6)
+    assert row.peak == pytest.approx(np.max(np.abs(need)) / (1 + weight), rel=1e-6)
+    assert f"{100 * share:.2f}%" in result.reserve_summary()
+
+
+def _driven_suspended_mass():
+    """The suspended mass moved by known, smooth excitations (time-stepped by Drake's Simulator)."""
+    model = ml.models.suspended_mass()
+    t = np.linspace(0.0, 0.5, 501)
+    exc = {"/forceset/left": 0.3 + 0.2 * np.sin(4 * np.pi * t), "/forceset/middle": 0.5 + 0 * t,
+           "/forceset/right": 0.3 + 0.2 * np.cos(4 * np.pi * t)}
+    states = {"/jointset/tx/tx/value": 0 * t, "/jointset/ty/ty/value": -0.15 + 0 * t,
+              "/jointset/tx/tx/speed": 0 * t, "/jointset/ty/ty/speed": 0 * t}
+    states.update({f"{n}/activation": np.full_like(t, v[0]) for n, v in exc.items()})
+    motion = simulate(model, ml.Trajectory(t, states, exc))
+    effort = float(np.trapezoid(sum(v ** 2 for v in exc.values()), t))
+    return model, motion, effort
+
+
+@pytest.mark.parametrize("scheme", ["hermite-simpson", "trapezoidal"])
+def test_suspended_mass_inverse_reproduces_the_motion(scheme):
+    """Muscle redundancy: 3 muscles, 2 coordinates. The excitations that made the motion are feasible,
+    so the inverse's minimal effort is no larger; time-stepping its excitations reproduces the motion."""
+    model, motion, known_effort = _driven_suspended_mass()
+    inv = Inverse(model, motion, mesh_interval=0.01, transcription_scheme=scheme,
+                  convergence_tolerance=1e-6, constraint_tolerance=1e-8)
+    result = inv.solve()
+    s = result.solution
+    assert s.success, s.message
+    assert s.objective <= known_effort + 1e-6
+    assert s.objective > 0.8 * known_effort  # the motion needs real muscle work
+    for name in model.control_names():  # Moco's initial_activation: a(t0) = e(t0)
+        assert s.states[f"{name}/activation"][0] == pytest.approx(s.controls[name][0], abs=1e-7)
+    back = simulate(model, s)
+    for c in ("/jointset/tx/tx/value", "/jointset/ty/ty/value"):
+        err = np.max(np.abs(back.states[c] - s.states[c]))
+        span = np.ptp(s.states[c])
+        assert err < 0.02 * span, (c, err, span)  # open-loop drift of a time-stepped replay
+
+
+def test_inverse_errors_are_clear():
+    model = ml.models.sliding_mass()
+    t, cols = _polynomial_motion()
+    with pytest.raises(KeyError, match="lack coordinate"):
+        Inverse(model, (t, {"/slider/positon/value": cols["/slider/position/value"]}))
+    with pytest.raises(ValueError, match="not states of the model"):
+        Inverse(model, (t, {**cols, "/other/value": t}))
+    Inverse(model, (t, {**cols, "/other/value": t}), kinematics_allow_extra_columns=True)
+    with pytest.raises(ValueError, match="inside the kinematics"):
+        Inverse(model, (t, cols), final_time=2.0)
+    with pytest.raises(ValueError, match="inside the kinematics"):
+        Inverse(model, (t, cols), initial_time=0.5, final_time=0.4)
+    with pytest.raises(ValueError, match="at least 4"):
+        Inverse(model, (t[:3], {k: v[:3] for k, v in cols.items()}))
+    with pytest.raises(ValueError, match="strictly increasing"):
+        Inverse(model, (t[::-1], cols))
+    with pytest.raises(ValueError, match="mesh_interval"):
+        Inverse(model, (t, cols), mesh_interval=0)
+    with pytest.raises(ValueError, match="transcription scheme"):
+        Inverse(model, (t, cols), transcription_scheme="euler")
+    with pytest.raises(ValueError, match="positive"):
+        add_reserves(model, 0.0)
+    with pytest.raises(KeyError, match="coordinate"):
+        add_reserves(model, 1.0, coordinates=["postion"])
+    with pytest.raises(ValueError, match="already has"):
+        add_reserves(add_reserves(model, 1.0), 1.0)
+
+
+def test_add_reserves_leaves_the_model_alone():
+    model = ml.models.double_pendulum()
+    withres = add_reserves(model, 5.0, coordinates=["q0"]) if "q0" in [c.name for c in model.coordinates] \
+        else add_reserves(model, 5.0, coordinates=[model.coordinates[0].name])
+    assert len(withres.actuators) == len(model.actuators) + 1
+    assert withres.control_names()[-1] == reserve_path(model.coordinates[0].path)
+    assert withres.actuators[-1].optimal_force == 5.0
+    assert model.control_names() == ["/tau0", "/tau1"]
+    assert withres.plant is model.plant
+
+
+def test_failed_inverse_is_sealed():
+    """A motion the actuator cannot produce (control bounded) fails and is sealed, never silently wrong."""
+    model = ml.models.sliding_mass(mass=MASS)
+    model.actuators[0].max_control = 1.0
+    model.actuators[0].min_control = -1.0
+    result = Inverse(model, _polynomial_motion(), mesh_interval=0.1, max_iterations=200).solve()
+    assert not result.success
+    with pytest.raises(RuntimeError, match="sealed"):
+        result.solution.controls
