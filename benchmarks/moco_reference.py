@@ -687,6 +687,56 @@ def solve_suspended_mass_prediction(scheme: str = "hermite-simpson",
     return _solve_study(study)
 
 
+def solve_inverse(osim_model, time, columns: dict, *, mesh_interval: float = 0.02,
+                  scheme: str = "hermite-simpson", tol: Optional[float] = 1e-3) -> dict:
+    """Run Moco's ``MocoInverse`` on prescribed coordinate values.
+
+    Parameters
+    ----------
+    osim_model : opensim.Model
+        E.g. :func:`build_suspended_mass_model` (used as is, no model operators).
+    time : array (n,)
+    columns : dict of coordinate value path -> array (n,), in metres / radians.
+    mesh_interval : float
+        ``MocoInverse``'s mesh interval (s).
+    scheme : {"trapezoidal", "hermite-simpson"}
+        Set on the study's solver after ``MocoInverse.initialize()``.
+    tol : float or None
+        ``convergence_tolerance`` and ``constraint_tolerance`` (MocoInverse default 1e-3).
+
+    Returns
+    -------
+    dict
+        See :func:`_solve_study` (the solution has the muscle states and
+        controls; the kinematics are not inserted), plus ``num_mesh_intervals``.
+    """
+    _require_opensim()
+    table = osim.TimeSeriesTable()
+    names = list(columns)
+    table.setColumnLabels(names)
+    table.addTableMetaDataString("inDegrees", "no")
+    for k, t in enumerate(np.asarray(time, float)):
+        table.appendRow(float(t), osim.RowVector([float(columns[n][k]) for n in names]))
+    inverse = osim.MocoInverse()
+    inverse.setModel(osim.ModelProcessor(osim_model))
+    inverse.setKinematics(osim.TableProcessor(table))
+    inverse.set_initial_time(float(time[0]))
+    inverse.set_final_time(float(time[-1]))
+    inverse.set_mesh_interval(float(mesh_interval))
+    if tol is not None:
+        inverse.set_convergence_tolerance(float(tol))
+        inverse.set_constraint_tolerance(float(tol))
+    with _quiet_scratch_dir():
+        study = inverse.initialize()
+    solver = osim.MocoCasADiSolver.safeDownCast(study.updSolver())
+    solver.set_transcription_scheme(scheme)
+    solver.set_verbosity(0)
+    solver.set_optim_ipopt_print_level(0)
+    result = _solve_study(study)
+    result["num_mesh_intervals"] = int(solver.get_num_mesh_intervals())
+    return result
+
+
 # --------------------------------------------------------------------------
 # Command line summary
 # --------------------------------------------------------------------------

@@ -179,7 +179,8 @@ def _spline_kinematics(model: Model, time: np.ndarray, columns: dict[str, np.nda
         raise ValueError(f"Kinematics have columns that are not states of the model: {extra} "
                          "(pass kinematics_allow_extra_columns=True to ignore them)")
     k = 5 if time.size >= 6 else 3
-    return [make_interp_spline(time, np.asarray(columns[n], float), k=k) for n in needed]
+    bc = ([(3, 0.0), (4, 0.0)], [(3, 0.0), (4, 0.0)]) if k == 5 else "natural"
+    return [make_interp_spline(time, np.asarray(columns[n], float), k=k, bc_type=bc) for n in needed]
 
 
 class Inverse:
