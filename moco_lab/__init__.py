@@ -21,7 +21,10 @@ if "OPENBLAS_NUM_THREADS" not in _os.environ and "GOTO_NUM_THREADS" not in _os.e
     _os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 from . import analysis, config, examples, models  # noqa: E402
+from . import constraints, coupled_models  # noqa: E402  (moco_lab.moment_arms is imported on demand: it loads ipywidgets)
 from .bounds import Bounds
+from .constraints import (CoordinateCouplerConstraint, FixedDistanceConstraint, HolonomicConstraint,
+                          KinematicConstraint, PointOnCurveConstraint)
 from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
 from .model import Coordinate, CoordinateActuator, Model, ModelBuilder, SpringGeneralizedForce
 from .plotting import plot_trajectories
@@ -34,7 +37,9 @@ from .trajectory import Solution, Trajectory
 __version__ = "0.1.0"
 
 __all__ = [
-    "analysis", "config", "examples", "models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
+    "analysis", "config", "examples", "models", "constraints", "coupled_models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
     "UserGoal", "Coordinate", "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce",
+    "KinematicConstraint", "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint",
+    "FixedDistanceConstraint",
     "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory", "simulate", "simulate_solution", "plot_trajectories",
 ]

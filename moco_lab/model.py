@@ -184,6 +184,7 @@ class Model:
         name: str = "model",
         spec: dict | None = None,
         muscles: list[PathMuscle] | None = None,
+        constraints: list | None = None,
     ):
         if not plant.is_finalized():
             raise ValueError("The MultibodyPlant must be finalized (call plant.Finalize()).")
@@ -225,6 +226,10 @@ class Model:
                 continue
             default = f"/bodyset/{body.name()}"
             self.body_paths[body.name()] = (body_paths or {}).get(body.name(), default)
+        #: Kinematic constraints (:mod:`moco_lab.constraints`), OpenSim's ``ConstraintSet``.
+        self.constraints = []
+        for constraint in constraints or []:
+            self.add_constraint(constraint)
 
     # ------------------------------------------------------------------ names
     @property
@@ -297,6 +302,29 @@ class Model:
             if e.path == path:
                 return e
         raise KeyError(did_you_mean(path, [e.path for e in [*self.actuators, *self.forces]], "force element"))
+
+    # ------------------------------------------------------------ constraints
+    def add_constraint(self, constraint):
+        """Add a kinematic constraint (:class:`~moco_lab.constraints.KinematicConstraint`).
+
+        Its coordinate and body names are checked (``KeyError`` with
+        suggestions) and resolved against this model.
+        """
+        from .constraints import KinematicConstraint
+
+        if not isinstance(constraint, KinematicConstraint):
+            raise TypeError(f"Expected a moco_lab.constraints.KinematicConstraint, got {type(constraint).__name__}")
+        if any(c.name == constraint.name for c in self.constraints):
+            raise ValueError(f"Duplicate constraint name {constraint.name!r}")
+        constraint.bind(self)
+        self.constraints.append(constraint)
+        for key in ("_constraint_bias_sym",):  # cached symbolic derivatives of the old constraint set
+            self.__dict__.pop(key, None)
+        return constraint
+
+    def multiplier_names(self) -> list[str]:
+        """Lagrange multiplier paths ``/constraintset/<name>/lambda_<i>``, in :attr:`constraints` order."""
+        return [n for c in self.constraints for n in c.multiplier_names()]
 
     # ------------------------------------------------------------- properties
     def properties(self) -> dict[str, Property]:
@@ -445,6 +473,7 @@ class ModelBuilder:
         self._forces: list[SpringGeneralizedForce] = []
         self._muscles: list[PathMuscle] = []
         self._body_paths: dict[str, str] = {}
+        self._constraints: list = []
         self.spec = None
 
     def _frame(self, body: str):
@@ -513,6 +542,23 @@ class ModelBuilder:
         self._muscles.append(pm)
         return pm
 
+    def add_constraint(self, constraint):
+        """Add a kinematic constraint (:mod:`moco_lab.constraints`) to the model being built.
+
+        The coordinates it names must already have been added (``KeyError``
+        with suggestions otherwise); bodies are checked as well.
+        """
+        from .constraints import KinematicConstraint
+
+        if not isinstance(constraint, KinematicConstraint):
+            raise TypeError(f"Expected a moco_lab.constraints.KinematicConstraint, got {type(constraint).__name__}")
+        if any(c.name == constraint.name for c in self._constraints):
+            raise ValueError(f"Duplicate constraint name {constraint.name!r}")
+        coords = [(cname, f"{jpath}/{cname}") for cname, jpath, _joint, _rng in self._coords]
+        constraint.validate_names(coords, list(self._body_paths))
+        self._constraints.append(constraint)
+        return constraint
+
     def build(self) -> Model:
         self.plant.Finalize()
         coords = [
@@ -520,7 +566,7 @@ class ModelBuilder:
             for cname, jpath, joint, rng in self._coords
         ]
         return Model(self.plant, coords, self._actuators, self._forces, self._body_paths, self.name, self.spec,
-                     muscles=self._muscles)
+                     muscles=self._muscles, constraints=self._constraints)
 
 
 def _fixed_frame(name, parent_frame, X):
