@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .model import GRAVITY, Model, ModelBuilder
 
-__all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "suspended_mass", "FACTORIES", "from_spec"]
+__all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "suspended_mass", "planar_point_mass", "CURVES", "FACTORIES", "from_spec"]
 
 
 def _spec(builder: ModelBuilder, factory: str, **kwargs) -> Model:
@@ -131,12 +131,52 @@ def suspended_mass() -> Model:
     return _spec(b, "suspended_mass")
 
 
+#: Curves of :func:`planar_point_mass`: name -> g(x) with the constraint y = g(x).
+CURVES = {"parabola": lambda x: x * x, "line": lambda x: x}
+
+
+def planar_point_mass(curve: str | None = None, actuated: bool = True, mass: float = 1.0,
+                      range: float = 2.0) -> Model:
+    """A point mass in the vertical plane, optionally held on a curve (seed 000, "Kinematic constraints").
+
+    Moco's ``ModelFactory::createPlanarPointMass`` layout (``VERIFICATION_PROBLEMS.md`` d1): a
+    massless body ``intermed`` on slider ``/jointset/tx`` (coordinate ``tx`` along ground x), the
+    body ``body`` (``mass`` kg, zero inertia) on slider ``/jointset/ty`` (coordinate ``ty`` along
+    ground y), gravity ``-9.80665`` along y; coordinate ranges ``[-range, range]``.
+
+    Parameters
+    ----------
+    curve : {None, "parabola", "line"}
+        ``"parabola"``: a :class:`~moco_lab.constraints.PointOnCurveConstraint` named ``curve``,
+        ``φ = ty − tx²`` (Moco's example writes ``tx² − ty``: its multiplier has the opposite
+        sign); ``"line"``: ``φ = ty − tx``; None: free.
+    actuated : bool
+        Coordinate actuators ``/forceset/force_x`` and ``/forceset/force_y`` (optimal force 1 N).
+    """
+    from .constraints import PointOnCurveConstraint
+
+    if curve is not None and curve not in CURVES:
+        raise ValueError(f"Unknown curve {curve!r}; choose from {sorted(CURVES)} or None")
+    b = ModelBuilder("planar_point_mass", gravity=(0, -GRAVITY, 0))
+    b.add_body("intermed", 0.0)
+    b.add_body("body", float(mass))
+    b.add_slider_joint("tx", "ground", "intermed", axis=(1, 0, 0), coordinate="tx", range=(-range, range))
+    b.add_slider_joint("ty", "intermed", "body", axis=(0, 1, 0), coordinate="ty", range=(-range, range))
+    if actuated:
+        b.add_coordinate_actuator("/forceset/force_x", "tx", optimal_force=1.0)
+        b.add_coordinate_actuator("/forceset/force_y", "ty", optimal_force=1.0)
+    if curve is not None:
+        b.add_constraint(PointOnCurveConstraint("curve", CURVES[curve], x="tx", y="ty"))
+    return _spec(b, "planar_point_mass", curve=curve, actuated=actuated, mass=mass, range=range)
+
+
 FACTORIES = {
     "sliding_mass": sliding_mass,
     "linear_problem": linear_problem,
     "pendulum": pendulum,
     "double_pendulum": double_pendulum,
     "suspended_mass": suspended_mass,
+    "planar_point_mass": planar_point_mass,
 }
 
 
