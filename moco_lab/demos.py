@@ -15,13 +15,18 @@ problem's own :class:`Option` values::
     study = demos.apply_settings(demo.build(settings), settings)
     demo.reference(settings).final_time                      # 0.8
 
-Register your own with :func:`register_demo_problem`.
+Register your own with :func:`register_demo_problem`. A problem can also add
+figures (``extra_figures``, e.g. the suspended mass's x–y path), entries of
+the numbers line (``extra_numbers``), weight sliders (``weight_sliders``) and
+options that re-pose it (``Option(..., rebuild=True, presets=...)``, e.g. the
+suspended mass's ``task``: ``"predict"`` or ``"track"`` the prediction, see
+:func:`suspended_mass_tracking_study`).
 """
 from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -36,6 +41,8 @@ __all__ = [
     "Option", "Reference", "DemoProblem", "DEMO_PROBLEMS", "register_demo_problem", "get_demo_problem",
     "base_settings", "default_settings", "goal_settings", "apply_settings",
     "linear_reference", "sliding_mass_reference",
+    "suspended_mass_prediction", "suspended_mass_tracking_study", "suspended_mass_activation_rms",
+    "suspended_mass_path_figure", "SUSPENDED_MASS_ORIGINS",
 ]
 
 
@@ -45,6 +52,25 @@ class Option:
 
     ``choices`` gives a dropdown; otherwise a number field (``int`` or
     ``float`` after ``default``'s type).
+
+    Attributes
+    ----------
+    key, label : str
+        Settings key and widget label.
+    default : Any
+        Initial value.
+    choices : tuple, optional
+        Allowed values (a dropdown).
+    tooltip : str
+        Widget tooltip.
+    rebuild : bool, default False
+        The option changes which goals the problem has (e.g. predict vs.
+        track): when it changes, the panel re-poses the problem, lists its
+        goals again (new goal widgets, with the builder's defaults) and solves.
+    presets : dict, optional
+        ``{option value: {setting: value}}``: generic settings the panel
+        selects when the option takes that value, e.g.
+        ``{"track": {"mode": "implicit"}}``. The user may change them again.
     """
 
     key: str
@@ -52,6 +78,8 @@ class Option:
     default: Any
     choices: tuple | None = None
     tooltip: str = ""
+    rebuild: bool = False
+    presets: dict | None = None
 
 
 @dataclass
@@ -109,6 +137,19 @@ class DemoProblem:
         Keys of :data:`moco_lab.analysis.METRIC_LABELS` used by the convergence study.
     mesh_full, mesh_fast : int
         Initial mesh intervals normally and under ``MOCO_LAB_FAST=1``.
+    extra_figures : callable ``(solution, previous, settings) -> {name: plotly Figure}``, optional
+        Figures the problem adds to :class:`~moco_lab.widgets.SolvePanel`
+        besides ``"trajectories"``, ``"cost"`` and ``"history"`` (which
+        ``name`` must not be); each is shown in its own output area.
+        ``solution`` is the panel's (unsealed) last solution, also when it
+        failed (``solution.success``), ``previous`` the previous successful
+        one or None, ``settings`` the settings of the solve.
+    extra_numbers : callable ``(solution, settings) -> {label: text}``, optional
+        Extra entries of the panel's numbers line for a *successful* solve
+        (plain text, escaped by the panel).
+    weight_sliders : dict of str -> (float, float), optional
+        ``{goal name: (min, max)}``: show that goal's weight as a logarithmic
+        slider over ``[min, max]`` instead of a number field.
     """
 
     key: str
@@ -120,6 +161,9 @@ class DemoProblem:
     metrics: tuple = ()
     mesh_full: int = 50
     mesh_fast: int = 10
+    extra_figures: Callable[..., dict] | None = None
+    extra_numbers: Callable[..., dict] | None = None
+    weight_sliders: dict = field(default_factory=dict)
 
     @property
     def initial_mesh(self) -> int:
@@ -200,11 +244,180 @@ def _build_double_pendulum(settings: dict) -> Study:
 
 
 # ------------------------------------------------- (c) suspended mass
+_TX, _TY = "/jointset/tx/tx/value", "/jointset/ty/ty/value"
+_ACTIVATIONS = tuple(f"/forceset/{m}/activation" for m in ("left", "middle", "right"))
+#: Ground points of the suspended mass's muscles, ``{muscle: (x, y)}`` in m (:func:`moco_lab.models.suspended_mass`).
+SUSPENDED_MASS_ORIGINS = {"left": (-0.2, 0.0), "middle": (0.0, 0.0), "right": (0.2, 0.0)}
+_TASKS = ("predict", "track")
+_PREDICTIONS: dict[tuple, Any] = {}  # prediction settings -> Solution (the last few)
+_PREDICTIONS_KEPT = 8
+
+
+def _task(settings: dict) -> str:
+    task = settings.get("task", "predict")
+    if task not in _TASKS:
+        raise ValueError(f"task must be one of {list(_TASKS)}, got {task!r}")
+    return task
+
+
+def suspended_mass_prediction(settings: dict):
+    """The prediction the ``"track"`` task tracks: solved once per settings, then cached.
+
+    The prediction study (:func:`moco_lab.examples.suspended_mass_prediction_study`,
+    with its default goals: ``∫ Σ e² dt + 0.01 t_f``) in **explicit** mode (as
+    the paper; in implicit mode IPOPT can end in another local optimum, with
+    ``t_f = 0.8`` s), on the scheme, mesh and optimizer settings of
+    ``settings``; the goals and task in ``settings`` are ignored.
+
+    Parameters
+    ----------
+    settings : dict
+        Uses ``scheme``, ``mesh_intervals``, ``optimizer``,
+        ``max_iterations`` and ``tolerance``.
+
+    Returns
+    -------
+    Solution
+        A successful solution (the same object for the same settings).
+
+    Raises
+    ------
+    RuntimeError
+        The prediction did not converge (there is then nothing to track).
+    """
+    generic = {k: settings[k] for k in ("scheme", "mesh_intervals", "optimizer", "max_iterations", "tolerance")
+               if k in settings}
+    generic["mode"] = "explicit"
+    key = tuple(sorted((k, repr(v)) for k, v in generic.items()))
+    if key not in _PREDICTIONS:
+        study = apply_settings(examples.suspended_mass_prediction_study(), generic)
+        solution = study.solve()
+        if not solution.success:
+            raise RuntimeError(f"the prediction to track did not converge ({solution.status}: {solution.message}); "
+                               "there is no motion to track. Try more iterations or another mesh.")
+        while len(_PREDICTIONS) >= _PREDICTIONS_KEPT:
+            _PREDICTIONS.pop(next(iter(_PREDICTIONS)))
+        _PREDICTIONS[key] = solution
+    return _PREDICTIONS[key]
+
+
+def suspended_mass_tracking_study(settings: dict, prediction=None) -> Study:
+    """Track the predicted motion of the suspended mass (the Moco paper's Figure 4 tracking; lesson 03).
+
+    As :class:`moco_lab.tools.Track` (Moco's ``MocoTrack``) poses it: t fixed
+    to the prediction's ``[0, t_f]``; goal ``"state_tracking"`` on the
+    positions and speeds (weight ``settings["tracking_weight"]``, default
+    10) and goal ``"control_effort"`` (weight 0.001, exponent 2; the panel's
+    goal settings may change both); initial positions and activations as in
+    the prediction, final values free; IPOPT's default tolerances. The
+    generic settings (scheme, mode, mesh, ...) are applied afterwards by
+    :func:`apply_settings`.
+
+    Parameters
+    ----------
+    settings : dict
+        Settings of the tracking solve.
+    prediction : Solution, optional
+        The motion to track (default :func:`suspended_mass_prediction` of ``settings``).
+
+    Returns
+    -------
+    Study
+    """
+    from . import models
+    from .tools import Track
+
+    if prediction is None:
+        prediction = suspended_mass_prediction(settings)
+    n = int(settings.get("mesh_intervals", 30))
+    weight = float(settings.get("tracking_weight", 10.0))
+    track = Track(models.suspended_mass(), prediction, states_global_tracking_weight=weight,
+                  state_pattern=r".*(value|speed)$", allow_unused_references=True,
+                  mesh_interval=prediction.final_time / max(n, 1), optim_tolerance=None,
+                  scheme=settings.get("scheme", "hermite-simpson"), mode=settings.get("mode", "explicit"))
+    study = track.initialize()
+    study.name = "suspended_mass_tracking"
+    p = study.problem
+    p.set_state_info(_TX, (-0.2, 0.2), -0.14)  # final values free
+    p.set_state_info(_TY, (-0.4, 0.0), -0.20)
+    p.set_state_info_pattern(r".*/activation", (0, 1), 0)
+    p.set_state_info_pattern(r".*/speed", (-15, 15))
+    return study
+
+
+def suspended_mass_activation_rms(solution, prediction) -> float:
+    """Activations of ``solution`` vs. ``prediction``, RMS as % of the prediction's peak activation.
+
+    Moco's ``compareContinuousVariablesRMSPattern(..., "/forceset.*activation$")``
+    (``sqrt(∫ Σ err² dt / (T · ncols))``) on the common time range
+    (:meth:`~moco_lab.trajectory.Trajectory.rms_difference` with
+    ``per_column=True``), divided by the peak predicted activation. The Moco
+    paper (N = 100 prediction, N = 138 tracking) reports 0.21–0.33 % for
+    effort exponent 2 and 10.7–11.1 % for exponent 4.
+    """
+    peak = max(float(np.max(prediction.states[k])) for k in _ACTIVATIONS)
+    return 100.0 * solution.rms_difference(prediction, list(_ACTIVATIONS), per_column=True) / peak
+
+
 def _build_suspended_mass(settings: dict) -> Study:
     # scheme, mode and mesh are applied afterwards by apply_settings
+    if _task(settings) == "track":
+        return suspended_mass_tracking_study(settings)
     return examples.suspended_mass_prediction_study(settings.get("scheme", "hermite-simpson"),
                                                     settings.get("mode", "explicit"),
                                                     int(settings.get("mesh_intervals", 30)))
+
+
+def _suspended_mass_numbers(solution, settings: dict) -> dict:
+    peaks = " / ".join(f"{float(np.max(solution.states[k])):.2f}" for k in _ACTIVATIONS)
+    numbers = {"peak activation L / M / R": peaks}
+    if _task(settings) == "track":
+        prediction = suspended_mass_prediction(settings)
+        numbers["activations vs prediction"] = (f"RMS {suspended_mass_activation_rms(solution, prediction):.3g}% "
+                                                "of peak")
+        numbers["positions vs prediction"] = (
+            f"RMS {1000 * solution.rms_difference(prediction, [_TX, _TY], per_column=True):.3g} mm")
+    return numbers
+
+
+def suspended_mass_path_figure(solution, previous=None, settings: dict | None = None):
+    """The x–y path of the suspended mass: muscle origins, lines to the mass at start, middle and end.
+
+    Parameters
+    ----------
+    solution : Trajectory
+        The motion (unsealed if it is a failed Solution: then labelled ``last iterate``).
+    previous : Trajectory, optional
+        Drawn faded (grey, dashed).
+    settings : dict, optional
+        With ``task="track"`` the tracked prediction is drawn too (dotted).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Made by :func:`moco_lab.plotting.plot_path`.
+    """
+    from .plotting import plot_path
+
+    settings = settings or {}
+    ok = getattr(solution, "success", True)
+    label = "solution" if ok else f"last iterate ({solution.status})"
+    refs, ref_labels = [], []
+    if _task(settings) == "track":
+        refs, ref_labels = [suspended_mass_prediction(settings)], ["prediction (tracked)"]
+    fig = plot_path(solution, _TX, _TY, labels=[label], anchors=SUSPENDED_MASS_ORIGINS,
+                    faded=previous, references=refs, reference_labels=ref_labels,
+                    title=f"Path of the mass ({_task(settings)})")
+    if not ok:
+        fig.data[-len(SUSPENDED_MASS_ORIGINS) - 1].line.color = "#c0392b"
+    fig.update_xaxes(range=[-0.24, 0.24])
+    fig.update_yaxes(range=[-0.3, 0.04])
+    fig.update_layout(height=430, legend=dict(orientation="v", x=1.02, xanchor="left", y=1, font=dict(size=11)))
+    return fig
+
+
+def _suspended_mass_figures(solution, previous, settings: dict) -> dict:
+    return {"path": suspended_mass_path_figure(solution, previous, settings)}
 
 
 register_demo_problem(DemoProblem(
@@ -247,12 +460,23 @@ register_demo_problem(DemoProblem(
     key="suspended_mass",
     title="Point mass on three muscles (Moco paper, Figure 4)",
     description=("A point mass hangs from three muscles (left, middle, right) and moves from (−0.14, −0.20) "
-                 "to (0.14, −0.15) m, at rest at both ends, with t_f in [0.4, 0.8] s, minimizing "
-                 "∫ Σ e² dt + 0.01 t_f. Three muscles drive two coordinates: the effort goal decides how the "
-                 "work is shared (muscle redundancy). Raise the effort exponent to 4 to spread the "
-                 "activations; raise the final-time weight to move faster."),
+                 "to (0.14, −0.15) m, at rest at both ends, with t_f in [0.4, 0.8] s. Three muscles drive two "
+                 "coordinates: the effort goal decides how the work is shared (muscle redundancy). "
+                 "<b>predict</b>: minimize ∫ Σ e<sup>p</sup> dt + 0.01 t_f; raise the effort exponent p to 4 "
+                 "to spread the activations, raise the final-time weight to move faster. "
+                 "<b>track</b>: forget the excitations and track the predicted positions and speeds "
+                 "(solved once), minimizing w<sub>track</sub> ∫ ‖q − q<sub>pred</sub>‖² dt + 0.001 ∫ Σ "
+                 "e<sup>p</sup> dt: with p = 2 the prediction's activations come back, with p = 4 they do not "
+                 "(Moco: 0.2–0.3 % vs. about 11 % of the peak)."),
     build=_build_suspended_mass,
+    options=(Option("task", "task", "predict", _TASKS,
+                    "predict: optimal motion from effort and time; track: follow the predicted motion "
+                    "(MocoTrack), implicit mode (same optimum, ~5x fewer iterations)",
+                    rebuild=True, presets={"predict": {"mode": "explicit"}, "track": {"mode": "implicit"}}),),
     mesh_full=30, mesh_fast=10,
+    extra_figures=_suspended_mass_figures,
+    extra_numbers=_suspended_mass_numbers,
+    weight_sliders={"state_tracking": (0.1, 100.0)},
 ))
 
 

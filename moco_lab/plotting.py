@@ -6,6 +6,9 @@ initial guess, or the solutions of two transcriptions::
 
     fig = plot_trajectories([solution, guess], labels=["solution", "guess"])
     fig.show()
+
+:func:`plot_path` draws the path of a point in a plane (one coordinate
+against another), e.g. the suspended mass between its muscle origins.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from plotly.subplots import make_subplots
 
 from .trajectory import Solution, Trajectory
 
-__all__ = ["plot_trajectories", "short_names"]
+__all__ = ["plot_trajectories", "plot_path", "short_names"]
 
 #: Groups a variable can belong to, in lookup order, with the y-axis label used for each.
 _GROUPS = {"states": "state", "controls": "control", "multipliers": "multiplier", "derivatives": "derivative"}
@@ -232,4 +235,123 @@ def plot_trajectories(trajectories, names: Sequence[str] | str | None = None,
         margin=dict(l=60, r=20, t=80 if title else 50, b=50),
         hovermode="closest",
     )
+    return fig
+
+
+_ANCHOR_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+
+
+def _path_values(traj: Trajectory, name: str) -> np.ndarray:
+    hit = _lookup(traj, name)
+    if hit is None:
+        raise KeyError(_unknown_name_message(name, [traj]))
+    return np.asarray(hit[1], float)
+
+
+def plot_path(trajectories, x: str, y: str, *, labels: Sequence[str] | None = None,
+              anchors: dict | None = None, snapshots: Sequence[float] = (0.0, 0.5, 1.0),
+              faded=None, references=None, reference_labels: Sequence[str] | None = None,
+              title: str | None = None, xlabel: str = "x (m)", ylabel: str = "y (m)") -> go.Figure:
+    """The path of a point in a plane: variable ``y`` against variable ``x``, with equal axis scales.
+
+    Parameters
+    ----------
+    trajectories : Trajectory or sequence of Trajectory
+        Paths drawn in colour (lines with the grid points as markers); a
+        :class:`~moco_lab.trajectory.Solution` must be unsealed.
+    x, y : str
+        Names of the two variables (states, controls, ...), e.g.
+        ``"/jointset/tx/tx/value"`` and ``"/jointset/ty/ty/value"``.
+    labels : sequence of str, optional
+        Legend entry of each trajectory (default ``"solution"`` for one,
+        ``"trajectory 1"``, ... for several).
+    anchors : dict of str -> (float, float), optional
+        Fixed points, e.g. muscle origins ``{"left": (-0.2, 0.0), ...}``: drawn
+        as grey squares, and joined by straight lines to the point of the
+        *first* trajectory at each snapshot time.
+    snapshots : sequence of float, default (0, 0.5, 1)
+        Fractions of the first trajectory's duration at which its point is
+        marked (start, middle, end) and, with ``anchors``, joined to them.
+        The point at a fraction is interpolated linearly in time.
+    faded : Trajectory or sequence of Trajectory, optional
+        Drawn first as light grey dashed paths (e.g. the previous solution),
+        sharing one legend entry ``"previous"``.
+    references : Trajectory or sequence of Trajectory, optional
+        Drawn as dark dotted paths (e.g. a tracked reference motion).
+    reference_labels : sequence of str, optional
+        Legend entries of ``references`` (default ``"reference"``, ...).
+    title, xlabel, ylabel : str, optional
+        Figure title and axis titles.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Trace names: the labels (paths), ``"previous"``, the reference labels,
+        ``"<anchor> origin"`` per anchor, ``"t = <time> s"`` per snapshot (the
+        point and, with anchors, its lines). The y axis is anchored to the x
+        axis (``scaleanchor``), so distances look right.
+
+    Raises
+    ------
+    KeyError
+        ``x`` or ``y`` is not a variable of a trajectory (with close matches).
+    ValueError
+        No trajectories, or ``labels`` / ``reference_labels`` of the wrong length.
+    RuntimeError
+        A trajectory is a sealed (failed) Solution; call ``unseal()`` first.
+    """
+    trajs, previous, refs = _as_list(trajectories), _as_list(faded), _as_list(references)
+    if not trajs:
+        raise ValueError("plot_path needs at least one trajectory")
+    if labels is None:
+        labels = ["solution"] if len(trajs) == 1 else [f"trajectory {i + 1}" for i in range(len(trajs))]
+    labels = [labels] if isinstance(labels, str) else list(labels)
+    if len(labels) != len(trajs):
+        raise ValueError(f"got {len(labels)} labels for {len(trajs)} trajectories")
+    if reference_labels is None:
+        reference_labels = ["reference"] if len(refs) == 1 else [f"reference {i + 1}" for i in range(len(refs))]
+    reference_labels = [reference_labels] if isinstance(reference_labels, str) else list(reference_labels)
+    if len(reference_labels) != len(refs):
+        raise ValueError(f"got {len(reference_labels)} reference labels for {len(refs)} references")
+
+    fig = go.Figure()
+    hover = "x=%{x:.4f}<br>y=%{y:.4f}<extra>%{fullData.name}</extra>"
+    for j, traj in enumerate(previous):
+        fig.add_trace(go.Scatter(x=_path_values(traj, x), y=_path_values(traj, y), mode="lines", name="previous",
+                                 legendgroup="faded", showlegend=j == 0, hovertemplate=hover,
+                                 line=dict(color=_FADED_COLOR, dash="dash", width=2)))
+    for traj, label in zip(refs, reference_labels):
+        fig.add_trace(go.Scatter(x=_path_values(traj, x), y=_path_values(traj, y), mode="lines", name=label,
+                                 hovertemplate=hover, line=dict(color="#222222", dash="dot", width=2)))
+
+    first = trajs[0]
+    px, py = _path_values(first, x), _path_values(first, y)
+    anchors = dict(anchors or {})
+    t0, t1 = float(first.time[0]), float(first.time[-1])
+    for k, frac in enumerate(snapshots):
+        t = t0 + float(frac) * (t1 - t0)
+        sx, sy = float(np.interp(t, first.time, px)), float(np.interp(t, first.time, py))
+        shade = f"rgba(60, 60, 60, {0.35 + 0.5 * k / max(1, len(snapshots) - 1):.2f})"
+        xs, ys = [], []
+        for ax, ay in anchors.values():
+            xs += [float(ax), sx, None]
+            ys += [float(ay), sy, None]
+        name = f"t = {t:.3g} s"
+        if anchors:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name, legendgroup=f"snapshot{k}",
+                                     showlegend=False, hoverinfo="skip", line=dict(color=shade, width=1.5)))
+        fig.add_trace(go.Scatter(x=[sx], y=[sy], mode="markers", name=name, legendgroup=f"snapshot{k}",
+                                 hovertemplate=hover, marker=dict(size=13, color=shade, line=dict(color="white", width=1))))
+    for i, (traj, label) in enumerate(zip(trajs, labels)):
+        fig.add_trace(go.Scatter(x=_path_values(traj, x), y=_path_values(traj, y), mode="lines+markers",
+                                 name=label, hovertemplate=hover, marker=dict(size=4),
+                                 line=dict(color=_PALETTE[i % len(_PALETTE)], width=2.5)))
+    for i, (name, (ax, ay)) in enumerate(anchors.items()):
+        fig.add_trace(go.Scatter(x=[float(ax)], y=[float(ay)], mode="markers+text", name=f"{name} origin",
+                                 text=[name], textposition="top center", showlegend=False, hovertemplate=hover,
+                                 marker=dict(size=12, symbol="square", color=_ANCHOR_COLORS[i % len(_ANCHOR_COLORS)])))
+    fig.update_xaxes(title_text=xlabel, gridcolor="#e5e5e5", zerolinecolor="#bbb")
+    fig.update_yaxes(title_text=ylabel, gridcolor="#e5e5e5", zerolinecolor="#bbb", scaleanchor="x", scaleratio=1)
+    fig.update_layout(title=title, plot_bgcolor="white", hovermode="closest",
+                      margin=dict(l=60, r=20, t=60 if title else 30, b=50))
     return fig

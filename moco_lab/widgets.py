@@ -8,8 +8,8 @@ Voila page:
     multibody dynamics mode, the mesh, the optimizer and the goal weights and
     exponents, press **Solve**, and watch the optimizer's progress, the states
     and controls (with the previous solution as a faded overlay and, where one
-    is known, the analytic solution), the cost breakdown and the iteration
-    history.
+    is known, the analytic solution), the problem's own extra figures (e.g.
+    the suspended mass's path), the cost breakdown and the iteration history.
 :class:`ConvergencePanel`
     Solve a problem with a known analytic answer on a sequence of meshes
     (``N = 10, 20, 40, 80``) and plot the errors on log–log axes with the
@@ -307,7 +307,8 @@ class SolvePanel(_Panel):
     error : str or None
         The last settings/setup error shown in the panel (None after a solve).
     figures : dict of str -> plotly Figure
-        The figures last rendered: ``"trajectories"``, ``"cost"``, ``"history"``.
+        The figures last rendered: ``"trajectories"``, ``"cost"``, ``"history"``
+        and those of the problem's ``extra_figures`` hook (e.g. ``"path"``).
     solve_count : int
         Number of completed solve attempts.
 
@@ -316,7 +317,15 @@ class SolvePanel(_Panel):
     ``option_widgets`` (key -> widget), ``goal_widgets`` (goal -> {"weight",
     "exponent"} widgets), ``show_reference``, ``solve_button``,
     ``progress_html``, ``numbers``, ``message``, ``traj_out``, ``cost_out``,
-    ``history_out``.
+    ``history_out``, ``extra_outs`` (figure name -> Output, one per figure of
+    the problem's ``extra_figures`` hook, below the states and controls).
+
+    Problem hooks (see :class:`~moco_lab.demos.DemoProblem`): an
+    :class:`~moco_lab.demos.Option` with ``rebuild=True`` re-poses the
+    problem when it changes (new goal widgets, then a solve), after selecting
+    its ``presets``; ``extra_figures`` adds figures, ``extra_numbers`` adds
+    entries to the numbers line, ``weight_sliders`` shows goal weights as
+    logarithmic sliders. An error in a hook is shown in the panel.
     """
 
     def __init__(self, problems=("linear", "sliding_mass"), *, problem: str | None = None,
@@ -347,6 +356,8 @@ class SolvePanel(_Panel):
                                    ["ml-progress"], width="260px")
         self.numbers = _html(classes=["ml-numbers"])
         self.traj_out = W.Output(layout=W.Layout(width="100%", min_height="420px"))
+        self.extra_outs: dict[str, W.Output] = {}
+        self.extra_box = W.VBox(layout=W.Layout(width="100%"))
         self.cost_out = W.Output(layout=W.Layout(width="50%"))
         self.history_out = W.Output(layout=W.Layout(width="50%"))
         self._lay_out(
@@ -355,7 +366,8 @@ class SolvePanel(_Panel):
              _group("Optimizer", self.optimizer, self.max_iterations, self.tolerance),
              _group("Goals", self.goals_box, self.show_reference),
              self.solve_button, self.progress_html],
-            [self.numbers, self.message, self.traj_out, W.HBox([self.cost_out, self.history_out])])
+            [self.numbers, self.message, self.traj_out, self.extra_box,
+             W.HBox([self.cost_out, self.history_out])])
 
         self._load_problem(key, settings)
         self.problem_select.observe(self._on_problem_change, names="value")
@@ -369,28 +381,60 @@ class SolvePanel(_Panel):
     # ---------------------------------------------------------- problem
     def _load_problem(self, key: str, overrides: dict | None = None) -> None:
         problem = self.problems[key]
+        overrides = dict(overrides or {})
         settings = base_settings(problem)
+        settings.update({k: v for k, v in overrides.items() if k != "goals"})
+        for o in problem.options:  # the presets of the initial option values, unless overridden
+            preset = (o.presets or {}).get(settings.get(o.key), {})
+            settings.update({k: v for k, v in preset.items() if k not in overrides})
         self._goal_types = {}
+        self._posed_for = None
         try:  # default_settings(problem), keeping the built goals for their types
             study = problem.build(settings)
             settings["goals"] = goal_settings(study)
             self._goal_types = {g.name: g for g in study.problem.goals}
+            self._posed_for = tuple(settings.get(o.key) for o in problem.options if o.rebuild)
         except Exception as err:  # a broken builder: show it, keep the panel alive
             self._show_error("Could not build the problem", err)
-        settings.update(overrides or {})
+        if overrides and "goals" in overrides:
+            settings["goals"] = overrides["goals"]
         title = self._title or problem.title
         self.header.value = f"<h2>{html.escape(title)}</h2><p>{problem.description}</p>"
         self.option_widgets = {o.key: _number_widget(o) for o in problem.options}
         for o in problem.options:
             if o.key in settings:
                 self.option_widgets[o.key].value = settings[o.key]
+            if o.rebuild or o.presets:
+                self.option_widgets[o.key].observe(
+                    lambda change, option=o: self._on_option_change(option, change), names="value")
         self.options_box.children = list(self.option_widgets.values())
+        self._set_goal_widgets(settings.get("goals", {}), problem)
+        self._set_generic_widgets(settings)
+        self.show_reference.layout.display = None if problem.reference else "none"
+        for name in self.extra_outs:  # figures of the previous problem
+            self.figures.pop(name, None)
+        self.extra_outs = {}
+        self.extra_box.children = ()
+        self.previous = None
+        self.solution = None
+
+    def _set_goal_widgets(self, goals: dict, problem: DemoProblem) -> None:
+        """One row of widgets per goal of ``goals`` (``{name: {"weight": w[, "exponent": p]}}``)."""
         self.goal_widgets = {}
         rows = []
-        for name, values in settings.get("goals", {}).items():
+        for name, values in goals.items():
             kind = type(self._goal_types.get(name)).__name__ if name in self._goal_types else ""
-            ws = {"weight": W.FloatText(value=values.get("weight", 1.0), description="weight", style=_STYLE,
-                                        layout=_wide(), tooltip=f"weight of goal {name!r} (0 switches it off)")}
+            weight = float(values.get("weight", 1.0))
+            tip = f"weight of goal {name!r} (0 switches it off)"
+            if name in problem.weight_sliders and weight > 0:
+                lo, hi = problem.weight_sliders[name]
+                lo, hi = math.log10(min(lo, weight)), math.log10(max(hi, weight))  # never clip the value
+                w = W.FloatLogSlider(value=weight, base=10, min=lo, max=hi, step=0.05, readout_format=".3g",
+                                     description="weight", style=_STYLE, layout=_wide(),
+                                     tooltip=tip + f"; from {10 ** lo:g} to {10 ** hi:g}")
+            else:
+                w = W.FloatText(value=weight, description="weight", style=_STYLE, layout=_wide(), tooltip=tip)
+            ws = {"weight": w}
             if "exponent" in values:
                 ws["exponent"] = W.FloatText(value=values["exponent"], description="exponent", style=_STYLE,
                                              layout=_wide(), tooltip="∫ |x|^exponent dt; Moco requires >= 2")
@@ -401,15 +445,34 @@ class SolvePanel(_Panel):
         if not rows:
             rows = [_html("<span class='ml-hint'>This problem has no adjustable goals.</span>")]
         self.goals_box.children = rows
-        self.scheme.value = settings["scheme"]
-        self.mode.value = settings["mode"]
-        self.mesh_intervals.value = int(settings["mesh_intervals"])
-        self.optimizer.value = settings["optimizer"]
-        self.max_iterations.value = int(settings["max_iterations"] or 0)
-        self.tolerance.value = _DEFAULT if settings["tolerance"] is None else float(settings["tolerance"])
-        self.show_reference.layout.display = None if problem.reference else "none"
-        self.previous = None
-        self.solution = None
+
+    def _set_generic_widgets(self, settings: dict) -> None:
+        """Select the generic settings present in ``settings`` (scheme, mode, mesh, optimizer, ...)."""
+        if "scheme" in settings:
+            self.scheme.value = settings["scheme"]
+        if "mode" in settings:
+            self.mode.value = settings["mode"]
+        if "mesh_intervals" in settings:
+            self.mesh_intervals.value = int(settings["mesh_intervals"])
+        if "optimizer" in settings:
+            self.optimizer.value = settings["optimizer"]
+        if "max_iterations" in settings:
+            self.max_iterations.value = int(settings["max_iterations"] or 0)
+        if "tolerance" in settings:
+            tol = settings["tolerance"]
+            self.tolerance.value = _DEFAULT if tol is None else float(tol)
+
+    def _on_option_change(self, option: Option, change) -> None:
+        """An option with ``presets`` or ``rebuild``: select the presets; for ``rebuild``, solve (re-posing)."""
+        if self._busy:
+            return
+        self._set_generic_widgets((option.presets or {}).get(change["new"], {}))
+        if option.rebuild:
+            self.solve()  # _solve sees the change, lists the new problem's goals
+
+    def _posed_key(self, settings: dict) -> tuple:
+        """The values of the options with ``rebuild=True``: the goal widgets belong to one such tuple."""
+        return tuple(settings.get(o.key) for o in self.demo.options if o.rebuild)
 
     def _on_problem_change(self, change) -> None:
         if self._busy:
@@ -464,7 +527,14 @@ class SolvePanel(_Panel):
 
     def _solve(self, settings: dict) -> Solution | None:
         try:
-            study = apply_settings(self.demo.build(settings), settings)
+            study = self.demo.build(settings)
+            posed = self._posed_key(settings)
+            if posed != self._posed_for:  # an option with rebuild=True changed: the new problem's goals
+                settings["goals"] = goal_settings(study)
+                self._goal_types = {g.name: g for g in study.problem.goals}
+                self._set_goal_widgets(settings["goals"], self.demo)
+                self._posed_for = posed
+            study = apply_settings(study, settings)
             study.problem.validate()
         except Exception as err:
             self._show_error("These settings cannot be used", err)
@@ -520,8 +590,18 @@ class SolvePanel(_Panel):
         errors = solution_errors(ref, sol, self.demo.metrics or None) if ok else {}
         for k, v in errors.items():
             chips.append(f"<span class='ml-chip'>{html.escape(METRIC_LABELS[k])} = <b>{v:.2e}</b></span>")
+        extra_error = None
+        if ok and self.demo.extra_numbers is not None:
+            try:
+                extra = self.demo.extra_numbers(sol, settings)
+                chips += [f"<span class='ml-chip'>{html.escape(str(k))}: <b>{html.escape(str(v))}</b></span>"
+                          for k, v in extra.items()]
+            except Exception as err:
+                extra_error = err
         self.numbers.value = f"<div class='ml-numbers'>{''.join(chips)}</div>"
-        if ok:
+        if extra_error is not None:
+            self._show_error("Could not compute the problem's extra numbers", extra_error, with_trace=True)
+        elif ok:
             self.message.value = ""
         else:
             self.message.value = (
@@ -607,6 +687,35 @@ class SolvePanel(_Panel):
                           range=[lo - 0.2, hi + 0.2], dtick=max(1, math.ceil((hi - lo) / 4)), showgrid=False)
         self.figures["history"] = hist
         _show_figure(self.history_out, hist)
+        self._render_extra_figures(sol, settings)
+
+    def _render_extra_figures(self, sol: Solution, settings: dict) -> None:
+        """The figures of the problem's ``extra_figures`` hook, each in its own Output (errors shown)."""
+        hook = self.demo.extra_figures
+        if hook is None:
+            return
+        try:
+            extra = dict(hook(sol, self.previous, settings))
+            clash = set(extra) & {"trajectories", "cost", "history"}
+            if clash:
+                raise ValueError(f"extra figure names {sorted(clash)} clash with the panel's own figures")
+            for name, fig in extra.items():
+                if not isinstance(fig, go.Figure):
+                    raise TypeError(f"extra figure {name!r} is a {type(fig).__name__}, not a plotly Figure")
+        except Exception as err:
+            self._show_error("Could not draw the problem's extra figures", err, with_trace=True)
+            for out in self.extra_outs.values():  # never leave a figure of another solution on screen
+                _show_figure(out, _blank_figure("Not drawn (see the message above).", 200))
+            return
+        for name in [n for n in self.extra_outs if n not in extra]:
+            self.extra_outs.pop(name)
+            self.figures.pop(name, None)
+        for name, fig in extra.items():
+            if name not in self.extra_outs:
+                self.extra_outs[name] = W.Output(layout=W.Layout(width="100%"))
+            self.figures[name] = fig
+            _show_figure(self.extra_outs[name], fig)
+        self.extra_box.children = tuple(self.extra_outs.values())
 
 
 # ====================================================== ConvergencePanel

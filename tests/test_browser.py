@@ -263,12 +263,14 @@ def test_convergence_study(voila_url, browser):
 def test_suspended_mass(voila_url, browser):
     p = Page(browser, f"{voila_url}/voila/render/suspended_mass.ipynb")
     try:
-        p.wait_ready("Solve", plots=3)
+        p.wait_ready("Solve", plots=4)  # states and controls, path of the mass, cost, history
         p.assert_clean()
         numbers0 = p.text(".ml-numbers")
         titles0 = p.plot_titles()
         assert "Solve_Succeeded" in numbers0 and "Hermite–Simpson" in numbers0 and "N = 10" in numbers0
+        assert "peak activation" in numbers0
         assert any("Hermite–Simpson" in t for t in titles0), titles0
+        assert "Path of the mass (predict)" in titles0, titles0
         assert any("three muscles" in h for h in p.page.locator(".ml-header h2").all_inner_texts())
         subplots = p.svg_texts(".js-plotly-plot .annotation-text")
         assert any("activation" in s for s in subplots), subplots
@@ -283,8 +285,40 @@ def test_suspended_mass(voila_url, browser):
         assert j0 != j1
         titles1 = p.plot_titles()
         assert titles1 != titles0 and any("trapezoidal" in t for t in titles1), titles1
-        assert "previous" in p.svg_texts(".js-plotly-plot .legendtext")
+        legend = p.svg_texts(".js-plotly-plot .legendtext")
+        assert legend.count("previous") >= 2, legend  # in the states and controls and in the path
         p.assert_clean()
         p.screenshot("suspended_mass_after.png")
+        path_plot = p.page.locator(".js-plotly-plot").filter(has_text="Path of the mass")
+        path_plot.screenshot(path=str(ARTIFACTS / "suspended_mass_path.png"))  # scrolls it into view
+
+        # Track the prediction: the task re-poses the problem (tracking goals, weight slider) and solves.
+        p.select("task", "track")
+        p.page.wait_for_function(
+            "() => document.querySelector('.ml-numbers').innerText.includes('activations vs prediction')",
+            timeout=SOLVE_TIMEOUT_MS)
+        p.page.get_by_role("button", name="Solve").and_(p.page.locator("button:enabled")).wait_for(
+            timeout=SOLVE_TIMEOUT_MS)
+        p.page.wait_for_timeout(600)
+        numbers2 = p.text(".ml-numbers")
+        assert "Solve" in numbers2 and "implicit" in numbers2, numbers2
+        assert p.page.locator(".widget-hslider").filter(has=p.page.locator("label", has_text="weight")).count() == 1
+        rms2 = float(re.search(r"activations vs prediction: RMS ([0-9.eE+-]+)%", numbers2).group(1))
+        assert rms2 < 1.0, numbers2
+        assert "Path of the mass (track)" in p.plot_titles()
+        assert "prediction (tracked)" in p.svg_texts(".js-plotly-plot .legendtext")
+        p.assert_clean()
+        p.screenshot("suspended_mass_track.png")
+
+        # Effort exponent 4: the same path, other activations (muscle redundancy).
+        p.set_int("exponent", 4)
+        numbers3 = p.click_and_wait("Solve", ".ml-numbers", numbers2)
+        rms4 = float(re.search(r"activations vs prediction: RMS ([0-9.eE+-]+)%", numbers3).group(1))
+        print(f"activation RMS vs prediction (fast mode): exponent 2 {rms2}%, exponent 4 {rms4}%")
+        assert rms4 > 5.0 and rms4 > 20 * rms2, (rms2, rms4)
+        p.assert_clean()
+        p.screenshot("suspended_mass_track_exponent4.png")
+        path_plot.screenshot(path=str(ARTIFACTS / "suspended_mass_track_path.png"))
+        p.page.screenshot(path=str(ARTIFACTS / "suspended_mass_track_full.png"), full_page=True)
     finally:
         p.close()

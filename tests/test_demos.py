@@ -1,6 +1,7 @@
 """Tests of ``moco_lab.demos``: the demo-problem registry, its settings and references. No solves."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import moco_lab as ml
@@ -107,3 +108,46 @@ def test_apply_settings_and_its_errors():
     with pytest.raises(ValueError, match="transcription_scheme"):
         demos.apply_settings(build(s), {"scheme": "euler"})
     assert demos.apply_settings(build(s), {"mesh_intervals": 8.0}).solver.num_mesh_intervals == 8  # FloatText
+
+
+def test_suspended_mass_tasks():
+    """predict poses the paper's prediction; track poses Track on a given motion (no solve here)."""
+    demo = demos.get_demo_problem("suspended_mass")
+    s = demos.default_settings("suspended_mass")
+    assert s["task"] == "predict" and s["mode"] == "explicit" and list(s["goals"]) == ["effort", "time"]
+    (task,) = demo.options
+    assert task.choices == ("predict", "track") and task.rebuild
+    assert task.presets["track"] == {"mode": "implicit"} and task.presets["predict"] == {"mode": "explicit"}
+    assert demo.extra_figures is not None and demo.extra_numbers is not None
+    assert set(demo.weight_sliders) == {"state_tracking"}
+    with pytest.raises(ValueError, match="task must be one of"):
+        demo.build({**s, "task": "trak"})
+
+    # A made-up motion to track (a straight line in 0.4 s), to check how the tracking study is posed.
+    t = np.linspace(0, 0.4, 9)
+    motion = ml.Trajectory(t, states={"/jointset/tx/tx/value": np.linspace(-0.14, 0.14, 9),
+                                      "/jointset/ty/ty/value": np.linspace(-0.2, -0.15, 9),
+                                      "/jointset/tx/tx/speed": np.full(9, 0.7),
+                                      "/jointset/ty/ty/speed": np.full(9, 0.125),
+                                      "/forceset/middle/activation": np.full(9, 0.5)})
+    settings = {**s, "task": "track", "mesh_intervals": 8, "tracking_weight": 25.0}
+    study = demos.suspended_mass_tracking_study(settings, prediction=motion)
+    goals = {g.name: g for g in study.problem.goals}
+    assert set(goals) == {"state_tracking", "control_effort"}
+    assert goals["state_tracking"].weight == 25.0 and goals["state_tracking"].pattern == r".*(value|speed)$"
+    assert (goals["control_effort"].weight, goals["control_effort"].exponent) == (0.001, 2.0)
+    assert study.problem.time_final.as_list() == [0.4, 0.4]
+    assert study.solver.num_mesh_intervals == 8
+    assert study.solver.optim_convergence_tolerance is None  # IPOPT defaults, as the paper
+    tx = study.problem.state_info("/jointset/tx/tx/value")
+    assert tx.initial.as_list() == [-0.14, -0.14] and tx.final is None  # final value free
+    # The panel's goal settings then apply to the tracking goals.
+    track_settings = {**settings, "goals": {"state_tracking": {"weight": 100.0},
+                                            "control_effort": {"weight": 0.001, "exponent": 4}}}
+    study = demos.apply_settings(study, track_settings)
+    assert study.problem.get_goal("control_effort").exponent == 4.0
+    assert study.problem.get_goal("state_tracking").weight == 100.0
+    # The prediction's goals do not exist in the tracking study: a clear KeyError, not a silent skip.
+    with pytest.raises(KeyError):
+        demos.apply_settings(demos.suspended_mass_tracking_study(settings, prediction=motion),
+                             {"goals": {"time": {"weight": 0.01}}})

@@ -1,4 +1,4 @@
-"""Tests of ``moco_lab.plotting.plot_trajectories``."""
+"""Tests of ``moco_lab.plotting``: ``plot_trajectories`` and ``plot_path``."""
 
 import sys
 from pathlib import Path
@@ -11,7 +11,7 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from moco_lab.plotting import plot_trajectories, short_names  # noqa: E402
+from moco_lab.plotting import plot_path, plot_trajectories, short_names  # noqa: E402
 from moco_lab.trajectory import Solution, Trajectory  # noqa: E402
 
 Q = "/jointset/slider/position/value"
@@ -137,3 +137,58 @@ def test_short_names():
     names = ["/jointset/a/q/value", "/jointset/b/q/value", "/forceset/act", "lambda", "/x/accel"]
     groups = ["states", "states", "controls", "multipliers", "derivatives"]
     assert short_names(names, groups) == ["a/q/value", "b/q/value", "act", "lambda", "x/accel"]
+
+
+# ------------------------------------------------------------------ plot_path
+X, Y = "/jointset/tx/tx/value", "/jointset/ty/ty/value"
+ORIGINS = {"left": (-0.2, 0.0), "middle": (0.0, 0.0), "right": (0.2, 0.0)}
+
+
+def make_path(shift: float = 0.0, n: int = 11) -> Trajectory:
+    time = np.linspace(0.0, 0.4, n)
+    return Trajectory(time, states={X: np.linspace(-0.14, 0.14, n) + shift,
+                                    Y: -0.2 + 0.05 * np.sin(np.pi * time / 0.4) + shift})
+
+
+def test_plot_path_draws_the_positions_and_the_lines_to_the_anchors():
+    traj, previous, reference = make_path(), make_path(0.01), make_path(-0.01)
+    fig = plot_path(traj, X, Y, anchors=ORIGINS, faded=previous, references=[reference],
+                    reference_labels=["prediction"], title="path")
+    by_name = {}
+    for t in fig.data:
+        by_name.setdefault(t.name, []).append(t)
+    path = by_name["solution"][0]
+    np.testing.assert_array_equal(path.x, traj.states[X])
+    np.testing.assert_array_equal(path.y, traj.states[Y])
+    np.testing.assert_array_equal(by_name["previous"][0].x, previous.states[X])
+    assert by_name["previous"][0].line.dash == "dash"
+    np.testing.assert_array_equal(by_name["prediction"][0].y, reference.states[Y])
+    assert fig.data[0].name == "previous"  # faded first, underneath
+    for name, (ax, ay) in ORIGINS.items():
+        (marker,) = by_name[f"{name} origin"]
+        assert (marker.x[0], marker.y[0]) == (ax, ay) and marker.marker.symbol == "square"
+    # Start, middle and end: a point plus one line from every origin to it.
+    for t_snap in (0.0, 0.2, 0.4):
+        lines, point = by_name[f"t = {t_snap:.3g} s"]
+        px = float(np.interp(t_snap, traj.time, traj.states[X]))
+        py = float(np.interp(t_snap, traj.time, traj.states[Y]))
+        assert point.x[0] == pytest.approx(px) and point.y[0] == pytest.approx(py)
+        assert [v for v in lines.x if v is not None] == pytest.approx([-0.2, px, 0.0, px, 0.2, px])
+        assert [v for v in lines.y if v is not None] == pytest.approx([0.0, py] * 3)
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.title.text == "path"
+
+
+def test_plot_path_without_anchors_and_errors():
+    a, b = make_path(), make_path(0.02)
+    fig = plot_path([a, b], X, Y, labels=["a", "b"], snapshots=(0.5,))
+    assert [t.name for t in fig.data] == ["t = 0.2 s", "a", "b"]
+    with pytest.raises(KeyError, match="Did you mean"):
+        plot_path(a, X.replace("value", "valeu"), Y)
+    with pytest.raises(ValueError, match="2 labels for 1 trajectories"):
+        plot_path(a, X, Y, labels=["a", "b"])
+    with pytest.raises(ValueError, match="at least one trajectory"):
+        plot_path([], X, Y)
+    sealed = Solution(a, success=False, status="x", message="", objective=1.0, goal_values={}, nit=1,
+                      solve_time=0.1)
+    with pytest.raises(RuntimeError, match="sealed"):
+        plot_path(sealed, X, Y)

@@ -6,6 +6,9 @@ checked. Runs in fast mode (small meshes).
 """
 from __future__ import annotations
 
+import base64
+
+import numpy as np
 import pytest
 
 import moco_lab as ml
@@ -27,6 +30,13 @@ def plotly_bundle(out) -> dict:
     item = out.outputs[0]
     assert item["output_type"] == "display_data"
     return item["data"][PLOTLY]
+
+
+def values(v) -> list:
+    """Numbers of a plotly JSON array (plotly writes numpy arrays as base64 ``{"dtype", "bdata"}``)."""
+    if isinstance(v, dict):
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
+    return list(v)
 
 
 def legend_names(fig) -> set[str]:
@@ -319,3 +329,154 @@ def test_suspended_mass_panel_effort_exponent():
     p.goal_widgets["time"]["weight"].value = 1.0
     third = p.solve()
     assert third.success and third.final_time < second.final_time - 1e-3
+
+
+def test_suspended_mass_path_figure():
+    """The extra "path" figure: in its own output, the solved x-y positions, origins, previous faded."""
+    p = SolvePanel(["suspended_mass"])
+    sol = p.solution
+    assert set(p.figures) == {"trajectories", "cost", "history", "path"}
+    assert list(p.extra_outs) == ["path"] and list(p.extra_box.children) == [p.extra_outs["path"]]
+    fig = plotly_bundle(p.extra_outs["path"])
+    assert fig["layout"]["title"]["text"] == "Path of the mass (predict)"
+    traces = {t["name"]: t for t in fig["data"]}
+    x, y = values(traces["solution"]["x"]), values(traces["solution"]["y"])
+    assert x == pytest.approx(list(sol.states["/jointset/tx/tx/value"]))
+    assert y == pytest.approx(list(sol.states["/jointset/ty/ty/value"]))
+    assert (x[0], y[0], x[-1], y[-1]) == pytest.approx((-0.14, -0.20, 0.14, -0.15))
+    origins = {n: (t["x"][0], t["y"][0]) for n, t in traces.items() if n.endswith(" origin")}
+    assert origins == {"left origin": (-0.2, 0.0), "middle origin": (0.0, 0.0), "right origin": (0.2, 0.0)}
+    snapshots = [n for n in traces if n.startswith("t = ")]
+    assert len(snapshots) == 3 and snapshots[-1] == f"t = {sol.final_time:.3g} s"
+    assert "previous" not in traces
+
+    p.goal_widgets["time"]["weight"].value = 1.0  # faster
+    second = p.solve()
+    assert second.success
+    fig = p.figures["path"]
+    by_name = {t.name: t for t in fig.data}
+    assert list(by_name["previous"].x) == pytest.approx(list(sol.states["/jointset/tx/tx/value"]))
+    assert list(by_name["solution"].x) == pytest.approx(list(second.states["/jointset/tx/tx/value"]))
+    assert plotly_bundle(p.extra_outs["path"])["data"][0]["name"] == "previous"
+
+    # A failed solve draws its last iterate, labelled as such.
+    p.max_iterations.value = 2
+    failed = p.solve()
+    assert not failed.success
+    assert f"last iterate ({failed.status})" in legend_names(p.figures["path"])
+    assert "peak activation" not in p.numbers.value  # extra numbers only for a solution
+
+
+def test_suspended_mass_tracking_mode():
+    """track: the predicted motion is tracked; exponent 2 recovers its activations, exponent 4 does not.
+
+    Fast mode (N = 10 for prediction and tracking, implicit tracking): about 0.14% and 10.8% of the peak
+    (Moco 4.6 at N = 100 / 138: 0.21-0.33% and 10.7-11.1%).
+    """
+    p = SolvePanel(["suspended_mass"])
+    predicted = p.solution
+    p.option_widgets["task"].value = "track"  # re-poses the problem and solves it
+    assert p.error is None and p.message.value == "", p.message.value
+    assert p.mode.value == "implicit"  # the task's preset
+    assert set(p.goal_widgets) == {"state_tracking", "control_effort"}
+    slider = p.goal_widgets["state_tracking"]["weight"]
+    assert type(slider).__name__ == "FloatLogSlider" and slider.value == pytest.approx(10)
+    assert p.goal_widgets["control_effort"]["weight"].value == pytest.approx(0.001)
+    assert p.goal_widgets["control_effort"]["exponent"].value == 2
+    track2 = p.solution
+    assert track2.success and set(track2.goal_values) == {"state_tracking", "control_effort"}
+    assert track2.final_time == pytest.approx(predicted.final_time, rel=1e-6)  # the prediction's t_f, fixed
+    prediction = demos.suspended_mass_prediction(p.settings())
+    assert prediction.final_time == pytest.approx(predicted.final_time, rel=1e-6)  # same problem as predict
+    rms2 = demos.suspended_mass_activation_rms(track2, prediction)
+    assert rms2 < 1.0  # exponent 2 recovers the prediction's activations
+    assert f"RMS {rms2:.3g}% of peak" in p.numbers.value and "activations vs prediction" in p.numbers.value
+    assert p.previous is predicted
+    path = {t.name: t for t in p.figures["path"].data}
+    assert "prediction (tracked)" in path and "previous" in path and "track" in p.figures["path"].layout.title.text
+    assert list(path["solution"].y) == pytest.approx(list(track2.states["/jointset/ty/ty/value"]))
+
+    p.goal_widgets["control_effort"]["exponent"].value = 4
+    track4 = p.solve()
+    assert track4.success and p.error is None
+    rms4 = demos.suspended_mass_activation_rms(track4, prediction)
+    assert rms4 > 5.0 and rms4 > 20 * rms2  # muscle redundancy: the effort exponent decides
+    assert f"RMS {rms4:.3g}% of peak" in p.numbers.value
+    # The positions are tracked about equally well in both cases.
+    pos = ["/jointset/tx/tx/value", "/jointset/ty/ty/value"]
+    assert track4.rms_difference(prediction, pos) < 1e-3 and track2.rms_difference(prediction, pos) < 1e-3
+    assert demos.suspended_mass_prediction(p.settings()) is prediction  # solved once, cached
+
+    # A lighter tracking weight lets the positions (and the activations) drift from the prediction.
+    p.goal_widgets["control_effort"]["exponent"].value = 2
+    assert (slider.min, slider.max) == pytest.approx((-1, 2))  # log10 of the range 0.1 ... 100
+    slider.value = 1.0
+    loose = p.solve()
+    assert loose.success and p.settings()["goals"]["state_tracking"]["weight"] == pytest.approx(1.0)
+    assert loose.rms_difference(prediction, pos) > 3 * track2.rms_difference(prediction, pos)
+    assert demos.suspended_mass_activation_rms(loose, prediction) > rms2
+
+    # Bad settings are shown in the panel, never a silent wrong answer.
+    p.goal_widgets["control_effort"]["exponent"].value = 1.5
+    assert p.solve() is None and "exponent must be &gt;= 2" in p.message.value
+    p.goal_widgets["control_effort"]["exponent"].value = 2
+    p.max_iterations.value = 2  # the prediction to track cannot converge
+    assert p.solve() is None
+    assert "prediction to track did not converge" in p.message.value and "ml-box-error" in p.message.value
+    assert not p.solve_button.disabled
+    p.max_iterations.value = 3000
+
+    # Back to predict: the prediction's goals again, explicit mode.
+    p.option_widgets["task"].value = "predict"
+    assert set(p.goal_widgets) == {"effort", "time"} and p.mode.value == "explicit"
+    assert p.solution.success and p.message.value == ""
+    assert p.solution.final_time == pytest.approx(predicted.final_time, rel=1e-6)
+    assert "activations vs prediction" not in p.numbers.value
+
+
+def test_extra_figure_and_number_hooks_report_errors():
+    """A DemoProblem's extra_figures / extra_numbers are rendered; their errors are shown, not raised."""
+    import plotly.graph_objects as go
+
+    base = demos.get_demo_problem("linear")
+    calls = []
+
+    def figures(solution, previous, settings):
+        calls.append((solution, previous))
+        if settings["mesh_intervals"] == 7:
+            raise RuntimeError("cannot draw this")
+        return {"control": go.Figure(go.Scatter(x=solution.time, y=solution.controls["/forceset/coordinateactuator"])),
+                "final": go.Figure(go.Bar(x=["q"], y=[solution.states["/jointset/j/coord/value"][-1]]))}
+
+    def numbers(solution, settings):
+        if settings["mesh_intervals"] == 8:
+            raise ValueError("no number")
+        return {"final q": f"{solution.states['/jointset/j/coord/value'][-1]:.3f}"}
+
+    demo = demos.DemoProblem(key="hooked", title="hooked", description="", build=base.build,
+                             reference=base.reference, metrics=base.metrics, extra_figures=figures,
+                             extra_numbers=numbers)
+    p = SolvePanel(demo)
+    assert set(p.figures) == {"trajectories", "cost", "history", "control", "final"}
+    assert list(p.extra_outs) == ["control", "final"]
+    assert plotly_bundle(p.extra_outs["final"])["data"][0]["y"] == [pytest.approx(5.0)]
+    assert "final q: <b>5.000</b>" in p.numbers.value and calls[-1] == (p.solution, None)
+
+    p.mesh_intervals.value = 7
+    assert p.solve().success
+    assert "Could not draw the problem&#x27;s extra figures" in p.message.value and "cannot draw this" in p.error
+    assert "Not drawn" in str(plotly_bundle(p.extra_outs["control"]))  # no stale figure of another solution
+
+    p.mesh_intervals.value = 8
+    assert p.solve().success
+    assert "extra numbers" in p.message.value and "no number" in p.error
+    assert "Solve_Succeeded" in p.numbers.value
+
+    p.mesh_intervals.value = 10
+    assert p.solve().success and p.message.value == "" and "final q" in p.numbers.value
+
+    clash = demos.DemoProblem(key="clash", title="clash", description="", build=base.build,
+                              extra_figures=lambda s, prev, settings: {"cost": go.Figure()})
+    p = SolvePanel(clash)
+    assert p.solution.success and "clash with the panel" in p.error
+    assert isinstance(p.figures["cost"].data[0], go.Bar)  # the panel's own figure is kept
