@@ -158,6 +158,79 @@ class MultibodyKernel:
             [("Q", self.q), ("U", self.u), ("A", self.a), ("Z", self.z), ("W", self.w), ("X", self.x),
              ("P", self.p)], outs, "residual_jac")
         self._applied = compile_numpy(args, {"tau": tau_app, "Zd": Zd}, "applied")
+        self.nl = len(model.multiplier_names()) if getattr(model, "constraints", None) else 0
+        if self.nl:
+            self._build_constraints()
+
+    def _build_constraints(self) -> None:
+        """Compile the kinematic constraints ``φ(q)`` (Drake symbolic, differentiated by Drake).
+
+        Outputs per node, with ``G = ∂φ/∂q`` (nl × nq): ``phi``, ``phid = G u``, ``bias = Ġu``
+        (so ``φ̈ = G u̇ + Ġu``), ``GtL = Gᵀλ`` and ``GtGam = Gᵀγ`` with their Jacobians.
+        """
+        from pydrake.symbolic import Expression as E
+
+        nq, nl = self.model.nq, self.nl
+        dq, du, da = self._drake_vars["q"], self._drake_vars["u"], self._drake_vars["a"]
+        dl = [Variable(f"lam{i}") for i in range(nl)]
+        dg = [Variable(f"gam{i}") for i in range(nl)]
+        self.lam = sympy.symbols(f"lam0:{nl}")
+        self.gam = sympy.symbols(f"gam0:{nl}")
+        for dv, sv in zip(dl + dg, list(self.lam) + list(self.gam)):
+            self._memo[dv.get_id()] = sv
+        qe = np.array([E(v) for v in dq], dtype=object)
+        ue = np.array([E(v) for v in du], dtype=object)
+        ae = np.array([E(v) for v in da], dtype=object)
+        lam_e = np.array([E(v) for v in dl], dtype=object)
+        gam_e = np.array([E(v) for v in dg], dtype=object)
+
+        def expr(values):
+            return np.array([v if isinstance(v, E) else E(float(v)) for v in np.atleast_1d(values)], dtype=object)
+
+        try:
+            with np.errstate(all="ignore"):
+                phi = expr(np.concatenate([np.asarray(c.phi(qe), dtype=object) for c in self.model.constraints]))
+        except Exception as err:
+            raise TypeError("A kinematic constraint's φ(q) could not be evaluated with pydrake symbolic "
+                            "expressions; write it with numpy functions (np.sin, ...) so that Drake can "
+                            f"differentiate it exactly ({err})") from err
+        with np.errstate(all="ignore"):  # numpy flags spurious "invalid value" on Drake scalar objects
+            G = Jacobian(phi, dq)
+            phid = expr(G @ ue)
+            Gd = Jacobian(phid, dq)  # ∂(G u)/∂q
+            bias = expr(Gd @ ue)
+            Ga = expr(G @ ae)
+            GtL = expr(G.T @ lam_e)
+            GtG = expr(G.T @ gam_e)
+        S = self._to_sympy
+        col = lambda v: S(v).reshape(len(v), 1)
+        outs = {"phi": col(phi), "G": S(G), "phid": col(phid), "phid_q": S(Gd),
+                "bias": col(bias), "bias_q": S(Jacobian(bias, dq)), "bias_u": S(Jacobian(bias, du)),
+                "GtL": col(GtL), "GtL_q": S(Jacobian(GtL, dq)), "GtG": col(GtG), "GtG_q": S(Jacobian(GtG, dq))}
+        self._constraint_fn = compile_numpy(
+            [("Q", self.q), ("U", self.u), ("L", self.lam), ("C", self.gam)], outs, "constraints")
+        self._constraint_acc = compile_numpy([("Q", self.q), ("A", self.a)], {"Ga_q": S(Jacobian(Ga, dq))},
+                                             "constraint_acceleration")
+
+    def constraints(self, Q, U, L=None, C=None) -> dict:
+        """Kinematic-constraint terms at ``n`` nodes (see :meth:`_build_constraints`); empty without constraints.
+
+        Parameters
+        ----------
+        Q, U : (n, nq); L : (n, nl) multipliers λ; C : (n, nl) velocity corrections γ.
+
+        Returns
+        -------
+        dict of ndarray
+            ``phi, phid, bias`` (n, nl); ``G, phid_q, bias_q, bias_u`` (n, nl, nq);
+            ``GtL, GtG`` (n, nq); ``GtL_q, GtG_q`` (n, nq, nq).
+        """
+        n = Q.shape[0]
+        zero = np.zeros((n, self.nl))
+        out = self._constraint_fn(Q, U, zero if L is None else L, zero if C is None else C)
+        for key in ("phi", "phid", "bias", "GtL", "GtG"):
+            out[key] = out[key][:, :, 0]
+        return out
 
     def _to_sympy(self, exprs) -> sympy.Matrix:
         """Drake symbolic expressions (1-D or 2-D array) as a SymPy matrix in the kernel's symbols."""
@@ -232,7 +305,7 @@ class MultibodyKernel:
         return ID, Zd, tau, Rw
 
     # ------------------------------------------------------------ evaluation
-    def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False, W=None) -> dict:
+    def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False, W=None, L=None) -> dict:
         """Dynamics at ``n`` nodes.
 
         Parameters
@@ -242,6 +315,9 @@ class MultibodyKernel:
             forward dynamics.
         W : (n, nw) normalized tendon force derivatives of muscles with
             implicit tendon dynamics.
+        L : (n, nl) Lagrange multipliers of the model's kinematic
+            constraints; the residual gains ``+ Gᵀλ`` (``M u̇ + f_inertial −
+            f_app + Gᵀλ = 0``) and the Jacobians a ``dl`` block.
 
         Returns
         -------
@@ -259,7 +335,13 @@ class MultibodyKernel:
         W = np.zeros((n, 0)) if W is None else W
         out = self._mass_and_bias(Q, U, Z, W, X, P)
         M, R0, Zd = out["M"], out["R0"], out["Zd"][:, :, 0]
+        cons = None
+        if self.nl:
+            cons = self.constraints(Q, U, np.zeros((n, self.nl)) if L is None else L)
+            R0 = R0 + cons["GtL"][:, :, None]
         res = {"Zd": Zd, "Rw": out["Rw"][:, :, 0]}
+        if cons is not None:
+            res["constraints"] = cons
         if A is None:
             Aval = -np.linalg.solve(M, R0)[:, :, 0]
             res["A"] = Aval
@@ -270,9 +352,12 @@ class MultibodyKernel:
             return res
         J = self._residual_jac(Q, U, Aval, Z, W, X, P)
         sizes = {"dq": Q.shape[1], "du": Q.shape[1], "dz": Z.shape[1], "dw": W.shape[1], "dx": X.shape[1],
-                 "dp": P.shape[0]}
+                 "dp": P.shape[0], "dl": self.nl}
         nq, nz, nw = Q.shape[1], Z.shape[1], W.shape[1]
         JR = {k: J.get(k, np.zeros((n, nq, m))) for k, m in sizes.items()}
+        if cons is not None:
+            JR["dq"] = JR["dq"] + cons["GtL_q"]
+            JR["dl"] = np.transpose(cons["G"], (0, 2, 1))
         res["JZ"] = {k: J.get("z" + k, np.zeros((n, nz, m))) for k, m in sizes.items()}
         res["JW"] = {k: J.get("w" + k, np.zeros((n, nw, m))) for k, m in sizes.items()}
         if A is None:
@@ -281,6 +366,34 @@ class MultibodyKernel:
             JR["da"] = M
             res["J"] = JR
         return res
+
+    def forward_constrained(self, Q, U, X, P, Z=None, W=None):
+        """Accelerations and multipliers of the constrained dynamics (a KKT solve per node).
+
+        Solves ``[M Gᵀ; G 0] [u̇; λ] = [f_app − f_inertial; −Ġu]`` (so that
+        ``φ̈ = G u̇ + Ġu = 0``), as a time-stepping simulator does.
+
+        Returns
+        -------
+        A : (n, nq) accelerations; L : (n, nl) multipliers; GtL : (n, nq) ``Gᵀλ``.
+        """
+        n, nq = Q.shape
+        Z = np.zeros((n, self.nz)) if Z is None else Z
+        W = np.zeros((n, self.nw)) if W is None else W
+        out = self._mass_and_bias(Q, U, Z, W, X, P)
+        M, R0 = out["M"], out["R0"][:, :, 0]
+        if not self.nl:
+            return -np.linalg.solve(M, R0[:, :, None])[:, :, 0], np.zeros((n, 0)), np.zeros((n, nq))
+        c = self.constraints(Q, U)
+        G, nl = c["G"], self.nl
+        K = np.zeros((n, nq + nl, nq + nl))
+        K[:, :nq, :nq] = M
+        K[:, :nq, nq:] = np.transpose(G, (0, 2, 1))
+        K[:, nq:, :nq] = G
+        rhs = np.concatenate([-R0, -c["bias"]], axis=1)
+        sol = np.linalg.solve(K, rhs[:, :, None])[:, :, 0]
+        L = sol[:, nq:]
+        return sol[:, :nq], L, np.einsum("nlq,nl->nq", G, L)
 
     def applied(self, Q, U, Z, X, P):
         """moco_lab's applied generalized forces and muscle-state derivatives (no Jacobians).

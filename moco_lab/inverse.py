@@ -32,10 +32,12 @@ As in ``MocoInverse::initializeInternal`` (OpenSim Moco 4.6):
   false); IPOPT tolerances ``1e-3`` (``convergence_tolerance``,
   ``constraint_tolerance``); guess from bounds.
 
-Differences from Moco: Moco's default scheme is Hermite–Simpson and so is
-ours; Moco's kinematics are GCV splines of degree 5 with zero smoothing — an
-interpolating quintic, which :func:`scipy.interpolate.make_interp_spline`
-computes here (cubic when fewer than 6 rows).
+Splines: Moco's kinematics are GCV splines of degree 5 with zero smoothing — an
+interpolating natural quintic, which :func:`scipy.interpolate.make_interp_spline`
+computes here (cubic when fewer than 6 rows); ``spline_boundary="not-a-knot"``
+is the alternative. Natural end conditions force ``q‴ = q⁗ = 0`` at the ends,
+which bends the accelerations of data that do not end that way (e.g. ``sin t``)
+over the first and last few samples.
 """
 from __future__ import annotations
 
@@ -160,8 +162,11 @@ class InverseSolution:
                          f"generalized force of {r.coordinate}" for r in self.reserve_report())
 
 
+SPLINE_BOUNDARIES = ("natural", "not-a-knot")
+
+
 def _spline_kinematics(model: Model, time: np.ndarray, columns: dict[str, np.ndarray],
-                       allow_extra_columns: bool):
+                       allow_extra_columns: bool, boundary: str = "natural"):
     """Interpolating splines of each coordinate's value column, in coordinate order."""
     time = np.asarray(time, float)
     if time.ndim != 1 or time.size < 4:
@@ -179,7 +184,10 @@ def _spline_kinematics(model: Model, time: np.ndarray, columns: dict[str, np.nda
         raise ValueError(f"Kinematics have columns that are not states of the model: {extra} "
                          "(pass kinematics_allow_extra_columns=True to ignore them)")
     k = 5 if time.size >= 6 else 3
-    bc = ([(3, 0.0), (4, 0.0)], [(3, 0.0), (4, 0.0)]) if k == 5 else "natural"
+    if boundary == "not-a-knot":
+        bc = None
+    else:  # natural: the 3rd and 4th derivatives vanish at the ends (Moco's GCV spline, zero smoothing)
+        bc = ([(3, 0.0), (4, 0.0)], [(3, 0.0), (4, 0.0)]) if k == 5 else "natural"
     return [make_interp_spline(time, np.asarray(columns[n], float), k=k, bc_type=bc) for n in needed]
 
 
@@ -213,6 +221,11 @@ class Inverse:
     transcription_scheme : {"hermite-simpson", "trapezoidal"}
     implicit_auxiliary_derivatives_weight : float, default 0.01
     optim_solver : {"ipopt", "snopt"}
+    spline_boundary : {"natural", "not-a-knot"}
+        End conditions of the quintic splines: ``"natural"`` (3rd and 4th
+        derivatives zero at the ends, as Moco's GCV splines) or
+        ``"not-a-knot"`` (reproduces any polynomial of degree <= 5 exactly;
+        better accelerations near the ends of smooth data).
     initial_activation_from_excitation : bool, default True
         Moco's ``"initial_activation"`` endpoint constraint ``a(t0) = e(t0)``.
         Switch it off when the motion starts from a known activation state
@@ -233,20 +246,23 @@ class Inverse:
                  convergence_tolerance: float = 1e-3, constraint_tolerance: float = 1e-3,
                  max_iterations: int | None = None, transcription_scheme: str = "hermite-simpson",
                  implicit_auxiliary_derivatives_weight: float = 0.01, optim_solver: str = "ipopt",
-                 initial_activation_from_excitation: bool = True):
+                 initial_activation_from_excitation: bool = True, spline_boundary: str = "natural"):
         from .tools import _reference_columns
 
         if not isinstance(model, Model):
             raise TypeError(f"model must be a moco_lab Model, got {type(model).__name__}")
         if transcription_scheme not in SCHEMES:
             raise ValueError(f"Unknown transcription scheme {transcription_scheme!r}; choose from {SCHEMES}")
+        if spline_boundary not in SPLINE_BOUNDARIES:
+            raise ValueError(f"Unknown spline_boundary {spline_boundary!r}; choose from {SPLINE_BOUNDARIES}")
         if not mesh_interval > 0:
             raise ValueError(f"mesh_interval must be positive, got {mesh_interval}")
         if reserves_weight < 0:
             raise ValueError(f"reserves_weight must be >= 0, got {reserves_weight}")
         self.model = add_reserves(model, reserves_optimal_force) if reserves_optimal_force else model
         time, columns, self._source = _reference_columns(kinematics)
-        self.splines = _spline_kinematics(self.model, time, columns, kinematics_allow_extra_columns)
+        self.splines = _spline_kinematics(self.model, time, columns, kinematics_allow_extra_columns,
+                                          spline_boundary)
         t0 = float(time[0]) if initial_time is None else float(initial_time)
         tf = float(time[-1]) if final_time is None else float(final_time)
         eps = 1e-12 * max(1.0, abs(time[-1]))

@@ -140,6 +140,9 @@ class ForceElementSystem(LeafSystem):
         x = self.controls_at(context.get_time())
         z = context.get_continuous_state_vector().CopyToVector() if self._nz else np.zeros(0)
         tau, zd = self._kernel.applied(q[None, :], u[None, :], z[None, :], x[None, :], self._P)
+        if self._kernel.nl:  # constraint forces −Gᵀλ from the KKT solve (seed 000, appendix)
+            _, _, GtL = self._kernel.forward_constrained(q[None, :], u[None, :], x[None, :], self._P, Z=z[None, :])
+            tau = tau - GtL
         return tau[0], zd[0]
 
     def _calc_force(self, context, output: BasicVector):
@@ -318,6 +321,10 @@ def simulate(
             stacklevel=2,
         )
     masses, values = _split_parameters(model, parameters)
+    constrained = bool(getattr(model, "constraints", None))
+    if constrained and masses:
+        raise ValueError("Body-mass parameters cannot be simulated on a model with kinematic constraints yet "
+                         f"({sorted(masses)}); build the model with those masses instead.")
 
     # ----------------------------------------------------------- the diagram
     # A Drake system can belong to one diagram only, so simulate a clone of the
@@ -347,6 +354,20 @@ def simulate(
     for c in model.coordinates:
         q0[c.q_index] = y0[c.value_path]
         v0[c.v_index] = y0[c.speed_path]
+    if constrained:
+        from .constraints import project_positions, project_speeds
+
+        def project():
+            """Project q and u onto the constraint manifold (Simbody's projection after each step)."""
+            q = plant.GetPositions(plant_context)
+            v = plant.GetVelocities(plant_context)
+            qm, um = q[[c.q_index for c in model.coordinates]], v[[c.v_index for c in model.coordinates]]
+            qm = project_positions(model, qm)
+            um = project_speeds(model, qm, um)
+            for j, c in enumerate(model.coordinates):
+                q[c.q_index], v[c.v_index] = qm[j], um[j]
+            plant.SetPositions(plant_context, q)
+            plant.SetVelocities(plant_context, v)
     plant.SetPositions(plant_context, q0)
     plant.SetVelocities(plant_context, v0)
     aux_names = model.auxiliary_state_names()
@@ -376,9 +397,13 @@ def simulate(
         if aux_names:
             Zs[k] = forces_context.get_continuous_state_vector().CopyToVector()
 
+    if constrained:
+        project()  # the initial state is assembled, as Moco and OpenSim do
     record(0)
     for k in range(1, n):
         simulator.AdvanceTo(float(time[k]))
+        if constrained:
+            project()
         record(k)
 
     out_states = {}
@@ -389,7 +414,13 @@ def simulate(
     for j, name in enumerate(aux_names):
         out_states[name] = Zs[:, j]
     out_controls = {name: X[:, k].copy() for k, name in enumerate(control_names)}
-    return Trajectory(time, states=out_states, controls=out_controls, parameters=dict(trajectory.parameters))
+    multipliers = {}
+    if constrained:
+        kernel = forces._kernel
+        _, L, _ = kernel.forward_constrained(Q, U, X, forces._P, Z=Zs if aux_names else None)
+        multipliers = {name: L[:, k] for k, name in enumerate(model.multiplier_names())}
+    return Trajectory(time, states=out_states, controls=out_controls, multipliers=multipliers,
+                      parameters=dict(trajectory.parameters))
 
 
 def simulate_solution(study_or_problem, solution: Trajectory, **kwargs) -> Trajectory:

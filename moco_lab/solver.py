@@ -97,6 +97,15 @@ class SolverSettings:
     verbose : int
         0 silent; 1 prints a line per iteration; 5 IPOPT's own output
         (6 adds IPOPT's timing statistics).
+    multiplier_bounds : (float, float)
+        Bounds of the kinematic-constraint Lagrange multipliers (Moco's ``multiplier_bounds``, [-1000, 1000]).
+    velocity_correction_bounds : (float, float)
+        Hermite–Simpson with kinematic constraints: bounds of the midpoint velocity
+        corrections γ̃ (Moco's ``velocity_correction_bounds``, [-0.1, 0.1]).
+    minimize_lagrange_multipliers : bool
+        Add ``lagrange_multiplier_weight * ∫ ‖λ‖² dt`` to the objective (Moco's option of the same
+        name; the paper's ``w_λ``, recommended with the trapezoidal scheme, Eq. 7).
+    lagrange_multiplier_weight : float
     optim_solver_options : dict
         Extra options passed unchanged to the optimizer (IPOPT or SNOPT
         option names), e.g. ``{"mu_strategy": "adaptive"}``. By default
@@ -117,6 +126,10 @@ class SolverSettings:
     guess: Trajectory | None = None
     chunk_size: int = 10
     verbose: int = 0
+    multiplier_bounds: tuple = (-1000.0, 1000.0)
+    velocity_correction_bounds: tuple = (-0.1, 0.1)
+    minimize_lagrange_multipliers: bool = False
+    lagrange_multiplier_weight: float = 1.0
     optim_solver_options: dict = field(default_factory=dict)
 
     def validate(self) -> None:
@@ -140,9 +153,18 @@ class SolverSettings:
             raise TypeError("guess must be a Trajectory/Solution or None")
         if self.implicit_acceleration_bounds <= 0:
             raise ValueError("implicit_acceleration_bounds must be > 0")
+        for name in ("multiplier_bounds", "velocity_correction_bounds"):
+            lo, hi = getattr(self, name)
+            if not lo <= 0 <= hi or lo == hi:
+                raise ValueError(f"{name} must be (lower, upper) with lower <= 0 <= upper and lower < upper, "
+                                 f"got {(lo, hi)}")
+        if self.lagrange_multiplier_weight < 0:
+            raise ValueError(f"lagrange_multiplier_weight must be >= 0, got {self.lagrange_multiplier_weight}")
 
     def to_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "guess"}
+        for key in ("multiplier_bounds", "velocity_correction_bounds"):
+            d[key] = [float(v) for v in d[key]]  # JSON has lists, not tuples
         return d
 
     @classmethod
@@ -151,6 +173,10 @@ class SolverSettings:
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"Unknown solver settings {sorted(unknown)}")
+        d = dict(d)
+        for key in ("multiplier_bounds", "velocity_correction_bounds"):
+            if key in d:
+                d[key] = tuple(float(v) for v in d[key])
         return cls(**d)
 
 
@@ -197,6 +223,9 @@ def guess_from_trajectory(tr: Transcription, traj: Trajectory) -> dict:
                 continue
             if c.speed_path in traj.states and traj.num_times > 2:
                 g["A"][:, c.q_index] = np.interp(t, traj.time, np.gradient(traj.states[c.speed_path], traj.time))
+    for k, name in enumerate(tr.multiplier_names + tr.slack_names):
+        if name in traj.multipliers:
+            g["A"][:, tr.nres + k] = np.interp(t, traj.time, traj.multipliers[name])
     for k, par in enumerate(p.parameters):
         if par.name in traj.parameters:
             g["P"][k] = traj.parameters[par.name]
@@ -411,8 +440,8 @@ def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
     t = sol["t0"] + tr.grid.tau * (sol["tf"] - sol["t0"])
     states = {n: sol["Y"][:, k] for k, n in enumerate(tr.state_names)}
     controls = {n: sol["X"][:, k] for k, n in enumerate(tr.control_names)}
-    derivs = {}
-    if tr.na:
-        derivs = {name: sol["A"][:, k] for k, name in enumerate(tr.derivative_names)}
+    derivs = {name: sol["A"][:, k] for k, name in enumerate(tr.derivative_names)}
+    # multipliers λ, then (Hermite–Simpson) the velocity corrections γ̃ (zero at mesh points)
+    mult = {name: sol["A"][:, tr.nres + k] for k, name in enumerate(tr.multiplier_names + tr.slack_names)}
     params = {n: float(v) for n, v in zip(tr.param_names, sol["P"])}
-    return Trajectory(t, states, controls, {}, derivs, params)
+    return Trajectory(t, states, controls, mult, derivs, params)

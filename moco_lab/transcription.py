@@ -151,7 +151,18 @@ class Transcription:
         self.nx = len(self.control_names)
         self.nacc = self.nq if self.mode == "implicit" else 0
         self.derivative_names = (model.accel_names() if self.nacc else []) + model.implicit_derivative_names()
-        self.na = len(self.derivative_names)
+        #: residual rows per node: implicit multibody dynamics, then implicit tendon dynamics
+        self.nres = len(self.derivative_names)
+        # kinematic constraints: multipliers λ at every grid point; Hermite–Simpson adds the
+        # velocity corrections γ̃ (variables at interval midpoints, fixed to 0 at mesh points)
+        self.multiplier_names = model.multiplier_names() if getattr(model, "constraints", None) else []
+        self.nl = len(self.multiplier_names)
+        self.slack_names = ([n.replace("/lambda_", "/gamma_") for n in self.multiplier_names]
+                            if self.scheme == "hermite-simpson" else [])
+        self.ngam = len(self.slack_names)
+        #: kinematic-constraint rows per mesh point: φ (trapezoidal) or φ, φ̇, φ̈ (Hermite–Simpson, Posa et al.)
+        self.nkin = self.nl * (1 if self.scheme == "trapezoidal" else 3)
+        self.na = self.nres + self.nl + self.ngam
         self.npar = len(problem.parameters)
         self.nb = self.ny + self.nx + self.na
 
@@ -166,6 +177,9 @@ class Transcription:
         self._add_bounds()
         self._add_midpoint_controls()
         self.enabled_goals = [g for g in problem.goals if g.enabled]
+        #: weight w_λ of Moco's multiplier penalty w_λ ∫ ‖λ‖² dt (0 when off or without constraints)
+        self.multiplier_weight = (float(settings.lagrange_multiplier_weight)
+                                  if settings.minimize_lagrange_multipliers and self.nl else 0.0)
         self.integral_goals = [g for g in self.enabled_goals if isinstance(g, (ControlGoal, StateTrackingGoal))]
         self._add_chunks()
         self._add_other_goals()
@@ -206,11 +220,18 @@ class Transcription:
             from .muscle import IMPLICIT_DERIVATIVE_BOUNDS
 
             vb = float(self.settings.implicit_acceleration_bounds)
-            lo_row = [-vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[0]] * (self.na - self.nacc)
-            hi_row = [vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[1]] * (self.na - self.nacc)
+            nw = self.nres - self.nacc
+            mlo, mhi = self.settings.multiplier_bounds
+            glo, ghi = self.settings.velocity_correction_bounds
+            lo_row = [-vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[0]] * nw + [mlo] * self.nl + [glo] * self.ngam
+            hi_row = [vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[1]] * nw + [mhi] * self.nl + [ghi] * self.ngam
+            Lo, Hi = np.tile(lo_row, (ng, 1)), np.tile(hi_row, (ng, 1))
+            gcols = slice(self.nres + self.nl, self.na)
+            Lo[grid.is_mesh, gcols] = 0.0  # γ̃ lives at interval midpoints only
+            Hi[grid.is_mesh, gcols] = 0.0
             variables.append(self.A.reshape(-1))
-            lo.append(np.tile(lo_row, self.A.shape[0]))
-            hi.append(np.tile(hi_row, self.A.shape[0]))
+            lo.append(Lo.reshape(-1))
+            hi.append(Hi.reshape(-1))
         for par in p.parameters:
             lo.append([par.bounds.lower])
             hi.append([par.bounds.upper])
@@ -241,37 +262,59 @@ class Transcription:
             b = self.prog.AddConstraint(_autodiff(chunk.constraint, scalar=False), chunk.lower, chunk.upper, chunk.vars,
                                         description=f"dynamics [{i0}, {chunk.i1})")
             b.evaluator().SetGradientSparsityPattern(chunk.sparsity)
-            if self.integral_goals:
+            if self.integral_goals or self.multiplier_weight:
                 self.prog.AddCost(_autodiff(chunk.cost, scalar=True), chunk.vars)
 
     def node_dynamics(self, Y, X, Acc, P, jac: bool):
-        """Dynamics at nodes: state derivatives ``F`` and implicit residuals ``R``.
+        """Dynamics at nodes: state derivatives ``F``, residuals ``R`` and kinematic-constraint rows ``K``.
 
         The state is ``y = [q, u, z]`` (z: muscle states); ``F = [u, udot, zdot]``
         with ``udot`` from forward dynamics (explicit) or the acceleration
-        variables (implicit).
+        variables (implicit). The node block is ``[y, x, a]`` with ``a = [udot
+        (implicit), w (implicit tendons), λ, γ̃]``.
 
         Returns
         -------
-        F : (n, ny); dF : (n, ny, nb) w.r.t. the node block ``[y, x, a]``;
-        dFp : (n, ny, np); R : (n, na); dR : (n, na, nb); dRp : (n, na, np)
+        F : (n, ny); dF : (n, ny, nb) w.r.t. the node block; dFp : (n, ny, np);
+        R : (n, nres); dR : (n, nres, nb); dRp : (n, nres, np);
+        kin : dict or None (models with kinematic constraints): ``K`` (n, nkin)
+            rows ``φ`` (trapezoidal) or ``[φ, φ̇, φ̈]`` (Hermite–Simpson);
+            ``corr`` (n, nq) the velocity correction ``G(q)ᵀγ̃``; with ``jac``,
+            ``dK`` (n, nkin, nb), ``dKp`` (n, nkin, np) and ``dcorr`` (n, nq, nb).
         """
-        nq, ny, nx, npar, nacc = self.nq, self.ny, self.nx, self.npar, self.nacc
+        nq, ny, nx, npar, nacc, nres, nl = self.nq, self.ny, self.nx, self.npar, self.nacc, self.nres, self.nl
         n = Y.shape[0]
         Q, U, Z = Y[:, :nq], Y[:, nq:2 * nq], Y[:, 2 * nq:]
-        Acc, W = Acc[:, :nacc], Acc[:, nacc:]
+        Lam = Acc[:, nres:nres + nl] if nl else None
+        Gam = Acc[:, nres + nl:]
+        Acc, W = Acc[:, :nacc], Acc[:, nacc:nres]
         explicit = self.mode == "explicit"
-        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W)
+        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W, L=Lam)
         F = np.empty((n, ny))
         F[:, :nq] = U
-        F[:, nq:2 * nq] = res["A"] if explicit else Acc
+        udot = res["A"] if explicit else Acc
+        F[:, nq:2 * nq] = udot
         F[:, 2 * nq:] = res["Zd"]
         R = res["Rw"] if explicit else np.hstack([res["R"], res["Rw"]])
+        kin = None
+        if nl:
+            c = res["constraints"]
+            if self.ngam:
+                c_gam = self.kernel.constraints(Q, U, Lam, Gam)
+                corr = c_gam["GtG"]
+                phidd = np.einsum("nlq,nq->nl", c["G"], udot) + c["bias"]
+                K = np.hstack([c["phi"], c["phid"], phidd])
+            else:
+                corr, K = np.zeros((n, nq)), c["phi"]
+            kin = {"K": K, "corr": corr}
+            # Posa et al.'s velocity correction, as Moco applies it: q̇ = u + G(q)ᵀγ̃ at interval
+            # midpoints (γ̃ is fixed to 0 at mesh points), so the Simpson rule for q sees it
+            F[:, :nq] += corr
         if not jac:
-            return F, None, None, R, None, None
+            return F, None, None, R, None, None, kin
 
         def block(J, rows):
-            """Derivatives w.r.t. the node block [q, u, z, x, accelerations, w] from a kernel Jacobian dict."""
+            """Derivatives w.r.t. the node block [q, u, z, x, accelerations, w, λ, γ̃] from a kernel Jacobian dict."""
             B = np.zeros((n, rows, self.nb))
             B[:, :, :nq] = J["dq"]
             B[:, :, nq:2 * nq] = J["du"]
@@ -279,7 +322,9 @@ class Transcription:
             B[:, :, ny:ny + nx] = J["dx"]
             if "da" in J:
                 B[:, :, ny + nx:ny + nx + nacc] = J["da"]
-            B[:, :, ny + nx + nacc:] = J["dw"]
+            B[:, :, ny + nx + nacc:ny + nx + nres] = J["dw"]
+            if nl:
+                B[:, :, ny + nx + nres:ny + nx + nres + nl] = J["dl"]
             return B
 
         dF = np.zeros((n, ny, self.nb))
@@ -289,14 +334,39 @@ class Transcription:
         dFp[:, 2 * nq:, :] = res["JZ"]["dp"]
         dRw = block(res["JW"], res["Rw"].shape[1])
         if explicit:
-            dF[:, nq:2 * nq, :] = block(res["J"], nq)
-            dFp[:, nq:2 * nq, :] = res["J"]["dp"]
+            dUdot = block(res["J"], nq)
+            dUdotp = res["J"]["dp"]
+            dF[:, nq:2 * nq, :] = dUdot
+            dFp[:, nq:2 * nq, :] = dUdotp
             dR, dRp = dRw, res["JW"]["dp"]
         else:
-            dF[:, nq + np.arange(nq), ny + nx + np.arange(nq)] = 1.0
+            dUdot = np.zeros((n, nq, self.nb))
+            dUdot[:, np.arange(nq), ny + nx + np.arange(nq)] = 1.0
+            dUdotp = np.zeros((n, nq, npar))
+            dF[:, nq:2 * nq, :] = dUdot
             dR = np.concatenate([block(res["J"], nq), dRw], axis=1)
             dRp = np.concatenate([res["J"]["dp"], res["JW"]["dp"]], axis=1)
-        return F, dF, dFp, R, dR, dRp
+        if nl:
+            c = res["constraints"]
+            G = c["G"]
+            dK = np.zeros((n, self.nkin, self.nb))
+            dKp = np.zeros((n, self.nkin, npar))
+            dK[:, :nl, :nq] = G
+            dcorr = np.zeros((n, nq, self.nb))
+            if self.ngam:
+                dK[:, nl:2 * nl, :nq] = c["phid_q"]
+                dK[:, nl:2 * nl, nq:2 * nq] = G
+                # φ̈ = G(q) u̇ + Ġu: explicit terms in q, u, plus G times u̇'s derivatives
+                Ga_q = self.kernel._constraint_acc(Q, udot)["Ga_q"]
+                dK[:, 2 * nl:, :] = np.einsum("nlq,nqb->nlb", G, dUdot)
+                dK[:, 2 * nl:, :nq] += Ga_q + c["bias_q"]
+                dK[:, 2 * nl:, nq:2 * nq] += c["bias_u"]
+                dKp[:, 2 * nl:, :] = np.einsum("nlq,nqp->nlp", G, dUdotp)
+                dcorr[:, :, :nq] = c_gam["GtG_q"]
+                dcorr[:, :, ny + nx + nres + nl:] = np.transpose(G, (0, 2, 1))
+            dF[:, :nq, :] += dcorr
+            kin.update(dK=dK, dKp=dKp, dcorr=dcorr)
+        return F, dF, dFp, R, dR, dRp, kin
 
     # ---------------------------------------------------------- other goals
     def _add_other_goals(self):
@@ -382,11 +452,18 @@ class Transcription:
         return out
 
     def goal_values(self, sol: dict) -> dict[str, float]:
-        """Weighted value of each enabled goal at an unpacked solution."""
+        """Weighted value of each enabled goal at an unpacked solution.
+
+        With ``minimize_lagrange_multipliers``, the multiplier penalty is
+        reported as ``"lagrange_multipliers"`` (so the values sum to the objective).
+        """
         t0, tf, Y, X, P = sol["t0"], sol["tf"], sol["Y"], sol["X"], sol["P"]
         T = t0 + self.grid.tau * (tf - t0)
         q = self.grid.quadrature * (tf - t0)
         values = {}
+        if self.multiplier_weight:
+            Lam = sol["A"][:, self.nres:self.nres + self.nl]
+            values["lagrange_multipliers"] = self.multiplier_weight * float(q @ np.sum(Lam ** 2, axis=1))
         for g in self.enabled_goals:
             if g in self.integral_goals:
                 s = g.integrand(T, Y, X, P)[0]
@@ -453,8 +530,11 @@ class _Chunk:
         # implicit residual rows at the nodes this chunk owns
         last = i1 == tr.grid.num_mesh_intervals
         self.owned = np.arange(self.nloc if last else self.nloc - 1)
+        # kinematic constraints at the owned mesh points (not at midpoints)
+        self.kin_nodes = self.owned[tr.grid.is_mesh[self.g[self.owned]]] if tr.nl else np.zeros(0, int)
         self.ndef = self.L * ny * (1 if tr.scheme == "trapezoidal" else 2)
-        self.nout = self.ndef + self.owned.size * tr.na
+        self.nres_rows = self.owned.size * tr.nres
+        self.nout = self.ndef + self.nres_rows + self.kin_nodes.size * tr.nkin
         self.lower = np.zeros(self.nout)
         self.upper = np.zeros(self.nout)
         self.sparsity = self._pattern()
@@ -465,7 +545,7 @@ class _Chunk:
 
     def _pattern(self):
         tr = self.tr
-        ny, na = tr.ny, tr.na
+        ny, na = tr.ny, tr.nres
         glob = np.arange(self.off)
         pairs = []
         per = 1 if tr.scheme == "trapezoidal" else 2
@@ -477,6 +557,11 @@ class _Chunk:
         for j, k in enumerate(self.owned):
             cols = np.concatenate([np.arange(2, self.off), self._node_cols(k)])
             for r in range(self.ndef + j * na, self.ndef + (j + 1) * na):
+                pairs.extend((r, int(c)) for c in cols)
+        o = self.ndef + self.nres_rows
+        for j, k in enumerate(self.kin_nodes):
+            cols = np.concatenate([np.arange(2, self.off), self._node_cols(k)])
+            for r in range(o + j * tr.nkin, o + (j + 1) * tr.nkin):
                 pairs.extend((r, int(c)) for c in cols)
         return pairs
 
@@ -494,7 +579,8 @@ class _Chunk:
         tr = self.tr
         ny, nb = tr.ny, tr.nb
         t0, tf, P, Y, X, Acc = self._split(z)
-        F, dF, dFp, R, dR, dRp = tr.node_dynamics(Y, X, Acc, P, jac)
+        F, dF, dFp, R, dR, dRp, kin = tr.node_dynamics(Y, X, Acc, P, jac)
+        nq = tr.nq
         L = self.L
         out = np.empty(self.nout)
         d = self.dtau[:, None]
@@ -508,8 +594,10 @@ class _Chunk:
             herm = Y[m] - 0.5 * (Y[a] + Y[b]) - h / 8 * (F[a] - F[b])
             simp = Y[b] - Y[a] - h / 6 * (F[a] + 4 * F[m] + F[b])
             out[:self.ndef] = np.stack([herm, simp], axis=1).reshape(-1)
-        if tr.na:
-            out[self.ndef:] = R[self.owned].reshape(-1)
+        if tr.nres:
+            out[self.ndef:self.ndef + self.nres_rows] = R[self.owned].reshape(-1)
+        if self.kin_nodes.size:
+            out[self.ndef + self.nres_rows:] = kin["K"][self.kin_nodes].reshape(-1)
         if not jac:
             return out, None
         J = np.zeros((self.nout, self.nvar))
@@ -544,14 +632,21 @@ class _Chunk:
                 Ps = -h3 / 6 * (dFp[a] + 4 * dFp[m] + dFp[b])
                 J[:self.ndef, 2:self.off] = np.stack([Ph, Ps], axis=1).reshape(-1, tr.npar)
         J[:self.ndef, self.off:] = Jnodes
-        if tr.na:
-            na = tr.na
+        if tr.nres:
+            na = tr.nres
             for j, k in enumerate(self.owned):
                 rows = slice(self.ndef + j * na, self.ndef + (j + 1) * na)
                 cols = self._node_cols(k)
                 J[rows, cols[0]:cols[-1] + 1] = dR[k]
                 if tr.npar:
                     J[rows, 2:self.off] = dRp[k]
+        o, nk = self.ndef + self.nres_rows, tr.nkin
+        for j, k in enumerate(self.kin_nodes):
+            rows = slice(o + j * nk, o + (j + 1) * nk)
+            cols = self._node_cols(k)
+            J[rows, cols[0]:cols[-1] + 1] = kin["dK"][k]
+            if tr.npar:
+                J[rows, 2:self.off] = kin["dKp"][k]
         return out, J
 
     def cost(self, z, jac):
@@ -575,4 +670,15 @@ class _Chunk:
                 B = grad[self.off:].reshape(self.nloc, tr.nb)
                 B[:, :tr.ny] += w * dur * q[:, None] * dY
                 B[:, tr.ny:tr.ny + tr.nx] += w * dur * q[:, None] * dX
+        if tr.multiplier_weight:
+            w = tr.multiplier_weight
+            lo = tr.ny + tr.nx + tr.nres
+            Lam = Acc[:, tr.nres:tr.nres + tr.nl]
+            Sq = float(q @ np.sum(Lam ** 2, axis=1))
+            total += w * dur * Sq
+            if jac:
+                grad[0] -= w * Sq
+                grad[1] += w * Sq
+                B = grad[self.off:].reshape(self.nloc, tr.nb)
+                B[:, lo:lo + tr.nl] += 2 * w * dur * q[:, None] * Lam
         return total, grad

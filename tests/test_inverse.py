@@ -22,7 +22,7 @@ def _xdd(t):
 @pytest.mark.parametrize("scheme", ["hermite-simpson", "trapezoidal"])
 def test_sliding_mass_force_is_mass_times_acceleration(scheme):
     inv = Inverse(ml.models.sliding_mass(mass=MASS), _polynomial_motion(), mesh_interval=0.05,
-                  transcription_scheme=scheme)
+                  transcription_scheme=scheme, spline_boundary="not-a-knot")
     result = inv.solve()
     s = result.solution
     assert s.success, s.message
@@ -45,7 +45,8 @@ def test_sliding_mass_force_is_mass_times_acceleration(scheme):
 def test_reserves_share_the_force_as_the_effort_goal_dictates(weight, share):
     """Actuator and reserve (both optimal force 1): min x_a² + w x_r², x_a + x_r = F  ->  x_r = F / (1 + w)."""
     inv = Inverse(ml.models.sliding_mass(mass=MASS), _polynomial_motion(), mesh_interval=0.05,
-                  reserves_optimal_force=1.0, reserves_weight=weight, convergence_tolerance=1e-8,
+                  reserves_optimal_force=1.0, reserves_weight=weight, spline_boundary="not-a-knot",
+                  convergence_tolerance=1e-8,
                   constraint_tolerance=1e-10)
     result = inv.solve()
     assert result.success
@@ -114,6 +115,8 @@ def test_inverse_errors_are_clear():
         Inverse(model, (t[::-1], cols))
     with pytest.raises(ValueError, match="mesh_interval"):
         Inverse(model, (t, cols), mesh_interval=0)
+    with pytest.raises(ValueError, match="spline_boundary"):
+        Inverse(model, (t, cols), spline_boundary="clamped")
     with pytest.raises(ValueError, match="transcription scheme"):
         Inverse(model, (t, cols), transcription_scheme="euler")
     with pytest.raises(ValueError, match="positive"):
@@ -122,6 +125,17 @@ def test_inverse_errors_are_clear():
         add_reserves(model, 1.0, coordinates=["postion"])
     with pytest.raises(ValueError, match="already has"):
         add_reserves(add_reserves(model, 1.0), 1.0)
+
+
+def test_natural_spline_end_effect_is_confined_to_the_ends():
+    """Moco's natural quintic spline bends the accelerations of a quartic near the ends only."""
+    t, cols = _polynomial_motion(81)
+    inv = Inverse(ml.models.sliding_mass(mass=MASS), (t, cols))
+    tt = np.linspace(0, 1, 401)
+    err = np.abs(inv.kinematics_on(tt)[2][:, 0] - _xdd(tt))
+    assert err[tt < 0.05].max() > 1e-3  # the end effect is real ...
+    inner = (tt > 0.15) & (tt < 0.85)
+    assert err[inner].max() < 1e-3 * err.max()  # ... and decays fast away from the ends
 
 
 def test_add_reserves_leaves_the_model_alone():
