@@ -687,6 +687,73 @@ def solve_suspended_mass_prediction(scheme: str = "hermite-simpson",
     return _solve_study(study)
 
 
+def build_parabola_model(actuated: bool = False):
+    """Moco's parabola example model (VERIFICATION_PROBLEMS.md d1).
+
+    ``ModelFactory.createPlanarPointMass()`` (massless ``intermed`` on ``tx``, 1 kg ``body`` on
+    ``ty``, gravity −9.80665 y) with a ``CoordinateCouplerConstraint`` ty = tx²
+    (``PolynomialFunction([1, 0, 0])``; Moco represents it as 0 = tx² − ty, so its multiplier is
+    the negative of moco_lab's, whose φ is ty − tx²). The factory's two ``CoordinateActuator`` s
+    ``force_x``/``force_y`` (optimal force 1) are kept when ``actuated``.
+    """
+    _require_opensim()
+    model = osim.ModelFactory.createPlanarPointMass()
+    model.setName("parabola")
+    if not actuated:
+        forces = model.updForceSet()
+        for i in reversed(range(forces.getSize())):
+            forces.remove(i)
+    constraint = osim.CoordinateCouplerConstraint()
+    constraint.setName("parabola")
+    constraint.setIndependentCoordinateNames(osim.ArrayStr("tx", 1))
+    constraint.setDependentCoordinateName("ty")
+    coefficients = osim.Vector(3, 0.0)
+    coefficients.set(0, 1.0)
+    constraint.setFunction(osim.PolynomialFunction(coefficients))
+    model.addConstraint(constraint)
+    model.finalizeConnections()
+    return model
+
+
+def solve_parabola(actuated: bool = False, *, mode: str = "explicit", N: int = 50,
+                   tol: Optional[float] = None) -> dict:
+    """Solve the parabola problem with Moco (Hermite–Simpson, Posa2016 kinematic-constraint method).
+
+    ``actuated=False``: d1, the bead released from rest at (−1, 1) over [0, 0.8] s, speeds in
+    [−5, 5] and 0 at t = 0, no goals. ``actuated=True``: from x = −1 to x = 0.5 on the curve in 1 s,
+    at rest at both ends, speeds in [−10, 10], forces in [−100, 100], ``MocoControlGoal`` (as
+    ``tests/test_kinematic_constraints.py::actuated_study``).
+
+    Returns
+    -------
+    dict
+        See :func:`_solve_study`; the multiplier is ``multipliers["lambda_cid2_p0"]`` (Moco's name).
+    """
+    _require_opensim()
+    _check_options("hermite-simpson", mode, N)
+    study = osim.MocoStudy()
+    problem = study.updProblem()
+    problem.setModel(build_parabola_model(actuated))
+    if actuated:
+        problem.setTimeBounds(0.0, 1.0)
+        problem.setStateInfo("/jointset/tx/tx/value", [-2, 2], -1, 0.5)
+        problem.setStateInfo("/jointset/ty/ty/value", [-2, 2], 1, 0.25)
+        problem.setStateInfo("/jointset/tx/tx/speed", [-10, 10], 0, 0)
+        problem.setStateInfo("/jointset/ty/ty/speed", [-10, 10], 0, 0)
+        problem.setControlInfo("/forceset/force_x", [-100, 100])
+        problem.setControlInfo("/forceset/force_y", [-100, 100])
+        problem.addGoal(osim.MocoControlGoal("effort"))
+    else:
+        problem.setTimeBounds(0.0, 0.8)
+        problem.setStateInfo("/jointset/tx/tx/value", [-2, 2], -1)
+        problem.setStateInfo("/jointset/ty/ty/value", [-2, 2], 1)
+        problem.setStateInfo("/jointset/tx/tx/speed", [-5, 5], 0)
+        problem.setStateInfo("/jointset/ty/ty/speed", [-5, 5], 0)
+    solver = _configure_solver(study, "hermite-simpson", mode, N, tol)
+    solver.set_kinematic_constraint_method("Posa2016")
+    return _solve_study(study)
+
+
 def solve_inverse(osim_model, time, columns: dict, *, mesh_interval: float = 0.02,
                   scheme: str = "hermite-simpson", tol: Optional[float] = 1e-3) -> dict:
     """Run Moco's ``MocoInverse`` on prescribed coordinate values.
