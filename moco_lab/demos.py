@@ -21,6 +21,10 @@ the numbers line (``extra_numbers``), weight sliders (``weight_sliders``) and
 options that re-pose it (``Option(..., rebuild=True, presets=...)``, e.g. the
 suspended mass's ``task``: ``"predict"`` or ``"track"`` the prediction, see
 :func:`suspended_mass_tracking_study`).
+
+The ``parabola`` problem (a bead held on ``y = x²`` by a kinematic constraint,
+:func:`parabola_study`) adds the curve with the constraint-force arrows and the
+constraint errors between mesh points (:func:`parabola_constraint_errors`).
 """
 from __future__ import annotations
 
@@ -43,6 +47,8 @@ __all__ = [
     "linear_reference", "sliding_mass_reference",
     "suspended_mass_prediction", "suspended_mass_tracking_study", "suspended_mass_activation_rms",
     "suspended_mass_path_figure", "SUSPENDED_MASS_ORIGINS",
+    "parabola_study", "parabola_constraint_errors", "parabola_forces", "parabola_path_figure",
+    "parabola_constraint_figure", "PARABOLA_LAMBDA", "PARABOLA_GAMMA",
 ]
 
 
@@ -420,6 +426,200 @@ def _suspended_mass_figures(solution, previous, settings: dict) -> dict:
     return {"path": suspended_mass_path_figure(solution, previous, settings)}
 
 
+# ------------------------------------------------- bead on a parabola (kinematic constraint)
+_VX, _VY = "/jointset/tx/tx/speed", "/jointset/ty/ty/speed"
+_FX, _FY = "/forceset/force_x", "/forceset/force_y"
+#: Multiplier and (Hermite–Simpson) velocity-correction columns of the parabola's constraint.
+PARABOLA_LAMBDA, PARABOLA_GAMMA = "/constraintset/curve/lambda_0", "/constraintset/curve/gamma_0"
+_MOTIONS = ("move", "release")
+
+
+def _motion(settings: dict) -> str:
+    motion = settings.get("motion", "move")
+    if motion not in _MOTIONS:
+        raise ValueError(f"motion must be one of {list(_MOTIONS)}, got {motion!r}")
+    return motion
+
+
+def parabola_study(motion: str = "move", w_lambda: float = 0.0, x_final: float = 0.5,
+                   duration: float = 1.0) -> Study:
+    """A 1 kg bead on the parabola ``y = x²`` (``models.planar_point_mass("parabola")``; seed 000, "Kinematic constraints").
+
+    ``motion="move"``: actuated (``force_x``, ``force_y`` in [-50, 50] N),
+    from rest at ``x = -1`` to rest at ``x = x_final`` (``y = x²`` at both
+    ends) in exactly ``duration`` s, goal ``ControlGoal("effort", 1)``, so
+    ``J = ∫ (f_x² + f_y²) dt``. ``motion="release"``: ``VERIFICATION_PROBLEMS.md``
+    d1, the unactuated bead released from rest at ``(-1, 1)``, t in [0, 0.8]
+    (``x_final`` and ``duration`` unused), no goals. Coordinates in [-2, 2],
+    speeds in [-5, 5]. ``w_lambda > 0`` sets ``minimize_lagrange_multipliers``
+    with ``lagrange_multiplier_weight = w_lambda`` (adds ``w_λ ∫ λ² dt``).
+    Scheme, mode and mesh are the solver's defaults (set them on ``study.solver``).
+    """
+    from . import models
+
+    if motion not in _MOTIONS:
+        raise ValueError(f"motion must be one of {list(_MOTIONS)}, got {motion!r}")
+    w = float(w_lambda)
+    if not (math.isfinite(w) and w >= 0):
+        raise ValueError(f"w_lambda must be a finite number >= 0, got {w_lambda}")
+    actuated = motion == "move"
+    study = Study(f"parabola_{motion}")
+    p = study.problem
+    p.set_model(models.planar_point_mass("parabola", actuated=actuated))
+    if actuated:
+        xf = float(x_final)
+        p.set_time_bounds(0, float(duration))
+        p.set_state_info(_TX, (-2, 2), -1.0, xf)
+        p.set_state_info(_TY, (-2, 2), 1.0, xf * xf)
+        p.set_state_info(_VX, (-5, 5), 0, 0)
+        p.set_state_info(_VY, (-5, 5), 0, 0)
+        p.set_control_info(_FX, (-50, 50))
+        p.set_control_info(_FY, (-50, 50))
+        p.add_goal(ControlGoal("effort", 1.0))
+    else:
+        p.set_time_bounds(0, 0.8)
+        p.set_state_info(_TX, (-2, 2), -1.0)
+        p.set_state_info(_TY, (-2, 2), 1.0)
+        p.set_state_info(_VX, (-5, 5), 0)
+        p.set_state_info(_VY, (-5, 5), 0)
+    study.solver.minimize_lagrange_multipliers = w > 0
+    if w > 0:
+        study.solver.lagrange_multiplier_weight = w
+    return study
+
+
+def parabola_constraint_errors(solution, scheme: str) -> dict:
+    """Errors of the constraint ``φ = y − x²`` at the mesh points and between them.
+
+    At mesh points: ``φ`` and ``φ̇ = ẏ − 2xẋ``. Between mesh points, at the
+    interval midpoints: for ``"hermite-simpson"`` ``φ`` of the midpoint
+    variables (the solution's odd grid points); for ``"trapezoidal"`` ``φ`` of
+    the piecewise-linear interpolant, ``(y_a + y_b)/2 − ((x_a + x_b)/2)²``,
+    which is ``(x_b − x_a)²/4`` where ``φ`` vanishes at both ends.
+
+    Returns
+    -------
+    dict
+        ``"mesh_time"``, ``"phi_mesh"``, ``"phid_mesh"`` (shape ``(N+1,)``),
+        ``"mid_time"``, ``"phi_mid"`` (shape ``(N,)``).
+    """
+    if scheme not in ("trapezoidal", "hermite-simpson"):
+        raise ValueError(f"scheme must be 'trapezoidal' or 'hermite-simpson', got {scheme!r}")
+    t = np.asarray(solution.time, float)
+    st = solution.states
+    x, y, vx, vy = (np.asarray(st[k], float) for k in (_TX, _TY, _VX, _VY))
+    if scheme == "hermite-simpson":
+        if t.size % 2 != 1:
+            raise ValueError(f"a Hermite–Simpson solution has 2N + 1 grid points, got {t.size}")
+        mesh_idx, mid_idx = np.arange(0, t.size, 2), np.arange(1, t.size, 2)
+        mid_time, phi_mid = t[mid_idx], y[mid_idx] - x[mid_idx] ** 2
+    else:
+        mesh_idx = np.arange(t.size)
+        xm, ym = 0.5 * (x[1:] + x[:-1]), 0.5 * (y[1:] + y[:-1])
+        mid_time, phi_mid = 0.5 * (t[1:] + t[:-1]), ym - xm ** 2
+    xi, yi, vxi, vyi = x[mesh_idx], y[mesh_idx], vx[mesh_idx], vy[mesh_idx]
+    return {"mesh_time": t[mesh_idx], "phi_mesh": yi - xi ** 2, "phid_mesh": vyi - 2 * xi * vxi,
+            "mid_time": mid_time, "phi_mid": phi_mid}
+
+
+def parabola_forces(solution) -> dict:
+    """Forces on the bead (N) at every grid point: ``{"constraint": (f_x, f_y), "actuators": (f_x, f_y)}``.
+
+    The constraint force is ``−Gᵀλ = (2xλ, −λ)`` with ``G = (−2x, 1)``
+    (moco_lab's ``M u̇ + C − g − τ + Gᵀλ = 0``), perpendicular to the curve.
+    ``"actuators"`` is present only if the solution has the controls (optimal force 1 N).
+    """
+    x = np.asarray(solution.states[_TX], float)
+    lam = np.asarray(solution.multipliers[PARABOLA_LAMBDA], float)
+    forces = {"constraint": (2 * x * lam, -lam)}
+    controls = solution.controls
+    if _FX in controls and _FY in controls:
+        forces["actuators"] = (np.asarray(controls[_FX], float), np.asarray(controls[_FY], float))
+    return forces
+
+
+def parabola_path_figure(solution, previous=None, settings: dict | None = None):
+    """The parabola, the bead's path and the arrows of the constraint force ``−Gᵀλ`` (and of the actuators).
+
+    Made by :func:`moco_lab.plotting.plot_path_forces`; trace names ``"y = x²"``,
+    ``"previous"`` (with ``previous``), ``"path"`` (``"last iterate"`` for a
+    failed solve), ``"constraint force −Gᵀλ"`` and ``"actuator force"`` (drawn
+    magnified, e.g. ``"actuator force ×5"``, when it is much smaller than the
+    constraint force, so that it stays visible).
+    """
+    from .plotting import plot_path_forces
+
+    settings = settings or {}
+    ok = getattr(solution, "success", True)
+    forces = parabola_forces(solution)
+    named = {"constraint force −Gᵀλ": forces["constraint"]}
+    if "actuators" in forces:
+        # The actuators' forces are much smaller than the curve's and tangent to it: magnify them (labelled).
+        big = float(np.max(np.hypot(*forces["constraint"])))
+        small = float(np.max(np.hypot(*forces["actuators"])))
+        factor = max([1] + [k for k in (2, 5, 10, 20) if small > 0 and k * small <= big])
+        fx, fy = forces["actuators"]
+        named["actuator force" + (f" ×{factor}" if factor > 1 else "")] = (factor * fx, factor * fy)
+    n = len(solution.time)
+    xs = np.linspace(-1.25, 1.25, 201)
+    fig = plot_path_forces(solution, _TX, _TY, named, curve=(xs, xs ** 2), curve_label="y = x²",
+                           every=max(1, n // 40), label="path" if ok else f"last iterate ({solution.status})",
+                           faded=previous, title=f"Bead on y = x² ({_motion(settings)}): forces on the bead")
+    if not ok:
+        fig.data[-len(named) - 1].line.color = "#c0392b"
+    fig.update_xaxes(range=[-1.6, 1.6], constrain="domain")
+    fig.update_yaxes(range=[-0.3, 1.7])
+    fig.update_layout(height=460, legend=dict(orientation="h", y=-0.15, font=dict(size=11)))
+    return fig
+
+
+def parabola_constraint_figure(solution, previous=None, settings: dict | None = None):
+    """λ(t), and |φ| at the mesh points and at the interval midpoints (log scale)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    settings = settings or {}
+    scheme = settings.get("scheme", "hermite-simpson")
+    err = parabola_constraint_errors(solution, scheme)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "multiplier λ (N)", "constraint error |φ| = |y − x²| (m)"))
+    if previous is not None and PARABOLA_LAMBDA in previous.multipliers:
+        fig.add_scatter(x=previous.time, y=previous.multipliers[PARABOLA_LAMBDA], name="previous λ",
+                        line=dict(color="rgba(150, 150, 150, 0.7)", dash="dash"), row=1, col=1)
+    fig.add_scatter(x=solution.time, y=solution.multipliers[PARABOLA_LAMBDA], name="λ", mode="lines+markers",
+                    marker=dict(size=4), line=dict(color="#1f77b4"), row=1, col=1)
+    floor = 1e-17  # |φ| = 0 would vanish on a log axis
+    mid_label = ("midpoint variables" if scheme == "hermite-simpson" else "linear interpolant at midpoints")
+    fig.add_scatter(x=err["mesh_time"], y=np.maximum(np.abs(err["phi_mesh"]), floor), name="|φ| at mesh points",
+                    mode="markers", marker=dict(size=5, color="#2ca02c"), row=1, col=2)
+    fig.add_scatter(x=err["mid_time"], y=np.maximum(np.abs(err["phi_mid"]), floor), name=f"|φ|, {mid_label}",
+                    mode="lines+markers", marker=dict(size=5, color="#d62728"), line=dict(color="#d62728"),
+                    row=1, col=2)
+    fig.update_yaxes(type="log", exponentformat="power", row=1, col=2)
+    fig.update_xaxes(title_text="t (s)")
+    fig.update_layout(height=360, title=f"Kinematic constraint ({scheme})", plot_bgcolor="white",
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def _build_parabola(settings: dict) -> Study:
+    return parabola_study(_motion(settings), float(settings.get("w_lambda", 0.0) or 0.0))
+
+
+def _parabola_figures(solution, previous, settings: dict) -> dict:
+    return {"path": parabola_path_figure(solution, previous, settings),
+            "constraint": parabola_constraint_figure(solution, previous, settings)}
+
+
+def _parabola_numbers(solution, settings: dict) -> dict:
+    err = parabola_constraint_errors(solution, settings.get("scheme", "hermite-simpson"))
+    lam = np.asarray(solution.multipliers[PARABOLA_LAMBDA], float)
+    return {"max |φ| at mesh points": f"{np.max(np.abs(err['phi_mesh'])):.2g}",
+            "max |φ̇| at mesh points": f"{np.max(np.abs(err['phid_mesh'])):.2g}",
+            "max midpoint drift |φ|": f"{np.max(np.abs(err['phi_mid'])):.2g}",
+            "max |λ|": f"{np.max(np.abs(lam)):.3g} N"}
+
+
 register_demo_problem(DemoProblem(
     key="linear",
     title="Linear minimum effort (Kirk 2004)",
@@ -477,6 +677,29 @@ register_demo_problem(DemoProblem(
     extra_figures=_suspended_mass_figures,
     extra_numbers=_suspended_mass_numbers,
     weight_sliders={"state_tracking": (0.1, 100.0)},
+))
+
+register_demo_problem(DemoProblem(
+    key="parabola",
+    title="Bead on a parabola (kinematic constraint)",
+    description=("A 1 kg bead in the vertical plane is held on the curve y = x² by a kinematic constraint "
+                 "φ = y − x² = 0; the curve pushes on it with the force −Gᵀλ, G = (−2x, 1), perpendicular to "
+                 "the curve (red arrows). <b>move</b>: two forces f<sub>x</sub>, f<sub>y</sub> carry it from rest "
+                 "at x = −1 to rest at x = 0.5 in 1 s, minimizing ∫ (f<sub>x</sub>² + f<sub>y</sub>²) dt. "
+                 "<b>release</b>: no forces, no goal; the bead slides down from x = −1 (Moco's "
+                 "exampleKinematicConstraints). Compare the schemes: trapezoidal enforces φ = 0 only at the mesh "
+                 "points (and drifts between them), Hermite–Simpson also φ̇ = φ̈ = 0 and corrects the midpoints. "
+                 "w<sub>λ</sub> &gt; 0 adds w<sub>λ</sub> ∫ λ² dt: it smooths the trapezoidal λ of <b>release</b>, "
+                 "and in <b>move</b> it makes the forces take over part of the curve's load."),
+    build=_build_parabola,
+    options=(Option("motion", "motion", "move", _MOTIONS,
+                    "move: actuated, minimum effort between two points; release: the unactuated bead slides down "
+                    "(no goals)", rebuild=True),
+             Option("w_lambda", "w_λ (λ penalty)", 0.0,
+                    tooltip="lagrange_multiplier_weight; 0 switches minimize_lagrange_multipliers off")),
+    mesh_full=40, mesh_fast=10,
+    extra_figures=_parabola_figures,
+    extra_numbers=_parabola_numbers,
 ))
 
 

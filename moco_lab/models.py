@@ -103,7 +103,7 @@ def double_pendulum(mass: float = 1.0, length: float = 1.0, inertia: float = 1.0
     return _spec(b, "double_pendulum", mass=mass, length=length, inertia=inertia)
 
 
-def suspended_mass() -> Model:
+def suspended_mass(tendon: str = "rigid") -> Model:
     """Point mass in a vertical plane hung from three DeGrooteFregly2016 muscles (seed 000, Figure 4).
 
     OpenSim's ``createPlanarPointMass`` without its actuators: a massless body
@@ -114,7 +114,15 @@ def suspended_mass() -> Model:
     body's origin, with rigid tendons and activation dynamics
     (``VERIFICATION_PROBLEMS.md`` (c)); controls ``/forceset/<name>``
     (excitations), states ``/forceset/<name>/activation``.
+
+    ``tendon="explicit"`` or ``"implicit"`` makes the tendons compliant (OpenSim's
+    default tendon strain 0.049 at isometric force), with the normalized tendon force
+    ``/forceset/<name>/normalized_tendon_force`` as a further state, in Moco's explicit or
+    implicit form (the latter adds the algebraic derivative
+    ``/forceset/<name>/implicitderiv_normalized_tendon_force``). Not the paper's problem.
     """
+    if tendon not in ("rigid", "explicit", "implicit"):
+        raise ValueError(f"Unknown tendon {tendon!r}; choose 'rigid', 'explicit' or 'implicit'")
     from .muscle import DeGrooteFregly2016Muscle
 
     b = ModelBuilder("suspended_mass", gravity=(0, -GRAVITY, 0))
@@ -125,10 +133,12 @@ def suspended_mass() -> Model:
     for name, x, fmax, lopt, lslack in (("left", -0.2, 10.0, 0.20, 0.10),
                                          ("middle", 0.0, 10.0, 0.09, 0.10),
                                          ("right", 0.2, 20.0, 0.21, 0.09)):
+        compliance = {} if tendon == "rigid" else {"tendon_compliance_dynamics_mode": tendon}
         muscle = DeGrooteFregly2016Muscle(name=name, max_isometric_force=fmax, optimal_fiber_length=lopt,
-                                          tendon_slack_length=lslack, ignore_tendon_compliance=True)
+                                          tendon_slack_length=lslack, ignore_tendon_compliance=tendon == "rigid",
+                                          **compliance)
         b.add_muscle(muscle, [("ground", (x, 0.0, 0.0)), ("body", (0.0, 0.0, 0.0))])
-    return _spec(b, "suspended_mass")
+    return _spec(b, "suspended_mass", **({} if tendon == "rigid" else {"tendon": tendon}))
 
 
 #: Curves of :func:`planar_point_mass`: name -> g(x) with the constraint y = g(x).

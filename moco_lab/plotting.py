@@ -9,6 +9,8 @@ initial guess, or the solutions of two transcriptions::
 
 :func:`plot_path` draws the path of a point in a plane (one coordinate
 against another), e.g. the suspended mass between its muscle origins.
+:func:`plot_path_forces` draws such a path with force arrows along it, e.g.
+the constraint force ``−Gᵀλ`` that holds a bead on a parabola.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from plotly.subplots import make_subplots
 
 from .trajectory import Solution, Trajectory
 
-__all__ = ["plot_trajectories", "plot_path", "short_names"]
+__all__ = ["plot_trajectories", "plot_path", "plot_path_forces", "short_names"]
 
 #: Groups a variable can belong to, in lookup order, with the y-axis label used for each.
 _GROUPS = {"states": "state", "controls": "control", "multipliers": "multiplier", "derivatives": "derivative"}
@@ -354,4 +356,119 @@ def plot_path(trajectories, x: str, y: str, *, labels: Sequence[str] | None = No
     fig.update_yaxes(title_text=ylabel, gridcolor="#e5e5e5", zerolinecolor="#bbb", scaleanchor="x", scaleratio=1)
     fig.update_layout(title=title, plot_bgcolor="white", hovermode="closest",
                       margin=dict(l=60, r=20, t=60 if title else 30, b=50))
+    return fig
+
+
+_FORCE_COLORS = ("#d62728", "#138a13", "#9467bd", "#ff7f0e")
+
+
+def _arrow_segments(px, py, fx, fy, scale: float, head: float) -> tuple[list, list]:
+    """x and y lists (segments separated by None) of arrows from (px, py) along scale·(fx, fy), with heads."""
+    xs, ys = [], []
+    for x0, y0, ax, ay in zip(px, py, fx, fy):
+        dx, dy = scale * float(ax), scale * float(ay)
+        length = math.hypot(dx, dy)
+        if not length > 0:
+            continue
+        x1, y1 = float(x0) + dx, float(y0) + dy
+        xs += [float(x0), x1, None]
+        ys += [float(y0), y1, None]
+        h = min(head, 0.4 * length)
+        ux, uy = dx / length, dy / length
+        for sign in (1.0, -1.0):  # two barbs at ±25°
+            c, s = math.cos(math.radians(25)), sign * math.sin(math.radians(25))
+            bx, by = c * ux - s * uy, s * ux + c * uy
+            xs += [x1, x1 - h * bx, None]
+            ys += [y1, y1 - h * by, None]
+    return xs, ys
+
+
+def plot_path_forces(trajectory, x: str, y: str, forces: dict, *, curve=None, curve_label: str = "curve",
+                     scale: float | None = None, every: int = 1, label: str = "path", faded=None,
+                     title: str | None = None, xlabel: str = "x (m)", ylabel: str = "y (m)") -> go.Figure:
+    """The path of a point in a plane with force arrows drawn along it (equal axis scales).
+
+    E.g. a bead on the parabola ``y = x²``: the curve, the path of the bead and,
+    at each grid point, the constraint force ``−Gᵀλ`` (perpendicular to the
+    curve) and the actuator force.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        The motion (a Solution must be unsealed).
+    x, y : str
+        Names of the two coordinates, e.g. ``"/jointset/tx/tx/value"``, ``"/jointset/ty/ty/value"``.
+    forces : dict of str -> (array, array)
+        ``{legend label: (f_x, f_y)}``, each array of shape ``(n,)`` (one value per
+        time point of ``trajectory``), in N. One trace of arrows per entry.
+    curve : (array, array), optional
+        Points ``(x, y)`` of a curve drawn underneath (grey), e.g. the constraint's.
+    curve_label : str
+        Legend entry of ``curve``.
+    scale : float, optional
+        Metres of arrow per newton. Default: the longest arrow is 30% of the
+        larger extent of the path.
+    every : int, default 1
+        Draw the arrows at every ``every``-th time point (the path keeps all points).
+    label : str
+        Legend entry of the path.
+    faded : Trajectory, optional
+        Drawn first as a light grey dashed path (legend ``"previous"``).
+    title, xlabel, ylabel : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: ``curve_label`` (if ``curve``), ``"previous"`` (if ``faded``), ``label``
+        (lines and markers), then one ``mode="lines"`` trace per force, named after
+        its key, whose segments (separated by None) are the arrow shafts and heads.
+        The scale is written in ``fig.layout.meta["arrow_scale"]`` (m per N) and in an
+        annotation.
+
+    Raises
+    ------
+    KeyError
+        ``x`` or ``y`` is not a variable of ``trajectory``.
+    ValueError
+        A force array does not have one value per time point, or ``every < 1``.
+    """
+    if int(every) < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    px, py = _path_values(trajectory, x), _path_values(trajectory, y)
+    n = px.size
+    arrays = {}
+    for name, (fx, fy) in forces.items():
+        fx, fy = np.asarray(fx, float).ravel(), np.asarray(fy, float).ravel()
+        if fx.size != n or fy.size != n:
+            raise ValueError(f"force {name!r}: expected {n} values (one per time point), got {fx.size} and {fy.size}")
+        arrays[name] = (fx, fy)
+    extent = max(float(np.ptp(px)), float(np.ptp(py)), 1e-9)
+    if scale is None:
+        biggest = max([float(np.max(np.hypot(fx, fy))) for fx, fy in arrays.values()] + [0.0])
+        scale = 0.3 * extent / biggest if biggest > 0 else 1.0
+    head = 0.03 * extent
+
+    fig = go.Figure()
+    hover = "x=%{x:.4f}<br>y=%{y:.4f}<extra>%{fullData.name}</extra>"
+    if curve is not None:
+        cx, cy = (np.asarray(v, float) for v in curve)
+        fig.add_trace(go.Scatter(x=cx, y=cy, mode="lines", name=curve_label, hoverinfo="skip",
+                                 line=dict(color="#bbbbbb", width=6)))
+    if faded is not None:
+        fig.add_trace(go.Scatter(x=_path_values(faded, x), y=_path_values(faded, y), mode="lines", name="previous",
+                                 hovertemplate=hover, line=dict(color=_FADED_COLOR, dash="dash", width=2)))
+    fig.add_trace(go.Scatter(x=px, y=py, mode="lines+markers", name=label, hovertemplate=hover,
+                             marker=dict(size=4), line=dict(color=_PALETTE[0], width=2.5)))
+    idx = np.arange(0, n, int(every))
+    for k, (name, (fx, fy)) in enumerate(arrays.items()):
+        xs, ys = _arrow_segments(px[idx], py[idx], fx[idx], fy[idx], scale, head)
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name, hoverinfo="skip",
+                                 line=dict(color=_FORCE_COLORS[k % len(_FORCE_COLORS)], width=2)))
+    fig.update_xaxes(title_text=xlabel, gridcolor="#e5e5e5", zerolinecolor="#bbb")
+    fig.update_yaxes(title_text=ylabel, gridcolor="#e5e5e5", zerolinecolor="#bbb", scaleanchor="x", scaleratio=1)
+    newtons = 10 ** math.floor(math.log10(0.25 * extent / scale)) if scale > 0 else 1.0
+    fig.add_annotation(text=f"arrows: {newtons:g} N = {newtons * scale:.3g} m", xref="paper", yref="paper",
+                       x=0.0, y=1.0, xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=11))
+    fig.update_layout(title=title, plot_bgcolor="white", hovermode="closest", meta={"arrow_scale": float(scale)},
+                      margin=dict(l=60, r=20, t=70 if title else 40, b=50))
     return fig

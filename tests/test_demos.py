@@ -1,4 +1,7 @@
-"""Tests of ``moco_lab.demos``: the demo-problem registry, its settings and references. No solves."""
+"""Tests of ``moco_lab.demos``: the demo-problem registry, its settings and references.
+
+No solves, except the small (fast-mode) solves of the ``parabola`` problem at the end.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -151,3 +154,134 @@ def test_suspended_mass_tasks():
     with pytest.raises(KeyError):
         demos.apply_settings(demos.suspended_mass_tracking_study(settings, prediction=motion),
                              {"goals": {"time": {"weight": 0.01}}})
+
+
+# ------------------------------------------------------------------ parabola
+TX, TY = "/jointset/tx/tx/value", "/jointset/ty/ty/value"
+
+
+def _solve_parabola(**changes):
+    settings = {**demos.default_settings("parabola"), **changes}
+    demo = demos.get_demo_problem("parabola")
+    study = demos.apply_settings(demo.build(settings), settings)
+    solution = study.solve()
+    assert solution.success, solution.message
+    return demo, settings, study, solution
+
+
+def test_parabola_problem_is_posed():
+    demo = demos.get_demo_problem("parabola")
+    s = demos.default_settings("parabola")
+    assert s["motion"] == "move" and s["w_lambda"] == 0.0 and s["mesh_intervals"] == 10  # fast mode
+    assert s["goals"] == {"effort": {"weight": 1.0, "exponent": 2.0}}
+    motion, weight = demo.options
+    assert motion.choices == ("move", "release") and motion.rebuild and not weight.rebuild
+    assert demo.extra_figures is not None and demo.extra_numbers is not None
+    study = demo.build(s)
+    p = study.problem
+    assert p.time_final.as_list() == [1.0, 1.0]
+    assert p.state_info(TX).initial.as_list() == [-1.0, -1.0] and p.state_info(TX).final.as_list() == [0.5, 0.5]
+    assert p.state_info(TY).final.as_list() == [0.25, 0.25]
+    assert not study.solver.minimize_lagrange_multipliers
+    assert p.model.multiplier_names() == [demos.PARABOLA_LAMBDA]
+    study = demo.build({**s, "w_lambda": 0.01})
+    assert study.solver.minimize_lagrange_multipliers and study.solver.lagrange_multiplier_weight == 0.01
+    release = demo.build({**s, "motion": "release"})
+    assert release.problem.control_names() == [] and demos.goal_settings(release) == {}
+    assert release.problem.time_final.as_list() == [0.8, 0.8]
+    with pytest.raises(ValueError, match="motion must be one of"):
+        demo.build({**s, "motion": "fall"})
+    with pytest.raises(ValueError, match="w_lambda"):
+        demo.build({**s, "w_lambda": -1.0})
+
+
+def test_parabola_constraint_errors_by_scheme():
+    # A made-up Hermite–Simpson-like grid: mesh points on the curve, midpoints 1e-3 above.
+    t = np.linspace(0, 1, 5)
+    x = np.linspace(-1, 1, 5)
+    y = x**2
+    y[1::2] += 1e-3
+    traj = ml.Trajectory(t, states={TX: x, TY: y, "/jointset/tx/tx/speed": np.ones(5),
+                                    "/jointset/ty/ty/speed": 2 * x})
+    hs = demos.parabola_constraint_errors(traj, "hermite-simpson")
+    np.testing.assert_allclose(hs["mesh_time"], [0, 0.5, 1])
+    np.testing.assert_allclose(hs["phi_mesh"], 0, atol=1e-15)
+    np.testing.assert_allclose(hs["phid_mesh"], 0, atol=1e-15)  # ẏ = 2xẋ
+    np.testing.assert_allclose(hs["phi_mid"], [1e-3, 1e-3])
+    tr = demos.parabola_constraint_errors(traj, "trapezoidal")  # every point a mesh point
+    assert tr["mesh_time"].size == 5 and tr["mid_time"].size == 4
+    np.testing.assert_allclose(tr["mid_time"], [0.125, 0.375, 0.625, 0.875])
+    y_chord = 0.5 * (y[1:] + y[:-1])
+    np.testing.assert_allclose(tr["phi_mid"], y_chord - (0.5 * (x[1:] + x[:-1])) ** 2)
+    with pytest.raises(ValueError, match="2N \\+ 1"):
+        demos.parabola_constraint_errors(ml.Trajectory(t[:4], states={k: v[:4] for k, v in traj.states.items()}),
+                                         "hermite-simpson")
+    with pytest.raises(ValueError, match="scheme"):
+        demos.parabola_constraint_errors(traj, "euler")
+
+
+def test_parabola_demo_solves_with_figures_and_numbers():
+    """Hermite–Simpson and trapezoidal solves (N = 10): arrows perpendicular to the curve, the numbers line."""
+    demo, settings, study, hs = _solve_parabola()
+    assert hs.states[TX][0] == pytest.approx(-1) and hs.states[TX][-1] == pytest.approx(0.5)
+    x, lam = hs.states[TX], hs.multipliers[demos.PARABOLA_LAMBDA]
+    assert np.all(lam < 0) and np.abs(lam).max() == pytest.approx(29.3, abs=0.5)
+    assert demos.PARABOLA_GAMMA in hs.multipliers
+
+    figures = demo.extra_figures(hs, None, settings)
+    assert set(figures) == {"path", "constraint"}
+    path = {t.name: t for t in figures["path"].data}
+    assert list(path)[:3] == ["y = x²", "path", "constraint force −Gᵀλ"]
+    assert list(path)[3] == "actuator force ×5"  # magnified: 5 N against the curve's 30 N
+    np.testing.assert_allclose(path["path"].x, x)
+    arrows = path["constraint force −Gᵀλ"]
+    every = max(1, x.size // 40)
+    shafts = [(arrows.x[k], arrows.y[k], arrows.x[k + 1], arrows.y[k + 1]) for k in range(0, len(arrows.x), 9)]
+    assert len(shafts) == len(range(0, x.size, every))
+    scale = figures["path"].layout.meta["arrow_scale"]
+    for (x0, y0, x1, y1), k in zip(shafts, range(0, x.size, every)):
+        assert (x0, y0) == pytest.approx((x[k], hs.states[TY][k]))
+        dx, dy = x1 - x0, y1 - y0
+        assert dx + 2 * x0 * dy == pytest.approx(0, abs=1e-12)  # ⟂ the tangent (1, 2x)
+        assert np.hypot(dx, dy) == pytest.approx(scale * abs(lam[k]) * np.hypot(2 * x0, 1))
+        assert dy > 0  # λ < 0: the curve pushes up
+    constraint = {t.name: t for t in figures["constraint"].data}
+    assert {"λ", "|φ| at mesh points", "|φ|, midpoint variables"} <= set(constraint)
+
+    numbers = demo.extra_numbers(hs, settings)
+    assert set(numbers) == {"max |φ| at mesh points", "max |φ̇| at mesh points", "max midpoint drift |φ|", "max |λ|"}
+    err = demos.parabola_constraint_errors(hs, "hermite-simpson")
+    drift_hs = np.abs(err["phi_mid"]).max()
+    assert float(numbers["max |φ| at mesh points"]) < 1e-9 and float(numbers["max |φ̇| at mesh points"]) < 1e-9
+    assert float(numbers["max midpoint drift |φ|"]) == pytest.approx(drift_hs, rel=0.05)
+    assert numbers["max |λ|"] == f"{np.abs(lam).max():.3g} N"
+
+    # Trapezoidal: φ only at mesh points, φ̇ ≠ 0, midpoints of the chords (Δx)²/4 above the curve.
+    _, tsettings, _, tr = _solve_parabola(scheme="trapezoidal")
+    err = demos.parabola_constraint_errors(tr, "trapezoidal")
+    np.testing.assert_allclose(err["phi_mid"], np.diff(tr.states[TX]) ** 2 / 4, atol=1e-9)
+    assert np.abs(err["phid_mesh"]).max() > 1e-2
+    assert np.abs(err["phi_mid"]).max() > 10 * drift_hs
+    assert "|φ|, linear interpolant at midpoints" in {t.name for t in demo.extra_figures(tr, hs, tsettings)["constraint"].data}
+    assert "previous" in {t.name for t in demo.extra_figures(tr, hs, tsettings)["path"].data}
+
+    # The penalty makes the actuators share the normal load: w / (|G|² + w) (trapezoidal, exact).
+    _, _, _, pen = _solve_parabola(scheme="trapezoidal", w_lambda=0.1)
+    x = pen.states[TX]
+    G = np.stack([-2 * x, np.ones_like(x)])
+    nG = np.hypot(*G)
+    f_n = (G[0] * pen.controls["/forceset/force_x"] + G[1] * pen.controls["/forceset/force_y"]) / nG
+    share = f_n / (f_n - pen.multipliers[demos.PARABOLA_LAMBDA] * nG)
+    np.testing.assert_allclose(share, 0.1 / (nG**2 + 0.1), atol=1e-6)
+    assert pen.goal_values["effort"] > tr.goal_values["effort"] + 0.5
+
+
+def test_parabola_release_demo():
+    demo, settings, _, sol = _solve_parabola(motion="release", goals={})
+    x, lam = sol.states[TX], sol.multipliers[demos.PARABOLA_LAMBDA]
+    assert sol.objective == 0 and x[-1] > 0.3
+    # λ(x) = −5 m g / (1 + 4x²)², derived in lesson 04 (coarse mesh, mesh points)
+    np.testing.assert_allclose(lam[::2], -5 * 9.80665 / (1 + 4 * x[::2] ** 2) ** 2, atol=0.1)
+    figures = demo.extra_figures(sol, None, settings)
+    assert [t.name for t in figures["path"].data] == ["y = x²", "path", "constraint force −Gᵀλ"]
+    assert "release" in figures["path"].layout.title.text

@@ -1,4 +1,4 @@
-"""Tests of ``moco_lab.plotting``: ``plot_trajectories`` and ``plot_path``."""
+"""Tests of ``moco_lab.plotting``: ``plot_trajectories``, ``plot_path`` and ``plot_path_forces``."""
 
 import sys
 from pathlib import Path
@@ -11,7 +11,7 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from moco_lab.plotting import plot_path, plot_trajectories, short_names  # noqa: E402
+from moco_lab.plotting import plot_path, plot_path_forces, plot_trajectories, short_names  # noqa: E402
 from moco_lab.trajectory import Solution, Trajectory  # noqa: E402
 
 Q = "/jointset/slider/position/value"
@@ -192,3 +192,51 @@ def test_plot_path_without_anchors_and_errors():
                       solve_time=0.1)
     with pytest.raises(RuntimeError, match="sealed"):
         plot_path(sealed, X, Y)
+
+
+def _arrows(trace) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """The segments ((x0, y0), (x1, y1)) of a None-separated line trace."""
+    xs, ys = list(trace.x), list(trace.y)
+    segs = []
+    for k in range(0, len(xs), 3):
+        assert xs[k + 2] is None and ys[k + 2] is None
+        segs.append(((xs[k], ys[k]), (xs[k + 1], ys[k + 1])))
+    return segs
+
+
+def test_plot_path_forces_draws_arrows_from_the_path():
+    traj = make_path(n=9)
+    px, py = traj.states[X], traj.states[Y]
+    fx, fy = np.full(9, 2.0), np.linspace(-1.0, 1.0, 9)
+    fy[4] = 0.0
+    fx[4] = 0.0  # a zero force: no arrow there
+    curve = (np.linspace(-0.2, 0.2, 5), np.zeros(5))
+    fig = plot_path_forces(traj, X, Y, {"push": (fx, fy), "pull": (-fx, -fy)}, curve=curve, curve_label="line",
+                           scale=0.01, faded=make_path(0.01, n=9), title="forces")
+    assert [t.name for t in fig.data] == ["line", "previous", "path", "push", "pull"]
+    np.testing.assert_array_equal(fig.data[2].x, px)
+    assert fig.layout.meta["arrow_scale"] == 0.01 and fig.layout.yaxis.scaleanchor == "x"
+    segs = _arrows(fig.data[3])
+    assert len(segs) == 3 * 8  # a shaft and two barbs per non-zero force
+    shafts = segs[::3]
+    for k, ((x0, y0), (x1, y1)) in zip([i for i in range(9) if i != 4], shafts):
+        assert (x0, y0) == pytest.approx((px[k], py[k]))
+        assert (x1 - x0, y1 - y0) == pytest.approx((0.01 * fx[k], 0.01 * fy[k]))
+    for barb in segs[1::3] + segs[2::3]:  # barbs start at the tip of their shaft
+        assert any(barb[0] == pytest.approx(s[1]) for s in shafts)
+    (x0, y0), (x1, y1) = _arrows(fig.data[4])[0]
+    assert (x1 - x0, y1 - y0) == pytest.approx((-0.02, 0.01))
+    assert "N =" in fig.layout.annotations[0].text
+
+    # Default scale: the longest arrow is 30% of the path's extent; every-th point only.
+    fig = plot_path_forces(traj, X, Y, {"push": (fx, fy)}, every=2)
+    extent = max(np.ptp(px), np.ptp(py))
+    lengths = [np.hypot(b[0] - a[0], b[1] - a[1]) for a, b in _arrows(fig.data[-1])[::3]]
+    assert len(lengths) == 4 and max(lengths) == pytest.approx(0.3 * extent)
+
+    with pytest.raises(ValueError, match="expected 9 values"):
+        plot_path_forces(traj, X, Y, {"push": (fx[:3], fy)})
+    with pytest.raises(ValueError, match="every"):
+        plot_path_forces(traj, X, Y, {"push": (fx, fy)}, every=0)
+    with pytest.raises(KeyError):
+        plot_path_forces(traj, "nope", Y, {})
