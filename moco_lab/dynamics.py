@@ -33,7 +33,41 @@ class _ExactPrinter(NumPyPrinter):
         return repr(float(expr))
 
 
-def compile_numpy(inputs: list[tuple[str, list]], outputs: dict[str, sympy.Matrix], name: str = "kernel"):
+def _shared_subexpression_lines(definitions, printer) -> list[str]:
+    """Code lines computing ``definitions`` with every repeated subexpression computed once.
+
+    The definitions come from Drake's symbolic engine, whose expressions share
+    subtrees; converted to SymPy (unevaluated) the sharing is lost but the
+    repeated subtrees are structurally equal, so hash-consing them (one line per
+    distinct operation) recovers it in linear time, where SymPy's ``cse`` on such
+    trees can take minutes.
+    """
+    import sys
+
+    if sys.getrecursionlimit() < 20000:
+        sys.setrecursionlimit(20000)
+    names: dict = {}
+    lines: list[str] = []
+
+    def visit(e):
+        if e.is_Atom:
+            return e
+        found = names.get(e)
+        if found is not None:
+            return found
+        new = e.func(*[visit(a) for a in e.args], evaluate=False)
+        sym = sympy.Symbol(f"_s{len(names)}")
+        lines.append(f"    {sym.name} = {printer.doprint(new)}")
+        names[e] = sym
+        return sym
+
+    for sym, expr in definitions:
+        lines.append(f"    {sym.name} = {printer.doprint(visit(expr))}")
+    return lines
+
+
+def compile_numpy(inputs: list[tuple[str, list]], outputs: dict[str, sympy.Matrix], name: str = "kernel",
+                  definitions: list = ()):
     """Compile SymPy matrices into one numpy function evaluated over nodes.
 
     Parameters
@@ -42,6 +76,9 @@ def compile_numpy(inputs: list[tuple[str, list]], outputs: dict[str, sympy.Matri
         An argument named ``P`` is a 1-D array of scalars shared by all nodes;
         every other argument is a 2-D array ``(n, len(symbols))``.
     outputs : dict name -> sympy.Matrix (rows x cols)
+    definitions : list of (sympy.Symbol, sympy expression)
+        Intermediate quantities computed (in this order) before the outputs,
+        which may use their symbols.
 
     Returns
     -------
@@ -61,6 +98,16 @@ def compile_numpy(inputs: list[tuple[str, list]], outputs: dict[str, sympy.Matri
     for arg, syms in inputs:
         for k, s in enumerate(syms):
             lines.append(f"    {s.name} = {arg}[{k}]" if arg == "P" else f"    {s.name} = {arg}[:, {k}]")
+    if definitions:
+        # only the definitions the outputs need (directly or through other definitions)
+        needed = set().union(*(e.free_symbols for e in flat)) if flat else set()
+        used = []
+        for sym, expr in reversed(list(definitions)):
+            if sym in needed:
+                used.append((sym, expr))
+                needed |= expr.free_symbols
+        used.reverse()
+        lines.extend(_shared_subexpression_lines(used, printer))
     for sym, expr in replacements:
         lines.append(f"    {sym.name} = {printer.doprint(expr)}")
     lines.append("    out = {}")
@@ -85,6 +132,76 @@ def compile_numpy(inputs: list[tuple[str, list]], outputs: dict[str, sympy.Matri
     fn = namespace[name]
     fn.source = src
     return fn
+
+
+_SYMPY_FUNCTIONS = {
+    "Sin": sympy.sin, "Cos": sympy.cos, "Tan": sympy.tan, "Asin": sympy.asin, "Acos": sympy.acos,
+    "Atan": sympy.atan, "Sinh": sympy.sinh, "Cosh": sympy.cosh, "Tanh": sympy.tanh, "Exp": sympy.exp,
+    "Log": sympy.log, "Sqrt": sympy.sqrt, "Abs": sympy.Abs,
+}
+
+
+class DrakeToSympy:
+    """Convert Drake symbolic expressions to SymPy, fast.
+
+    pydrake's ``to_sympy`` lets SymPy evaluate (and query its assumption
+    system on) every node it builds, which takes minutes on a muscle's
+    derivatives. This converter unevaluated SymPy nodes, which is all common-subexpression
+    elimination and code printing need (pydrake's expressions cannot be hashed
+    from Python, so repeated subtrees are converted again; SymPy's ``cse``
+    merges them).
+
+    Parameters
+    ----------
+    memo : dict
+        Drake variable id -> SymPy symbol (shared with the caller).
+    """
+
+    def __init__(self, memo: dict):
+        self.memo = memo
+
+    def __call__(self, e):
+        if not isinstance(e, Expression):
+            return sympy.Float(float(e))
+        import sys
+
+        if sys.getrecursionlimit() < 20000:
+            sys.setrecursionlimit(20000)
+        return self._convert(e)
+
+    def _convert(self, e: Expression):
+        return self._build(e)
+
+    def _arg(self, a):
+        return self._convert(a) if isinstance(a, Expression) else sympy.Float(float(a))
+
+    def _build(self, e: Expression):
+        kind = e.get_kind().name
+        _, args = e.Unapply()
+        if kind == "Constant":
+            v = float(args[0])
+            return sympy.Integer(int(v)) if v.is_integer() and abs(v) < 2 ** 53 else sympy.Float(v)
+        if kind == "Var":
+            var = args[0]
+            if var.get_id() not in self.memo:
+                self.memo[var.get_id()] = sympy.Symbol(var.get_name())
+            return self.memo[var.get_id()]
+        conv = [self._arg(a) for a in args]
+        if kind == "Add":
+            return sympy.Add(*conv, evaluate=False)
+        if kind == "Mul":
+            return sympy.Mul(*conv, evaluate=False)
+        if kind == "Div":
+            return sympy.Mul(conv[0], sympy.Pow(conv[1], -1, evaluate=False), evaluate=False)
+        if kind == "Pow":
+            return sympy.Pow(conv[0], conv[1], evaluate=False)
+        if kind == "Atan2":
+            return sympy.atan2(*conv, evaluate=False)
+        if kind in ("Max", "Min"):
+            return (sympy.Max if kind == "Max" else sympy.Min)(*conv, evaluate=False)
+        if kind in _SYMPY_FUNCTIONS:
+            return _SYMPY_FUNCTIONS[kind](*conv, evaluate=False)
+        raise NotImplementedError(f"Drake expression kind {kind} is not supported by moco_lab's compiler")
 
 
 class MultibodyKernel:
@@ -126,11 +243,33 @@ class MultibodyKernel:
         Lx, Vx = sympy.Matrix(self._path_exprs[0]), sympy.Matrix(self._path_exprs[1])
         paths = dict(zip(list(L) + list(V), list(Lx) + list(Vx)))
 
+        opaque = list(self._opaque_defs)
+        # path stand-ins first: the muscles' definitions use them
+        defs = [(sym_, paths[sym_]) for sym_ in list(L) + list(V)] + self._definitions
+
+        def chain(s_, vm):
+            """Row d s / d v for a local symbol s of a muscle (a variable, or a path stand-in)."""
+            if s_ in paths:
+                return sympy.Matrix([paths[s_]]).jacobian(vm)
+            return sympy.Matrix([[1 if s_ == vi else 0 for vi in vm]])
+
         def jac(E, v):
-            J = E.jacobian(sympy.Matrix(v))
+            vm = sympy.Matrix(v)
+            J = E.jacobian(vm)
             if len(L):
-                J = J + E.jacobian(L) * Lx.jacobian(sympy.Matrix(v)) + E.jacobian(V) * Vx.jacobian(sympy.Matrix(v))
+                J = J + E.jacobian(L) * Lx.jacobian(vm) + E.jacobian(V) * Vx.jacobian(vm)
+            if opaque:
+                dE = E.jacobian(sympy.Matrix(opaque))
+                dO = sympy.zeros(len(opaque), len(v))
+                for k, o in enumerate(opaque):
+                    if any(dE[:, k]):
+                        for s_, d in self._opaque_defs[o].items():
+                            dO[k, :] += d * chain(s_, vm)
+                J = J + dE * dO
             return J.xreplace(paths)
+
+        def sub(E):
+            return E.xreplace(paths)
 
         # The multibody part ID(q, u, a, p) is differentiated by Drake's symbolic engine (two
         # orders of magnitude faster than SymPy's), moco_lab's applied forces by SymPy.
@@ -138,9 +277,8 @@ class MultibodyKernel:
         M = self._to_sympy(Jacobian(ID, self._drake_vars["a"])) if nq else sympy.zeros(0, 0)
         zero_a = {v: Expression(0.0) for v in self._drake_vars["a"]}
         R0 = self._to_sympy(np.array([e.Substitute(zero_a) for e in ID])) - tau
-        self._mass_and_bias = compile_numpy(
-            args, {"M": M, "R0": R0.xreplace(paths), "Zd": Zd.xreplace(paths), "Rw": Rw.xreplace(paths)},
-            "mass_and_bias")
+        self._mass_and_bias = compile_numpy(args, {"M": M, "R0": sub(R0), "Zd": sub(Zd), "Rw": sub(Rw)},
+                                            "mass_and_bias", defs)
         outs = {}
         for k, v in wrt.items():
             if not len(v):
@@ -153,14 +291,39 @@ class MultibodyKernel:
             outs["da"] = M
         outs.update({"z" + k: jac(Zd, v) for k, v in wrt.items() if len(v) and nz})
         outs.update({"w" + k: jac(Rw, v) for k, v in wrt.items() if len(v) and nw})
-        Zd, tau_app, Rw = Zd.xreplace(paths), tau.xreplace(paths), Rw.xreplace(paths)
+        Zd, tau_app, Rw = sub(Zd), sub(tau), sub(Rw)
         self._residual_jac = compile_numpy(
             [("Q", self.q), ("U", self.u), ("A", self.a), ("Z", self.z), ("W", self.w), ("X", self.x),
-             ("P", self.p)], outs, "residual_jac")
-        self._applied = compile_numpy(args, {"tau": tau_app, "Zd": Zd}, "applied")
+             ("P", self.p)], outs, "residual_jac", defs)
+        self._applied = compile_numpy(args, {"tau": tau_app, "Zd": Zd}, "applied", defs)
         self.nl = len(model.multiplier_names()) if getattr(model, "constraints", None) else 0
         if self.nl:
             self._build_constraints()
+
+    def _opaque(self, expr, dvars: dict):
+        """A SymPy symbol standing for the Drake expression ``expr`` of the local symbols ``dvars``.
+
+        Records its value and its partial derivatives (by Drake's ``Jacobian``), both converted
+        to SymPy; :meth:`__init__` differentiates through it by the chain rule and substitutes the
+        values before compiling.
+        """
+        k = len(self._opaque_defs)
+        sym_ = sympy.Symbol(f"_o{k}")
+        if not isinstance(expr, Expression):
+            expr = Expression(float(expr))
+        syms = list(dvars)
+        J = Jacobian([expr], [dvars[s_] for s_ in syms])[0]
+        conv = self._converter
+        partials = {}
+        for s_, d in zip(syms, J):
+            if d.get_kind().name == "Constant" and float(d.Evaluate()) == 0.0:
+                continue
+            psym = sympy.Symbol(f"_o{k}_d{s_.name}")
+            self._definitions.append((psym, conv(d)))
+            partials[s_] = psym
+        self._definitions.append((sym_, conv(expr)))
+        self._opaque_defs[sym_] = partials
+        return sym_
 
     def _build_constraints(self) -> None:
         """Compile the kinematic constraints ``φ(q)`` (Drake symbolic, differentiated by Drake).
@@ -235,8 +398,8 @@ class MultibodyKernel:
     def _to_sympy(self, exprs) -> sympy.Matrix:
         """Drake symbolic expressions (1-D or 2-D array) as a SymPy matrix in the kernel's symbols."""
         arr = np.atleast_1d(np.asarray(exprs, dtype=object))
-        mat = [[sympy.sympify(to_sympy(e, memo=self._memo)) for e in row] for row in arr.reshape(arr.shape[0], -1)]
-        return sympy.Matrix(mat)
+        conv = self._converter
+        return sympy.Matrix([[conv(e) for e in row] for row in arr.reshape(arr.shape[0], -1)])
 
     def _symbolic_dynamics(self):
         """Drake's symbolic inverse dynamics ``ID(q, u, a, p)`` (nq), and in SymPy: muscle-state
@@ -266,8 +429,13 @@ class MultibodyKernel:
         plant.CalcForceElementsContribution(ctx, forces)
         ID = plant.CalcInverseDynamics(ctx, np.array([Expression(v) for v in da]), forces)
         self._memo = memo
+        self._converter = DrakeToSympy(memo)
         self._drake_vars = {"q": dq, "u": du, "a": da, "p": dp}
         tau = list(model.applied_generalized_forces(self.q, self.u, self.x, values))
+        import pydrake.symbolic as dsym
+
+        self._opaque_defs = {}
+        self._definitions = []  # (symbol, SymPy expression) evaluated before a kernel's outputs
         # muscles: tension T along the path; generalized force -(dl/dq)^T T
         Zd, Rw = [], []
         zi = wi = 0
@@ -284,23 +452,41 @@ class MultibodyKernel:
             self._path_symbols[1].append(speed)
             self._path_exprs[0].append(length_expr)
             self._path_exprs[1].append(sum(dli * ui for dli, ui in zip(dl, self.u)))
+            # The muscle's equations are built and differentiated in Drake's symbolic engine (in
+            # terms of its local symbols: excitation, activation, path length and speed, tendon
+            # force and its derivative); each output enters the SymPy expressions as an opaque
+            # symbol whose exact partial derivatives are known (see _opaque).
             a = e
             ntf = None
+            local = [e, length, speed]
             if not mus.ignore_activation_dynamics:
                 a = self.z[zi]
-                Zd.append(mus.calc_activation_derivative(a, e, xp=sympy))
+                local.append(a)
                 zi += 1
+            w = None
             if not mus.ignore_tendon_compliance:
                 ntf = self.z[zi]
-                if mus.is_tendon_dynamics_explicit:
-                    Zd.append(mus.calc_normalized_tendon_force_derivative(a, length, speed, ntf, xp=sympy))
-                else:  # Moco's implicit form: the derivative is a variable, the equilibrium a residual
-                    w = self.w[wi]
-                    Zd.append(w)
-                    Rw.append(mus.calc_implicit_residual(a, length, speed, ntf, w, xp=sympy))
-                    wi += 1
+                local.append(ntf)
                 zi += 1
-            tension = mus.calc_tendon_force(a, length, speed, ntf, xp=sympy)
+                if not mus.is_tendon_dynamics_explicit:
+                    w = self.w[wi]
+                    local.append(w)
+                    wi += 1
+            dvars = {sym_: Variable(sym_.name) for sym_ in local}
+            for sym_, var in dvars.items():
+                memo[var.get_id()] = sym_
+            D = lambda sym_: None if sym_ is None else Expression(dvars[sym_])  # noqa: E731
+            if not mus.ignore_activation_dynamics:
+                Zd.append(self._opaque(mus.calc_activation_derivative(D(a), D(e), xp=dsym), dvars))
+            if not mus.ignore_tendon_compliance:
+                if mus.is_tendon_dynamics_explicit:
+                    Zd.append(self._opaque(mus.calc_normalized_tendon_force_derivative(
+                        D(a), D(length), D(speed), D(ntf), xp=dsym), dvars))
+                else:  # Moco's implicit form: the derivative is a variable, the equilibrium a residual
+                    Zd.append(w)
+                    Rw.append(self._opaque(mus.calc_implicit_residual(
+                        D(a), D(length), D(speed), D(ntf), D(w), xp=dsym), dvars))
+            tension = self._opaque(mus.calc_tendon_force(D(a), D(length), D(speed), D(ntf), xp=dsym), dvars)
             tau = [tau[i] - dl[i] * tension for i in range(nq)]
         return ID, Zd, tau, Rw
 

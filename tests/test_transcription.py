@@ -145,3 +145,41 @@ def test_implicit_tendon_dynamics_jacobians(mode):
         Jfd = fd_jacobian(lambda zz: chunk.constraint(zz, False)[0], z, eps=1e-7)
         np.testing.assert_allclose(J, Jfd, rtol=1e-4, atol=1e-5)
         assert val.size == chunk.ndef + chunk.owned.size * tr.na
+
+
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_explicit_tendon_dynamics_jacobians(mode):
+    """Explicit tendon compliance: the tendon-force derivative from the fiber-velocity inverse, differentiated exactly."""
+    study = compliant_muscle_study(mode, "explicit")
+    tr = study.transcribe()
+    assert not any("implicitderiv" in n for n in tr.derivative_names)
+    rng = np.random.default_rng(4)
+    for chunk in tr.chunks:
+        z = rng.uniform(0.2, 0.8, chunk.nvar)
+        z[0], z[1] = 0.0, 0.7
+        B = z[chunk.off:].reshape(chunk.nloc, tr.nb)
+        # muscle length 0.19-0.22 m: normalized fiber length near 1 (shorter fibers need huge
+        # fiber velocities to balance the tendon, where the derivative overflows)
+        B[:, 0] = rng.uniform(-0.22, -0.19, chunk.nloc)
+        val, J = chunk.constraint(z, True)
+        assert np.all(np.abs(val) < 1e4)
+        Jfd = fd_jacobian(lambda zz: chunk.constraint(zz, False)[0], z, eps=1e-7)
+        np.testing.assert_allclose(J, Jfd, rtol=1e-4, atol=1e-5)
+
+
+def test_explicit_and_implicit_tendon_kernels_agree():
+    """Where w equals the explicit tendon-force derivative, Moco's implicit residual vanishes."""
+    from moco_lab.dynamics import kernel_for
+
+    ke = kernel_for(compliant_muscle_study("explicit", "explicit").problem.model)
+    ki = kernel_for(compliant_muscle_study("explicit", "implicit").problem.model)
+    rng = np.random.default_rng(5)
+    n = 20
+    Q = rng.uniform(-0.22, -0.19, (n, 1))
+    U = rng.uniform(-0.5, 0.5, (n, 1))
+    X = rng.uniform(0.1, 0.9, (n, 1))
+    Z = np.column_stack([rng.uniform(0.1, 0.9, n), rng.uniform(0.2, 1.2, n)])
+    fdot = ke.evaluate(Q, U, X, np.zeros(0), Z=Z)["Zd"][:, 1]
+    out = ki.evaluate(Q, U, X, np.zeros(0), Z=Z, W=fdot[:, None])
+    np.testing.assert_allclose(out["Rw"][:, 0], 0.0, atol=1e-9 * (1 + np.max(np.abs(fdot))))
+    np.testing.assert_allclose(out["A"], ke.evaluate(Q, U, X, np.zeros(0), Z=Z)["A"], rtol=1e-12)
