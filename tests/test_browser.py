@@ -11,83 +11,18 @@ missing.
 """
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import pytest
+from browser_support import (ARTIFACTS, BROWSER_MARKS, SOLVE_TIMEOUT_MS, assert_clean, browser_fixture, open_page,
+                             select, set_number, svg_texts, voila_url_fixture, wait_button_enabled, wait_rendered,
+                             wait_text_change)
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 1350}
-LOAD_TIMEOUT_MS = 180_000
-SOLVE_TIMEOUT_MS = 120_000
 
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not found"),
-    pytest.mark.skipif(importlib.util.find_spec("voila") is None, reason="voila is not installed"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def voila_url():
-    """Serve ``widgets/`` with Voila in fast mode; yield the base URL; always stop the server."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    port = _free_port()
-    env = dict(os.environ, MOCO_LAB_FAST="1")
-    env.pop("PYTHONPATH", None)  # as an instructor runs it: the notebooks find moco_lab themselves
-    cmd = [sys.executable, "-m", "voila", str(ROOT / "widgets"), "--no-browser", f"--port={port}",
-           "--Voila.port_retries=0", "--Voila.ip=127.0.0.1", "--VoilaExecutor.timeout=300",
-           "--show_tracebacks=True"]
-    log_path = ARTIFACTS / "voila.log"
-    log = open(log_path, "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while "is running at" not in log_path.read_text():
-            if proc.poll() is not None:
-                raise RuntimeError(f"Voila exited with {proc.returncode}:\n{log_path.read_text()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Voila did not start within 60 s:\n{log_path.read_text()}")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)  # Voila and the kernels it started (its own session)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_sync.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
+pytestmark = BROWSER_MARKS
+voila_url = voila_url_fixture("voila.log")  # module-scoped; Voila is always stopped
+browser = browser_fixture
 
 
 class Page:
@@ -95,41 +30,27 @@ class Page:
 
     def __init__(self, browser, url: str):
         self.console: list[str] = []
-        self.errors: list[str] = []
-        self.page = browser.new_page(viewport=VIEWPORT)
-        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.goto(url, wait_until="commit")
+        self.page, self.errors = open_page(browser, url, VIEWPORT, console=self.console)
 
     def wait_ready(self, button: str, plots: int) -> None:
-        self.page.get_by_role("button", name=button).wait_for(timeout=LOAD_TIMEOUT_MS)
-        self.page.wait_for_function(
-            f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {2 * plots}",
-            timeout=LOAD_TIMEOUT_MS)
-        self.page.wait_for_timeout(500)  # let plotly finish laying out before screenshots
+        # 500 ms: let plotly finish laying out before screenshots
+        wait_rendered(self.page, self.page.get_by_role("button", name=button), plots, settle_ms=500)
 
     def text(self, selector: str) -> str:
         return self.page.locator(selector).first.inner_text()
 
     def svg_texts(self, selector: str) -> list[str]:
         """``textContent`` of SVG elements (``innerText`` is undefined for SVG)."""
-        return self.page.evaluate("(sel) => Array.from(document.querySelectorAll(sel)).map(e => e.textContent)",
-                                  selector)
+        return svg_texts(self.page, selector)
 
     def plot_titles(self) -> list[str]:
         return self.svg_texts(".js-plotly-plot .gtitle")
 
     def select(self, label: str, value: str) -> None:
-        box = self.page.locator(".widget-dropdown").filter(
-            has=self.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$")))
-        box.locator("select").select_option(value)
+        select(self.page, label, value)
 
     def set_int(self, label: str, value: float) -> None:
-        box = self.page.locator(".widget-inline-hbox").filter(
-            has=self.page.locator("label", has_text=re.compile(f"^{re.escape(label)}$")))
-        field = box.locator("input").first
-        field.fill(str(value))
-        field.press("Enter")  # ipywidgets text fields sync on Enter or blur
+        set_number(self.page, label, value)
 
     def record_progress(self) -> None:
         """Collect every text the progress line shows (MutationObserver), into ``window.__progress``."""
@@ -145,12 +66,8 @@ class Page:
 
     def click_and_wait(self, button: str, changed_selector: str, before: str) -> str:
         self.page.get_by_role("button", name=button).click()
-        self.page.wait_for_function(
-            "([sel, old]) => { const e = document.querySelector(sel); return e && e.innerText !== old"
-            " && e.innerText.trim() !== ''; }", arg=[changed_selector, before], timeout=SOLVE_TIMEOUT_MS)
-        # The button comes back (enabled) when the handler has finished.
-        self.page.get_by_role("button", name=button).and_(self.page.locator("button:enabled")).wait_for(
-            timeout=SOLVE_TIMEOUT_MS)
+        wait_text_change(self.page, changed_selector, before)
+        wait_button_enabled(self.page, button)  # the button comes back (enabled) when the handler has finished
         self.page.wait_for_timeout(600)
         return self.text(changed_selector)
 
@@ -160,11 +77,7 @@ class Page:
         return path
 
     def assert_clean(self) -> None:
-        body = self.page.inner_text("body")
-        assert "Traceback" not in body
-        assert "Error displaying widget" not in body
-        assert "⚠" not in body, "a settings error is shown in the panel"
-        assert not self.errors, self.errors
+        assert_clean(self.page, self.errors, "a settings error is shown in the panel")
 
     def close(self):
         self.page.close()
@@ -297,8 +210,7 @@ def test_suspended_mass(voila_url, browser):
         p.page.wait_for_function(
             "() => document.querySelector('.ml-numbers').innerText.includes('activations vs prediction')",
             timeout=SOLVE_TIMEOUT_MS)
-        p.page.get_by_role("button", name="Solve").and_(p.page.locator("button:enabled")).wait_for(
-            timeout=SOLVE_TIMEOUT_MS)
+        wait_button_enabled(p.page, "Solve")
         p.page.wait_for_timeout(600)
         numbers2 = p.text(".ml-numbers")
         assert "Solve" in numbers2 and "implicit" in numbers2, numbers2

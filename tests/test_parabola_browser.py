@@ -12,94 +12,15 @@ Run with ``pytest -m browser tests/test_parabola_browser.py``; skipped when
 """
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-import pytest
+from browser_support import (ARTIFACTS, BROWSER_MARKS, SOLVE_TIMEOUT_MS, VIEWPORT, assert_clean, browser_fixture,
+                             open_page, select, set_number, svg_texts, voila_url_fixture, wait_button_enabled,
+                             wait_rendered, wait_text_change)
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-VIEWPORT = {"width": 1280, "height": 1500}
-LOAD_TIMEOUT_MS = 180_000
-SOLVE_TIMEOUT_MS = 120_000
-
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not found"),
-    pytest.mark.skipif(importlib.util.find_spec("voila") is None, reason="voila is not installed"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def voila_url():
-    """Serve ``widgets/`` with Voila in fast mode; yield the base URL; always stop the server."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    port = _free_port()
-    env = dict(os.environ, MOCO_LAB_FAST="1")
-    env.pop("PYTHONPATH", None)
-    cmd = [sys.executable, "-m", "voila", str(ROOT / "widgets"), "--no-browser", f"--port={port}",
-           "--Voila.port_retries=0", "--Voila.ip=127.0.0.1", "--VoilaExecutor.timeout=300",
-           "--show_tracebacks=True"]
-    log_path = ARTIFACTS / "voila_parabola.log"
-    log = open(log_path, "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while "is running at" not in log_path.read_text():
-            if proc.poll() is not None:
-                raise RuntimeError(f"Voila exited with {proc.returncode}:\n{log_path.read_text()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Voila did not start within 60 s:\n{log_path.read_text()}")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)  # Voila and its kernels (own session)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_sync.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def _svg_texts(page, selector: str) -> list[str]:
-    return page.evaluate("(sel) => Array.from(document.querySelectorAll(sel)).map(e => e.textContent)", selector)
-
-
-def _assert_clean(page, errors) -> None:
-    body = page.inner_text("body")
-    assert "Traceback" not in body
-    assert "Error displaying widget" not in body
-    assert "⚠" not in body, "an error is shown in the panel"
-    assert not errors, errors
+pytestmark = BROWSER_MARKS
+voila_url = voila_url_fixture("voila_parabola.log")  # module-scoped; Voila is always stopped
+browser = browser_fixture
 
 
 def _numbers(page) -> str:
@@ -114,25 +35,10 @@ def _number(text: str, label: str) -> float:
 
 def _wait_solved(page, before: str) -> str:
     """Wait until the numbers line differs from ``before`` and the Solve button is enabled again."""
-    page.wait_for_function(
-        "(old) => { const e = document.querySelector('.ml-numbers'); return e && e.innerText !== old"
-        " && e.innerText.trim() !== ''; }", arg=before, timeout=SOLVE_TIMEOUT_MS)
-    page.get_by_role("button", name="Solve").and_(page.locator("button:enabled")).wait_for(timeout=SOLVE_TIMEOUT_MS)
+    wait_text_change(page, ".ml-numbers", before)
+    wait_button_enabled(page, "Solve")
     page.wait_for_timeout(800)  # let plotly finish the redraw
     return _numbers(page)
-
-
-def _select(page, label: str, value: str) -> None:
-    box = page.locator(".widget-dropdown").filter(has=page.locator("label", has_text=re.compile(f"^{re.escape(label)}$")))
-    box.locator("select").select_option(value)
-
-
-def _set_number(page, label: str, value: float) -> None:
-    box = page.locator(".widget-inline-hbox").filter(
-        has=page.locator("label", has_text=re.compile(f"^{re.escape(label)}$")))
-    field = box.locator("input").first
-    field.fill(str(value))
-    field.press("Enter")  # ipywidgets text fields sync on Enter or blur
 
 
 def _drawn_segments(page, trace_name: str) -> int:
@@ -152,17 +58,11 @@ def _drawn_segments(page, trace_name: str) -> int:
 
 
 def test_parabola_dashboard(voila_url, browser):
-    errors: list[str] = []
-    page = browser.new_page(viewport=VIEWPORT)
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    page, errors = open_page(browser, f"{voila_url}/voila/render/parabola.ipynb", VIEWPORT)
     try:
-        page.goto(f"{voila_url}/voila/render/parabola.ipynb", wait_until="commit")
-        page.get_by_role("button", name="Solve").wait_for(timeout=LOAD_TIMEOUT_MS)
         # states and controls, path with arrows, constraint errors, cost, history
-        page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 10",
-                               timeout=LOAD_TIMEOUT_MS)
-        page.wait_for_timeout(800)
-        _assert_clean(page, errors)
+        wait_rendered(page, page.get_by_role("button", name="Solve"), plots=5)
+        assert_clean(page, errors)
         numbers0 = _numbers(page)
         assert "Solve_Succeeded" in numbers0 and "Hermite–Simpson" in numbers0 and "N = 10" in numbers0, numbers0
         assert _number(numbers0, "max |φ| at mesh points") < 1e-9
@@ -170,55 +70,55 @@ def test_parabola_dashboard(voila_url, browser):
         drift_hs = _number(numbers0, "max midpoint drift |φ|")
         lam0 = _number(numbers0, "max |λ|")
         assert 1e-5 < drift_hs < 1e-2 and 25 < lam0 < 35, numbers0
-        titles = _svg_texts(page, ".js-plotly-plot .gtitle")
+        titles = svg_texts(page, ".js-plotly-plot .gtitle")
         assert "Bead on y = x² (move): forces on the bead" in titles, titles
         assert "Kinematic constraint (hermite-simpson)" in titles, titles
         assert any("parabola" in h for h in page.locator(".ml-header h2").all_inner_texts())
-        legend = _svg_texts(page, ".js-plotly-plot .legendtext")
+        legend = svg_texts(page, ".js-plotly-plot .legendtext")
         for name in ("y = x²", "path", "constraint force −Gᵀλ", "actuator force ×5", "|φ| at mesh points"):
             assert name in legend, (name, legend)
         # N = 10 Hermite–Simpson: 21 grid points, an arrow (shaft and two barbs) at each
         assert _drawn_segments(page, "constraint force −Gᵀλ") == 63
         assert _drawn_segments(page, "actuator force ×5") >= 45  # (no arrow where the force is exactly 0)
-        annotations = _svg_texts(page, ".js-plotly-plot .annotation-text")
+        annotations = svg_texts(page, ".js-plotly-plot .annotation-text")
         assert any(re.match(r"arrows: [0-9.]+ N = ", a) for a in annotations), annotations
         page.screenshot(path=str(ARTIFACTS / "parabola_before.png"))
         path_plot = page.locator(".js-plotly-plot").filter(has_text="forces on the bead")
         path_plot.screenshot(path=str(ARTIFACTS / "parabola_path.png"))  # scrolls it into view
 
         # Trapezoidal: φ only at the mesh points, so φ̇ ≠ 0 there and the midpoints drift more.
-        _select(page, "scheme", "trapezoidal")
+        select(page, "scheme", "trapezoidal")
         page.get_by_role("button", name="Solve").click()
         numbers1 = _wait_solved(page, numbers0)
         assert "Solve_Succeeded" in numbers1 and "trapezoidal" in numbers1, numbers1
         assert _number(numbers1, "max |φ̇| at mesh points") > 1e-2
         drift_tr = _number(numbers1, "max midpoint drift |φ|")
         assert drift_tr > 10 * drift_hs, (drift_hs, drift_tr)
-        assert "Kinematic constraint (trapezoidal)" in _svg_texts(page, ".js-plotly-plot .gtitle")
-        assert "previous" in _svg_texts(page, ".js-plotly-plot .legendtext")
-        _assert_clean(page, errors)
+        assert "Kinematic constraint (trapezoidal)" in svg_texts(page, ".js-plotly-plot .gtitle")
+        assert "previous" in svg_texts(page, ".js-plotly-plot .legendtext")
+        assert_clean(page, errors)
         page.screenshot(path=str(ARTIFACTS / "parabola_trapezoidal.png"), full_page=True)
 
         # A multiplier penalty: the curve's force now costs, the actuators take over part of it; J grows.
-        _set_number(page, "w_λ (λ penalty)", 1)
+        set_number(page, "w_λ (λ penalty)", 1)
         page.get_by_role("button", name="Solve").click()
         numbers2 = _wait_solved(page, numbers1)
         j1, j2 = (float(re.search(r"J = ([0-9.eE+-]+)", n).group(1)) for n in (numbers1, numbers2))
         assert j2 > j1 + 10, (j1, j2)
         assert _number(numbers2, "max |λ|") < _number(numbers1, "max |λ|")
-        _assert_clean(page, errors)
+        assert_clean(page, errors)
 
         # The released bead (no actuators, no goal): re-posed and solved on selection.
-        _select(page, "motion", "release")
+        select(page, "motion", "release")
         page.wait_for_function("() => document.querySelector('.ml-numbers').innerText.includes('t_f = 0.8')",
                                timeout=SOLVE_TIMEOUT_MS)
         numbers3 = _wait_solved(page, numbers2)
         assert "Solve_Succeeded" in numbers3 and "t_f = 0.8" in numbers3, numbers3
-        assert "Bead on y = x² (release): forces on the bead" in _svg_texts(page, ".js-plotly-plot .gtitle")
-        legend = _svg_texts(page, ".js-plotly-plot .legendtext")
+        assert "Bead on y = x² (release): forces on the bead" in svg_texts(page, ".js-plotly-plot .gtitle")
+        legend = svg_texts(page, ".js-plotly-plot .legendtext")
         assert "constraint force −Gᵀλ" in legend and not any(t.startswith("actuator") for t in legend), legend
         assert 35 < _number(numbers3, "max |λ|") < 80, numbers3
-        _assert_clean(page, errors)
+        assert_clean(page, errors)
         path_plot = page.locator(".js-plotly-plot").filter(has_text="forces on the bead")
         path_plot.screenshot(path=str(ARTIFACTS / "parabola_release_path.png"))
         page.screenshot(path=str(ARTIFACTS / "parabola_release.png"), full_page=True)
