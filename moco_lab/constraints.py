@@ -470,7 +470,7 @@ def constraint_jacobian(model, q) -> np.ndarray:
     ndarray, shape (m, nv)
         With ``q̇ = u`` this is also the velocity-level matrix: ``φ̇ = G u``.
     """
-    from pydrake.autodiffutils import ExtractGradient, InitializeAutoDiff
+    from pydrake.autodiffutils import InitializeAutoDiff
 
     q = _float_q(model, q)
     _check_qdot_is_u(model, q)

@@ -575,7 +575,6 @@ def parabola_path_figure(solution, previous=None, settings: dict | None = None):
 
 def parabola_constraint_figure(solution, previous=None, settings: dict | None = None):
     """λ(t), and |φ| at the mesh points and at the interval midpoints (log scale)."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     settings = settings or {}

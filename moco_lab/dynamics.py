@@ -20,7 +20,7 @@ import json
 import numpy as np
 import sympy
 from pydrake.multibody.tree import MultibodyForces_
-from pydrake.symbolic import Expression, Jacobian, Variable, to_sympy
+from pydrake.symbolic import Expression, Jacobian, Variable
 from sympy.printing.numpy import NumPyPrinter
 
 from .model import Model
@@ -333,7 +333,7 @@ class MultibodyKernel:
         """
         from pydrake.symbolic import Expression as E
 
-        nq, nl = self.model.nq, self.nl
+        nl = self.nl
         dq, du, da = self._drake_vars["q"], self._drake_vars["u"], self._drake_vars["a"]
         dl = [Variable(f"lam{i}") for i in range(nl)]
         dg = [Variable(f"gam{i}") for i in range(nl)]

@@ -33,11 +33,11 @@ slider), and :class:`MomentArmPanel` is the dashboard of
 from __future__ import annotations
 
 import json
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from .constraints import (_body_point_positions, _plant_for, constraint_jacobian, coupling_vector,
+from .constraints import (_body_point_positions, constraint_jacobian, coupling_vector,
                           project_positions)
 from .path import GeometryPath
 

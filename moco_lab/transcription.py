@@ -580,7 +580,6 @@ class _Chunk:
         ny, nb = tr.ny, tr.nb
         t0, tf, P, Y, X, Acc = self._split(z)
         F, dF, dFp, R, dR, dRp, kin = tr.node_dynamics(Y, X, Acc, P, jac)
-        nq = tr.nq
         L = self.L
         out = np.empty(self.nout)
         d = self.dtau[:, None]

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from pydrake.autodiffutils import AutoDiffXd, ExtractGradient, InitializeAutoDiff
+from pydrake.autodiffutils import AutoDiffXd, InitializeAutoDiff
 from pydrake.symbolic import Expression, Variable
 
 import moco_lab as ml
