@@ -41,6 +41,7 @@ over the first and last few samples.
 """
 from __future__ import annotations
 
+import copy
 import math
 import re
 from dataclasses import dataclass, field
@@ -102,7 +103,7 @@ def add_reserves(model: Model, optimal_force: float, coordinates: list[str] | No
         raise ValueError(f"The model already has actuators named {sorted(clash)}")
     return Model(model.plant, model.coordinates, [*model.actuators, *reserves], model.forces,
                  dict(model.body_paths), name=model.name, spec=None, muscles=model.muscles,
-                 constraints=list(getattr(model, "constraints", [])))
+                 constraints=[copy.copy(c) for c in getattr(model, "constraints", [])])  # rebound to the copy
 
 
 @dataclass
