@@ -716,8 +716,10 @@ def build_parabola_model(actuated: bool = False):
 
 
 def solve_parabola(actuated: bool = False, *, mode: str = "explicit", N: int = 50,
-                   tol: Optional[float] = None) -> dict:
-    """Solve the parabola problem with Moco (Hermite–Simpson, Posa2016 kinematic-constraint method).
+                   tol: Optional[float] = None, scheme: str = "hermite-simpson",
+                   method: str = "Posa2016") -> dict:
+    """Solve the parabola problem with Moco (by default Hermite–Simpson with the Posa2016 method;
+    ``method="Bordalba2023"`` works with both schemes).
 
     ``actuated=False``: d1, the bead released from rest at (−1, 1) over [0, 0.8] s, speeds in
     [−5, 5] and 0 at t = 0, no goals. ``actuated=True``: from x = −1 to x = 0.5 on the curve in 1 s,
@@ -730,7 +732,7 @@ def solve_parabola(actuated: bool = False, *, mode: str = "explicit", N: int = 5
         See :func:`_solve_study`; the multiplier is ``multipliers["lambda_cid2_p0"]`` (Moco's name).
     """
     _require_opensim()
-    _check_options("hermite-simpson", mode, N)
+    _check_options(scheme, mode, N)
     study = osim.MocoStudy()
     problem = study.updProblem()
     problem.setModel(build_parabola_model(actuated))
@@ -749,8 +751,8 @@ def solve_parabola(actuated: bool = False, *, mode: str = "explicit", N: int = 5
         problem.setStateInfo("/jointset/ty/ty/value", [-2, 2], 1)
         problem.setStateInfo("/jointset/tx/tx/speed", [-5, 5], 0)
         problem.setStateInfo("/jointset/ty/ty/speed", [-5, 5], 0)
-    solver = _configure_solver(study, "hermite-simpson", mode, N, tol)
-    solver.set_kinematic_constraint_method("Posa2016")
+    solver = _configure_solver(study, scheme, mode, N, tol)
+    solver.set_kinematic_constraint_method(method)
     return _solve_study(study)
 
 

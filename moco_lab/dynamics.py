@@ -374,6 +374,27 @@ class MultibodyKernel:
             [("Q", self.q), ("U", self.u), ("L", self.lam), ("C", self.gam)], outs, "constraints")
         self._constraint_acc = compile_numpy([("Q", self.q), ("A", self.a)], {"Ga_q": S(Jacobian(Ga, dq))},
                                              "constraint_acceleration")
+        # Bordalba et al.'s projection: x − x̃ = F_x(x)ᵀ μ with F = [φ; φ̇] (2 nl), x = [q; u]
+        dm = [Variable(f"mu{i}") for i in range(2 * nl)]
+        self.mu = sympy.symbols(f"mu0:{2 * nl}")
+        for dv, sv in zip(dm, self.mu):
+            self._memo[dv.get_id()] = sv
+        with np.errstate(all="ignore"):
+            Fx = Jacobian(np.concatenate([phi, phid]), list(dq) + list(du))
+            proj = expr(Fx.T @ np.array([E(v) for v in dm], dtype=object))
+        self._projection = compile_numpy(
+            [("Q", self.q), ("U", self.u), ("M", self.mu)],
+            {"proj": col(proj), "proj_x": S(Jacobian(proj, list(dq) + list(du))), "Fx": S(Fx)}, "projection")
+
+    def projection(self, Q, U, Mu) -> dict:
+        """Bordalba et al.'s state projection ``F_x(q, u)ᵀ μ`` at ``n`` nodes.
+
+        ``F = [φ(q); φ̇(q, u)]`` (2 nl), ``x = [q; u]``. Returns ``proj`` (n, 2 nq), its Jacobian
+        ``proj_x`` (n, 2 nq, 2 nq) w.r.t. x, and ``Fx`` (n, 2 nl, 2 nq).
+        """
+        out = self._projection(Q, U, Mu)
+        out["proj"] = out["proj"][:, :, 0]
+        return out
 
     def constraints(self, Q, U, L=None, C=None) -> dict:
         """Kinematic-constraint terms at ``n`` nodes (see :meth:`_build_constraints`); empty without constraints.

@@ -97,6 +97,16 @@ class SolverSettings:
     verbose : int
         0 silent; 1 prints a line per iteration; 5 IPOPT's own output
         (6 adds IPOPT's timing statistics).
+    kinematic_constraint_method : {"Posa2016", "Bordalba2023"}
+        How kinematic constraints are enforced (Moco 4.6's names). ``"Posa2016"``: trapezoidal
+        enforces φ at mesh points (Eq. 7); Hermite–Simpson φ, φ̇, φ̈ at mesh points with the
+        midpoint velocity correction (Eq. 12–14). ``"Bordalba2023"`` (both schemes): each interval
+        integrates to a state x̃ that is projected onto the constraint manifold, x = x̃ + F_x(x)ᵀμ
+        with F = [φ; φ̇]; φ and φ̇ hold at mesh points, φ̈ at every grid point.
+    projection_slack_bounds : (float, float)
+        Bordalba: bounds of the projection slacks μ (Moco's ``projection_slack_variable_bounds``, ±0.001).
+    minimize_state_projection_distance, state_projection_distance_weight : bool, float
+        Bordalba: add ``weight * Σ_i ‖x̃_i − x_i‖²`` to the objective (Moco's defaults: True, 1e-6).
     multiplier_bounds : (float, float)
         Bounds of the kinematic-constraint Lagrange multipliers (Moco's ``multiplier_bounds``, [-1000, 1000]).
     velocity_correction_bounds : (float, float)
@@ -126,6 +136,10 @@ class SolverSettings:
     guess: Trajectory | None = None
     chunk_size: int = 10
     verbose: int = 0
+    kinematic_constraint_method: str = "Posa2016"
+    projection_slack_bounds: tuple = (-0.001, 0.001)
+    minimize_state_projection_distance: bool = True
+    state_projection_distance_weight: float = 1e-6
     multiplier_bounds: tuple = (-1000.0, 1000.0)
     velocity_correction_bounds: tuple = (-0.1, 0.1)
     minimize_lagrange_multipliers: bool = False
@@ -153,7 +167,10 @@ class SolverSettings:
             raise TypeError("guess must be a Trajectory/Solution or None")
         if self.implicit_acceleration_bounds <= 0:
             raise ValueError("implicit_acceleration_bounds must be > 0")
-        for name in ("multiplier_bounds", "velocity_correction_bounds"):
+        if self.kinematic_constraint_method not in ("Posa2016", "Bordalba2023"):
+            raise ValueError(f"Unknown kinematic_constraint_method {self.kinematic_constraint_method!r}; "
+                             "choose 'Posa2016' or 'Bordalba2023'.")
+        for name in ("multiplier_bounds", "velocity_correction_bounds", "projection_slack_bounds"):
             lo, hi = getattr(self, name)
             if not lo <= 0 <= hi or lo == hi:
                 raise ValueError(f"{name} must be (lower, upper) with lower <= 0 <= upper and lower < upper, "
@@ -163,7 +180,7 @@ class SolverSettings:
 
     def to_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "guess"}
-        for key in ("multiplier_bounds", "velocity_correction_bounds"):
+        for key in ("multiplier_bounds", "velocity_correction_bounds", "projection_slack_bounds"):
             d[key] = [float(v) for v in d[key]]  # JSON has lists, not tuples
         return d
 
@@ -174,7 +191,7 @@ class SolverSettings:
         if unknown:
             raise ValueError(f"Unknown solver settings {sorted(unknown)}")
         d = dict(d)
-        for key in ("multiplier_bounds", "velocity_correction_bounds"):
+        for key in ("multiplier_bounds", "velocity_correction_bounds", "projection_slack_bounds"):
             if key in d:
                 d[key] = tuple(float(v) for v in d[key])
         return cls(**d)
@@ -234,6 +251,11 @@ def guess_from_trajectory(tr: Transcription, traj: Trajectory) -> dict:
 
 def _set_guess(tr: Transcription, g: dict) -> None:
     prog = tr.prog
+    if tr.bordalba:  # projected end states start at the states themselves
+        A = np.asarray(g["A"], float).copy()
+        pn = tr.projection_nodes
+        A[pn, tr.a_xt:tr.a_xt + tr.nxt] = np.asarray(g["Y"], float)[pn, :tr.nxt]
+        g = dict(g, A=A)
     prog.SetInitialGuess(tr.t0, g["t0"])
     prog.SetInitialGuess(tr.tf, g["tf"])
     for key in ("Y", "X", "A"):
@@ -443,5 +465,7 @@ def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
     derivs = {name: sol["A"][:, k] for k, name in enumerate(tr.derivative_names)}
     # multipliers λ, then (Hermite–Simpson) the velocity corrections γ̃ (zero at mesh points)
     mult = {name: sol["A"][:, tr.nres + k] for k, name in enumerate(tr.multiplier_names + tr.slack_names)}
+    # Bordalba: the projection slacks μ (zero where no interval ends)
+    mult.update({name: sol["A"][:, tr.a_mu + k] for k, name in enumerate(tr.projection_names)})
     params = {n: float(v) for n, v in zip(tr.param_names, sol["P"])}
     return Trajectory(t, states, controls, mult, derivs, params)

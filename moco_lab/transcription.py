@@ -157,14 +157,38 @@ class Transcription:
         # velocity corrections γ̃ (variables at interval midpoints, fixed to 0 at mesh points)
         self.multiplier_names = model.multiplier_names() if getattr(model, "constraints", None) else []
         self.nl = len(self.multiplier_names)
+        #: Bordalba et al. (2023): projection of each interval's end state onto the constraint manifold
+        self.bordalba = bool(self.nl) and settings.kinematic_constraint_method == "Bordalba2023"
         self.slack_names = ([n.replace("/lambda_", "/gamma_") for n in self.multiplier_names]
-                            if self.scheme == "hermite-simpson" else [])
+                            if self.scheme == "hermite-simpson" and not self.bordalba else [])
         self.ngam = len(self.slack_names)
-        #: kinematic-constraint rows per mesh point: φ (trapezoidal) or φ, φ̇, φ̈ (Hermite–Simpson, Posa et al.)
-        self.nkin = self.nl * (1 if self.scheme == "trapezoidal" else 3)
-        self.na = self.nres + self.nl + self.ngam
+        #: Bordalba: projection slacks μ (position and velocity level) and projected end states x̃
+        self.projection_names = ([n.replace("/lambda_", f"/mu_{lvl}_") for lvl in ("p", "v")
+                                  for n in self.multiplier_names] if self.bordalba else [])
+        self.nmu = len(self.projection_names)
+        self.nxt = 2 * self.nq if self.bordalba else 0
+        # kinematic-constraint rows: columns of K = [φ, φ̇, φ̈] used at mesh points and at midpoints
+        nl = self.nl
+        if not nl:
+            mesh_cols, mid_cols = [], []
+        elif self.bordalba:  # φ, φ̇ at mesh points; φ̈ at every grid point
+            mesh_cols, mid_cols = list(range(3 * nl)), list(range(2 * nl, 3 * nl))
+        elif self.scheme == "trapezoidal":  # Eq. 7: φ at mesh points
+            mesh_cols, mid_cols = list(range(nl)), []
+        else:  # Posa et al.: φ, φ̇, φ̈ at mesh points
+            mesh_cols, mid_cols = list(range(3 * nl)), []
+        self.kin_mesh_cols, self.kin_mid_cols = np.array(mesh_cols, int), np.array(mid_cols, int)
+        self.nkin = 3 * nl
+        # columns of the algebraic block A: [u̇ (implicit), w, λ, γ̃, x̃, μ]
+        self.a_gam = self.nres + nl
+        self.a_xt = self.a_gam + self.ngam
+        self.a_mu = self.a_xt + self.nxt
+        self.na = self.a_mu + self.nmu
         self.npar = len(problem.parameters)
         self.nb = self.ny + self.nx + self.na
+        #: grid points where a projection (x̃, μ) applies: mesh points that end an interval
+        self.projection_nodes = grid.is_mesh.copy()
+        self.projection_nodes[0] = False
 
         prog = self.prog = MathematicalProgram()
         ng = grid.num_points
@@ -223,12 +247,23 @@ class Transcription:
             nw = self.nres - self.nacc
             mlo, mhi = self.settings.multiplier_bounds
             glo, ghi = self.settings.velocity_correction_bounds
-            lo_row = [-vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[0]] * nw + [mlo] * self.nl + [glo] * self.ngam
-            hi_row = [vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[1]] * nw + [mhi] * self.nl + [ghi] * self.ngam
+            xt_lo = [i.bounds.lower for i in self.state_infos[:self.nxt]]
+            xt_hi = [i.bounds.upper for i in self.state_infos[:self.nxt]]
+            lo_row = ([-vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[0]] * nw + [mlo] * self.nl + [glo] * self.ngam
+                      + xt_lo + [self.settings.projection_slack_bounds[0]] * self.nmu)
+            hi_row = ([vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[1]] * nw + [mhi] * self.nl + [ghi] * self.ngam
+                      + xt_hi + [self.settings.projection_slack_bounds[1]] * self.nmu)
             Lo, Hi = np.tile(lo_row, (ng, 1)), np.tile(hi_row, (ng, 1))
-            gcols = slice(self.nres + self.nl, self.na)
+            gcols = slice(self.a_gam, self.a_xt)
             Lo[grid.is_mesh, gcols] = 0.0  # γ̃ lives at interval midpoints only
             Hi[grid.is_mesh, gcols] = 0.0
+            if self.bordalba:  # x̃, μ live at the mesh points that end an interval
+                pcols = slice(self.a_xt, self.na)
+                Lo[~self.projection_nodes, pcols] = 0.0
+                Hi[~self.projection_nodes, pcols] = 0.0
+                for k, info in enumerate(self.state_infos[:self.nxt]):
+                    if info.final is not None:
+                        Lo[-1, self.a_xt + k], Hi[-1, self.a_xt + k] = info.final.lower, info.final.upper
             variables.append(self.A.reshape(-1))
             lo.append(Lo.reshape(-1))
             hi.append(Hi.reshape(-1))
@@ -286,7 +321,7 @@ class Transcription:
         n = Y.shape[0]
         Q, U, Z = Y[:, :nq], Y[:, nq:2 * nq], Y[:, 2 * nq:]
         Lam = Acc[:, nres:nres + nl] if nl else None
-        Gam = Acc[:, nres + nl:]
+        Gam = Acc[:, self.a_gam:self.a_gam + self.ngam]
         Acc, W = Acc[:, :nacc], Acc[:, nacc:nres]
         explicit = self.mode == "explicit"
         res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W, L=Lam)
@@ -299,13 +334,13 @@ class Transcription:
         kin = None
         if nl:
             c = res["constraints"]
+            phidd = np.einsum("nlq,nq->nl", c["G"], udot) + c["bias"]
+            K = np.hstack([c["phi"], c["phid"], phidd])
             if self.ngam:
-                c_gam = self.kernel.constraints(Q, U, Lam, Gam)
+                c_gam = self.kernel.constraints(Q, U, Lam, Gam[:, :self.ngam])
                 corr = c_gam["GtG"]
-                phidd = np.einsum("nlq,nq->nl", c["G"], udot) + c["bias"]
-                K = np.hstack([c["phi"], c["phid"], phidd])
             else:
-                corr, K = np.zeros((n, nq)), c["phi"]
+                corr = np.zeros((n, nq))
             kin = {"K": K, "corr": corr}
             # Posa et al.'s velocity correction, as Moco applies it: q̇ = u + G(q)ᵀγ̃ at interval
             # midpoints (γ̃ is fixed to 0 at mesh points), so the Simpson rule for q sees it
@@ -353,17 +388,18 @@ class Transcription:
             dKp = np.zeros((n, self.nkin, npar))
             dK[:, :nl, :nq] = G
             dcorr = np.zeros((n, nq, self.nb))
+            dK[:, nl:2 * nl, :nq] = c["phid_q"]
+            dK[:, nl:2 * nl, nq:2 * nq] = G
+            # φ̈ = G(q) u̇ + Ġu: explicit terms in q, u, plus G times u̇'s derivatives
+            Ga_q = self.kernel._constraint_acc(Q, udot)["Ga_q"]
+            dK[:, 2 * nl:, :] = np.einsum("nlq,nqb->nlb", G, dUdot)
+            dK[:, 2 * nl:, :nq] += Ga_q + c["bias_q"]
+            dK[:, 2 * nl:, nq:2 * nq] += c["bias_u"]
+            dKp[:, 2 * nl:, :] = np.einsum("nlq,nqp->nlp", G, dUdotp)
             if self.ngam:
-                dK[:, nl:2 * nl, :nq] = c["phid_q"]
-                dK[:, nl:2 * nl, nq:2 * nq] = G
-                # φ̈ = G(q) u̇ + Ġu: explicit terms in q, u, plus G times u̇'s derivatives
-                Ga_q = self.kernel._constraint_acc(Q, udot)["Ga_q"]
-                dK[:, 2 * nl:, :] = np.einsum("nlq,nqb->nlb", G, dUdot)
-                dK[:, 2 * nl:, :nq] += Ga_q + c["bias_q"]
-                dK[:, 2 * nl:, nq:2 * nq] += c["bias_u"]
-                dKp[:, 2 * nl:, :] = np.einsum("nlq,nqp->nlp", G, dUdotp)
                 dcorr[:, :, :nq] = c_gam["GtG_q"]
-                dcorr[:, :, ny + nx + nres + nl:] = np.transpose(G, (0, 2, 1))
+                g0 = ny + nx + self.a_gam
+                dcorr[:, :, g0:g0 + self.ngam] = np.transpose(G, (0, 2, 1))
             dF[:, :nq, :] += dcorr
             kin.update(dK=dK, dKp=dKp, dcorr=dcorr)
         return F, dF, dFp, R, dR, dRp, kin
@@ -371,6 +407,13 @@ class Transcription:
     # ---------------------------------------------------------- other goals
     def _add_other_goals(self):
         prog = self.prog
+        if self.bordalba and self.settings.minimize_state_projection_distance:
+            w, n = float(self.settings.state_projection_distance_weight), self.nxt
+            I = np.eye(n)
+            Qm = 2 * w * np.block([[I, -I], [-I, I]])
+            for k in np.flatnonzero(self.projection_nodes):
+                v = np.concatenate([self.Y[k, :n], self.A[k, self.a_xt:self.a_xt + n]])
+                prog.AddQuadraticCost(Qm, np.zeros(2 * n), v, is_convex=True)
         for g in self.enabled_goals:
             if isinstance(g, FinalTimeGoal):
                 prog.AddLinearCost(np.array([g.weight]), 0.0, np.array([self.tf]))
@@ -461,6 +504,10 @@ class Transcription:
         T = t0 + self.grid.tau * (tf - t0)
         q = self.grid.quadrature * (tf - t0)
         values = {}
+        if self.bordalba and self.settings.minimize_state_projection_distance:
+            pn, n = self.projection_nodes, self.nxt
+            d = sol["A"][pn, self.a_xt:self.a_xt + n] - sol["Y"][pn, :n]
+            values["state_projection"] = float(self.settings.state_projection_distance_weight * np.sum(d ** 2))
         if self.multiplier_weight:
             Lam = sol["A"][:, self.nres:self.nres + self.nl]
             values["lagrange_multipliers"] = self.multiplier_weight * float(q @ np.sum(Lam ** 2, axis=1))
@@ -530,11 +577,19 @@ class _Chunk:
         # implicit residual rows at the nodes this chunk owns
         last = i1 == tr.grid.num_mesh_intervals
         self.owned = np.arange(self.nloc if last else self.nloc - 1)
-        # kinematic constraints at the owned mesh points (not at midpoints)
-        self.kin_nodes = self.owned[tr.grid.is_mesh[self.g[self.owned]]] if tr.nl else np.zeros(0, int)
+        # kinematic constraints at the owned nodes: (local node, columns of K = [φ, φ̇, φ̈])
+        self.kin_rows = []
+        for k in self.owned if tr.nl else []:
+            cols = tr.kin_mesh_cols if tr.grid.is_mesh[self.g[k]] else tr.kin_mid_cols
+            if cols.size:
+                self.kin_rows.append((int(k), cols))
+        self.nkin_rows = sum(c.size for _, c in self.kin_rows)
+        # Bordalba: projection rows x − x̃ − F_xᵀμ at owned mesh points that end an interval
+        self.proj_nodes = np.array([k for k in self.owned if tr.projection_nodes[self.g[k]]], int) \
+            if tr.bordalba else np.zeros(0, int)
         self.ndef = self.L * ny * (1 if tr.scheme == "trapezoidal" else 2)
         self.nres_rows = self.owned.size * tr.nres
-        self.nout = self.ndef + self.nres_rows + self.kin_nodes.size * tr.nkin
+        self.nout = self.ndef + self.nres_rows + self.nkin_rows + self.proj_nodes.size * tr.nxt
         self.lower = np.zeros(self.nout)
         self.upper = np.zeros(self.nout)
         self.sparsity = self._pattern()
@@ -558,11 +613,17 @@ class _Chunk:
             cols = np.concatenate([np.arange(2, self.off), self._node_cols(k)])
             for r in range(self.ndef + j * na, self.ndef + (j + 1) * na):
                 pairs.extend((r, int(c)) for c in cols)
-        o = self.ndef + self.nres_rows
-        for j, k in enumerate(self.kin_nodes):
+        r = self.ndef + self.nres_rows
+        for k, kcols in self.kin_rows:
             cols = np.concatenate([np.arange(2, self.off), self._node_cols(k)])
-            for r in range(o + j * tr.nkin, o + (j + 1) * tr.nkin):
+            for _ in kcols:
                 pairs.extend((r, int(c)) for c in cols)
+                r += 1
+        for k in self.proj_nodes:
+            cols = self._node_cols(k)
+            for _ in range(tr.nxt):
+                pairs.extend((r, int(c)) for c in cols)
+                r += 1
         return pairs
 
     def _split(self, z):
@@ -585,30 +646,48 @@ class _Chunk:
         d = self.dtau[:, None]
         dur = tf - t0
         h = dur * d
+        # Bordalba: each interval integrates to the projected state x̃ at its end (x̃ → x by projection)
+        Yend = Y
+        if tr.bordalba:
+            Yend = Y.copy()
+            Yend[:, :tr.nxt] = Acc[:, tr.a_xt:tr.a_xt + tr.nxt]
         if tr.scheme == "trapezoidal":
             a, b = np.arange(L), np.arange(L) + 1
-            out[:self.ndef] = (Y[b] - Y[a] - h / 2 * (F[a] + F[b])).reshape(-1)
+            out[:self.ndef] = (Yend[b] - Y[a] - h / 2 * (F[a] + F[b])).reshape(-1)
         else:
             a, m, b = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
-            herm = Y[m] - 0.5 * (Y[a] + Y[b]) - h / 8 * (F[a] - F[b])
-            simp = Y[b] - Y[a] - h / 6 * (F[a] + 4 * F[m] + F[b])
+            herm = Y[m] - 0.5 * (Y[a] + Yend[b]) - h / 8 * (F[a] - F[b])
+            simp = Yend[b] - Y[a] - h / 6 * (F[a] + 4 * F[m] + F[b])
             out[:self.ndef] = np.stack([herm, simp], axis=1).reshape(-1)
         if tr.nres:
             out[self.ndef:self.ndef + self.nres_rows] = R[self.owned].reshape(-1)
-        if self.kin_nodes.size:
-            out[self.ndef + self.nres_rows:] = kin["K"][self.kin_nodes].reshape(-1)
+        r = self.ndef + self.nres_rows
+        for k, kcols in self.kin_rows:
+            out[r:r + kcols.size] = kin["K"][k, kcols]
+            r += kcols.size
+        if self.proj_nodes.size:
+            pn, nxt = self.proj_nodes, tr.nxt
+            mu = Acc[pn, tr.a_mu:tr.a_mu + tr.nmu]
+            pr = tr.kernel.projection(Y[pn, :tr.nq], Y[pn, tr.nq:nxt], mu)
+            out[r:] = (Y[pn, :nxt] - Acc[pn, tr.a_xt:tr.a_xt + nxt] - pr["proj"]).reshape(-1)
         if not jac:
             return out, None
         J = np.zeros((self.nout, self.nvar))
         E = np.zeros((ny, nb))
         E[:, :ny] = np.eye(ny)
+        Eend = E  # derivative of the interval's end state
+        if tr.bordalba:
+            Eend = E.copy()
+            xt0 = ny + tr.nx + tr.a_xt
+            Eend[np.arange(tr.nxt), np.arange(tr.nxt)] = 0.0
+            Eend[np.arange(tr.nxt), xt0 + np.arange(tr.nxt)] = 1.0
         Jnodes = np.zeros((self.ndef, self.nloc * nb))
         Jn = Jnodes.reshape(L, -1, ny, self.nloc, nb)  # view: (L, per, ny, nloc, nb)
         h3 = h[:, :, None]  # (L, 1, 1)
         l = np.arange(L)
         if tr.scheme == "trapezoidal":
             Jn[l, 0, :, a, :] = -E - h3 / 2 * dF[a]
-            Jn[l, 0, :, b, :] = E - h3 / 2 * dF[b]
+            Jn[l, 0, :, b, :] = Eend - h3 / 2 * dF[b]
             Jt = (d / 2 * (F[a] + F[b]))  # d out / d t0 ; minus for tf
             J[:self.ndef, 0] = Jt.reshape(-1)
             J[:self.ndef, 1] = -Jt.reshape(-1)
@@ -617,10 +696,10 @@ class _Chunk:
         else:
             Jn[l, 0, :, m, :] = E
             Jn[l, 0, :, a, :] = -0.5 * E - h3 / 8 * dF[a]
-            Jn[l, 0, :, b, :] = -0.5 * E + h3 / 8 * dF[b]
+            Jn[l, 0, :, b, :] = -0.5 * Eend + h3 / 8 * dF[b]
             Jn[l, 1, :, a, :] = -E - h3 / 6 * dF[a]
             Jn[l, 1, :, m, :] = -4 * h3 / 6 * dF[m]
-            Jn[l, 1, :, b, :] = E - h3 / 6 * dF[b]
+            Jn[l, 1, :, b, :] = Eend - h3 / 6 * dF[b]
             Jh = d / 8 * (F[a] - F[b])
             Js = d / 6 * (F[a] + 4 * F[m] + F[b])
             Jt = np.stack([Jh, Js], axis=1).reshape(-1)
@@ -639,13 +718,24 @@ class _Chunk:
                 J[rows, cols[0]:cols[-1] + 1] = dR[k]
                 if tr.npar:
                     J[rows, 2:self.off] = dRp[k]
-        o, nk = self.ndef + self.nres_rows, tr.nkin
-        for j, k in enumerate(self.kin_nodes):
-            rows = slice(o + j * nk, o + (j + 1) * nk)
+        r = self.ndef + self.nres_rows
+        for k, kcols in self.kin_rows:
+            rows = slice(r, r + kcols.size)
             cols = self._node_cols(k)
-            J[rows, cols[0]:cols[-1] + 1] = kin["dK"][k]
+            J[rows, cols[0]:cols[-1] + 1] = kin["dK"][k][kcols]
             if tr.npar:
-                J[rows, 2:self.off] = kin["dKp"][k]
+                J[rows, 2:self.off] = kin["dKp"][k][kcols]
+            r += kcols.size
+        if self.proj_nodes.size:
+            nxt, xt0, mu0 = tr.nxt, ny + tr.nx + tr.a_xt, ny + tr.nx + tr.a_mu
+            for j, k in enumerate(self.proj_nodes):
+                rows = slice(r + j * nxt, r + (j + 1) * nxt)
+                c0 = self._node_cols(k)[0]
+                Jb = np.zeros((nxt, nb))
+                Jb[:, :nxt] = np.eye(nxt) - pr["proj_x"][j]
+                Jb[:, xt0:xt0 + nxt] = -np.eye(nxt)
+                Jb[:, mu0:mu0 + tr.nmu] = -np.transpose(pr["Fx"][j])
+                J[rows, c0:c0 + nb] = Jb
         return out, J
 
     def cost(self, z, jac):
