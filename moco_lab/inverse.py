@@ -54,7 +54,7 @@ from scipy.interpolate import make_interp_spline
 from .dynamics import kernel_for
 from .model import CoordinateActuator, Model, did_you_mean
 from .solver import Progress, SolverSettings, package_solution, run_optimizer
-from .transcription import SCHEMES, Grid, _autodiff, quadrature_weights
+from .transcription import SCHEMES, Grid, _autodiff, collocation_defects, quadrature_weights
 from .trajectory import Solution, Trajectory
 
 __all__ = ["Inverse", "InverseSolution", "add_reserves", "reserve_path"]
@@ -521,36 +521,17 @@ class _InverseChunk:
         ip._rows = self.g
         Z, X, W, Lam = self._split(z)
         Zd, R, dZd, dR = ip.node_values(Z, X, W, Lam, jac)
-        nz, nb, L = ip.nz, ip.nb, self.L
-        h = self.h[:, None]
+        nz, nb = ip.nz, ip.nb
         out = np.empty(self.nout)
-        if self.per == 1:
-            a, b = np.arange(L), np.arange(L) + 1
-            out[:self.ndef] = (Z[b] - Z[a] - h / 2 * (Zd[a] + Zd[b])).reshape(-1)
-        else:
-            a, m, b = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
-            herm = Z[m] - 0.5 * (Z[a] + Z[b]) - h / 8 * (Zd[a] - Zd[b])
-            simp = Z[b] - Z[a] - h / 6 * (Zd[a] + 4 * Zd[m] + Zd[b])
-            out[:self.ndef] = np.stack([herm, simp], axis=1).reshape(-1)
         out[self.ndef:] = R[self.owned].reshape(-1)
+        scheme = ip.grid.scheme
         if not jac:
+            out[:self.ndef] = collocation_defects(scheme, Z, Zd, self.h)[0]
             return out, None
         J = np.zeros((self.nout, self.nvar))
         E = np.zeros((nz, nb))
         E[:, :nz] = np.eye(nz)
-        Jn = J[:self.ndef].reshape(L, self.per, nz, self.nloc, nb)
-        h3 = h[:, :, None]
-        l = np.arange(L)
-        if self.per == 1:
-            Jn[l, 0, :, a, :] = -E - h3 / 2 * dZd[a]
-            Jn[l, 0, :, b, :] = E - h3 / 2 * dZd[b]
-        else:
-            Jn[l, 0, :, m, :] = E
-            Jn[l, 0, :, a, :] = -0.5 * E - h3 / 8 * dZd[a]
-            Jn[l, 0, :, b, :] = -0.5 * E + h3 / 8 * dZd[b]
-            Jn[l, 1, :, a, :] = -E - h3 / 6 * dZd[a]
-            Jn[l, 1, :, m, :] = -4 * h3 / 6 * dZd[m]
-            Jn[l, 1, :, b, :] = E - h3 / 6 * dZd[b]
+        out[:self.ndef], J[:self.ndef] = collocation_defects(scheme, Z, Zd, self.h, dF=dZd, E=E)
         for j, k in enumerate(self.owned):
             J[self.ndef + j * self.nres:self.ndef + (j + 1) * self.nres, k * nb:(k + 1) * nb] = dR[k]
         return out, J

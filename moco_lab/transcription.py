@@ -92,6 +92,64 @@ def quadrature_weights(scheme: str, dtau: np.ndarray) -> np.ndarray:
     return w
 
 
+def collocation_defects(scheme: str, Y: np.ndarray, F: np.ndarray, h: np.ndarray, Yend: np.ndarray | None = None,
+                        dF: np.ndarray | None = None, E: np.ndarray | None = None,
+                        Eend: np.ndarray | None = None):
+    """Defects of consecutive mesh intervals (Eq. 7 trapezoidal; Eq. 10–12 Hermite–Simpson).
+
+    Parameters
+    ----------
+    Y, F : (nloc, ny)
+        Collocated variables and their derivatives at the intervals' nodes (Hermite–Simpson:
+        mesh points and midpoints interleaved).
+    h : (L,)
+        Interval durations.
+    Yend : (nloc, ny), optional
+        What each interval integrates *to* at its end node (default ``Y``; Bordalba's projected states).
+    dF : (nloc, ny, nb), optional
+        Derivatives of ``F`` w.r.t. each node's variable block; with ``E`` (ny, nb), the derivative
+        of ``Y`` w.r.t. the block, and ``Eend`` (default ``E``) that of ``Yend``.
+
+    Returns
+    -------
+    out : (L * per * ny,)
+        Defects, interval by interval (``per`` = 1 trapezoidal, 2 Hermite–Simpson: Hermite, then Simpson).
+    Jnodes : (L * per * ny, nloc * nb) or None
+        Their Jacobian w.r.t. the node blocks (when ``dF`` is given).
+    """
+    L = h.size
+    Yend = Y if Yend is None else Yend
+    h = h[:, None]
+    if scheme == "trapezoidal":
+        a, b = np.arange(L), np.arange(L) + 1
+        out = (Yend[b] - Y[a] - h / 2 * (F[a] + F[b])).reshape(-1)
+    else:
+        a, m, b = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
+        herm = Y[m] - 0.5 * (Y[a] + Yend[b]) - h / 8 * (F[a] - F[b])
+        simp = Yend[b] - Y[a] - h / 6 * (F[a] + 4 * F[m] + F[b])
+        out = np.stack([herm, simp], axis=1).reshape(-1)
+    if dF is None:
+        return out, None
+    nloc, ny, nb = dF.shape
+    Eend = E if Eend is None else Eend
+    Jnodes = np.zeros((out.size, nloc * nb))
+    per = 1 if scheme == "trapezoidal" else 2
+    Jn = Jnodes.reshape(L, per, ny, nloc, nb)  # view
+    h3 = h[:, :, None]
+    l = np.arange(L)
+    if scheme == "trapezoidal":
+        Jn[l, 0, :, a, :] = -E - h3 / 2 * dF[a]
+        Jn[l, 0, :, b, :] = Eend - h3 / 2 * dF[b]
+    else:
+        Jn[l, 0, :, m, :] = E
+        Jn[l, 0, :, a, :] = -0.5 * E - h3 / 8 * dF[a]
+        Jn[l, 0, :, b, :] = -0.5 * Eend + h3 / 8 * dF[b]
+        Jn[l, 1, :, a, :] = -E - h3 / 6 * dF[a]
+        Jn[l, 1, :, m, :] = -4 * h3 / 6 * dF[m]
+        Jn[l, 1, :, b, :] = Eend - h3 / 6 * dF[b]
+    return out, Jnodes
+
+
 @dataclass
 class Grid:
     """Normalized time grid of a transcription."""
@@ -651,14 +709,8 @@ class _Chunk:
         if tr.bordalba:
             Yend = Y.copy()
             Yend[:, :tr.nxt] = Acc[:, tr.a_xt:tr.a_xt + tr.nxt]
-        if tr.scheme == "trapezoidal":
-            a, b = np.arange(L), np.arange(L) + 1
-            out[:self.ndef] = (Yend[b] - Y[a] - h / 2 * (F[a] + F[b])).reshape(-1)
-        else:
-            a, m, b = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
-            herm = Y[m] - 0.5 * (Y[a] + Yend[b]) - h / 8 * (F[a] - F[b])
-            simp = Yend[b] - Y[a] - h / 6 * (F[a] + 4 * F[m] + F[b])
-            out[:self.ndef] = np.stack([herm, simp], axis=1).reshape(-1)
+        if not jac:
+            out[:self.ndef] = collocation_defects(tr.scheme, Y, F, h[:, 0], Yend)[0]
         if tr.nres:
             out[self.ndef:self.ndef + self.nres_rows] = R[self.owned].reshape(-1)
         r = self.ndef + self.nres_rows
@@ -681,25 +733,17 @@ class _Chunk:
             xt0 = ny + tr.nx + tr.a_xt
             Eend[np.arange(tr.nxt), np.arange(tr.nxt)] = 0.0
             Eend[np.arange(tr.nxt), xt0 + np.arange(tr.nxt)] = 1.0
-        Jnodes = np.zeros((self.ndef, self.nloc * nb))
-        Jn = Jnodes.reshape(L, -1, ny, self.nloc, nb)  # view: (L, per, ny, nloc, nb)
+        out[:self.ndef], Jnodes = collocation_defects(tr.scheme, Y, F, h[:, 0], Yend, dF, E, Eend)
         h3 = h[:, :, None]  # (L, 1, 1)
-        l = np.arange(L)
         if tr.scheme == "trapezoidal":
-            Jn[l, 0, :, a, :] = -E - h3 / 2 * dF[a]
-            Jn[l, 0, :, b, :] = Eend - h3 / 2 * dF[b]
+            a, b = np.arange(L), np.arange(L) + 1
             Jt = (d / 2 * (F[a] + F[b]))  # d out / d t0 ; minus for tf
             J[:self.ndef, 0] = Jt.reshape(-1)
             J[:self.ndef, 1] = -Jt.reshape(-1)
             if tr.npar:
                 J[:self.ndef, 2:self.off] = (-h3 / 2 * (dFp[a] + dFp[b])).reshape(-1, tr.npar)
         else:
-            Jn[l, 0, :, m, :] = E
-            Jn[l, 0, :, a, :] = -0.5 * E - h3 / 8 * dF[a]
-            Jn[l, 0, :, b, :] = -0.5 * Eend + h3 / 8 * dF[b]
-            Jn[l, 1, :, a, :] = -E - h3 / 6 * dF[a]
-            Jn[l, 1, :, m, :] = -4 * h3 / 6 * dF[m]
-            Jn[l, 1, :, b, :] = Eend - h3 / 6 * dF[b]
+            a, m, b = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
             Jh = d / 8 * (F[a] - F[b])
             Js = d / 6 * (F[a] + 4 * F[m] + F[b])
             Jt = np.stack([Jh, Js], axis=1).reshape(-1)
