@@ -407,13 +407,13 @@ class InverseProgram:
                 self.prog.SetInitialGuess(V, np.zeros(V.shape))
 
     # ------------------------------------------------------------ evaluation
-    def node_values(self, Z, X, W, Lam, jac: bool):
-        """Muscle-state derivatives ``Zd`` (n, nz) and path residuals ``[R + Gᵀλ, Rw]`` (n, nq + nw) at the grid.
+    def node_values(self, idx, Z, X, W, Lam, jac: bool):
+        """Muscle-state derivatives ``Zd`` (n, nz) and path residuals ``[R + Gᵀλ, Rw]`` (n, nq + nw)
+        at the grid points ``idx`` (n,).
 
         With ``jac``, also ``dZd`` (n, nz, nb) and ``dR`` (n, nq + nw, nb) w.r.t. the node block
         ``[z, x, w, λ]``.
         """
-        idx = self._rows
         res = self.kernel.evaluate(self.Q[idx], self.U[idx], X, np.zeros(0), Z=Z, A=self.Acc[idx], jac=jac, W=W)
         G = self.G[idx]
         R = np.hstack([res["R"] + np.einsum("nlq,nl->nq", G, Lam), res["Rw"]])
@@ -518,9 +518,8 @@ class _InverseChunk:
 
     def constraint(self, z, jac):
         ip = self.ip
-        ip._rows = self.g
         Z, X, W, Lam = self._split(z)
-        Zd, R, dZd, dR = ip.node_values(Z, X, W, Lam, jac)
+        Zd, R, dZd, dR = ip.node_values(self.g, Z, X, W, Lam, jac)
         nz, nb = ip.nz, ip.nb
         out = np.empty(self.nout)
         out[self.ndef:] = R[self.owned].reshape(-1)
