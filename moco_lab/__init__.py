@@ -9,6 +9,11 @@ pydrake: models are ``MultibodyPlant`` s, problems are transcribed into a
 >>> problem = study.problem
 >>> problem.set_model(ml.models.sliding_mass(mass=2.0))
 >>> problem.set_time_bounds(0, (0, 5))
+
+The package is layered (see ``ARCHITECTURE.md``): :mod:`.util`,
+:mod:`.results`, :mod:`.modeling`, :mod:`.ocp`, :mod:`.engine`, :mod:`.solve`,
+:mod:`.tools`, :mod:`.examples`, :mod:`.analysis`, :mod:`.viz`, :mod:`.ui`.
+This module re-exports the public API.
 """
 import os as _os
 
@@ -20,26 +25,31 @@ import os as _os
 if "OPENBLAS_NUM_THREADS" not in _os.environ and "GOTO_NUM_THREADS" not in _os.environ:
     _os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
-from . import analysis, config, examples, models  # noqa: E402
-from . import constraints, coupled_models  # noqa: E402  (moco_lab.moment_arms is imported on demand: it loads ipywidgets)
-from .bounds import Bounds
-from .constraints import (CoordinateCouplerConstraint, FixedDistanceConstraint, HolonomicConstraint,
-                          KinematicConstraint, PointOnCurveConstraint)
-from .goals import ControlGoal, FinalTimeGoal, NamedValues, PeriodicityGoal, StateTrackingGoal, UserGoal
-from .model import Coordinate, CoordinateActuator, Model, ModelBuilder, SpringGeneralizedForce
-from .plotting import plot_trajectories
-from .problem import Parameter, PathConstraint, Problem
-from .solver import Progress, SolverSettings
-from .simulate import simulate, simulate_solution
-from .study import Study
-from .trajectory import Solution, Trajectory
+from . import analysis, examples  # noqa: E402
+from .modeling import constraints, coupled as coupled_models, library as models, muscle  # noqa: E402
+from .modeling.constraints import (CoordinateCouplerConstraint, FixedDistanceConstraint,  # noqa: E402
+                                   HolonomicConstraint, KinematicConstraint, PointOnCurveConstraint)
+from .modeling.forces import CoordinateActuator, SpringGeneralizedForce  # noqa: E402
+from .modeling.model import Coordinate, Model, ModelBuilder  # noqa: E402
+from .ocp.goals import ControlGoal, FinalTimeGoal, PeriodicityGoal, StateTrackingGoal, UserGoal  # noqa: E402
+from .ocp.problem import Parameter, PathConstraint, Problem  # noqa: E402
+from .results.trajectory import Solution, Trajectory  # noqa: E402
+from .solve.optimizer import Progress  # noqa: E402
+from .solve.settings import SolverSettings  # noqa: E402
+from .tools.simulate import simulate, simulate_solution  # noqa: E402
+from .tools.study import Study  # noqa: E402
+from .util import config  # noqa: E402
+from .util.bounds import Bounds  # noqa: E402
+from .util.names import NamedValues  # noqa: E402
+from .viz.plotting import plot_trajectories  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
-    "analysis", "config", "examples", "models", "constraints", "coupled_models", "Bounds", "ControlGoal", "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal",
-    "UserGoal", "Coordinate", "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce",
-    "KinematicConstraint", "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint",
-    "FixedDistanceConstraint",
-    "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory", "simulate", "simulate_solution", "plot_trajectories",
+    "analysis", "config", "examples", "models", "muscle", "constraints", "coupled_models", "Bounds", "ControlGoal",
+    "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal", "UserGoal", "Coordinate",
+    "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
+    "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
+    "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
+    "simulate", "simulate_solution", "plot_trajectories",
 ]

@@ -13,7 +13,7 @@ from pydrake.autodiffutils import AutoDiffXd, InitializeAutoDiff
 from pydrake.symbolic import Expression, Variable
 
 import moco_lab as ml
-from moco_lab.constraints import (CoordinateCouplerConstraint, FixedDistanceConstraint, HolonomicConstraint,
+from moco_lab.modeling.constraints import (CoordinateCouplerConstraint, FixedDistanceConstraint, HolonomicConstraint,
                                   PointOnCurveConstraint, constraint_bias, constraint_jacobian,
                                   constraint_values, coupling_vector, project_positions, project_speeds)
 

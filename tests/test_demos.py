@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab import demos
+from moco_lab.analysis import problems
+from moco_lab.ui import demos
 
 J_KIRK = 16.7507233968
 
@@ -134,7 +135,7 @@ def test_suspended_mass_tasks():
                                       "/jointset/ty/ty/speed": np.full(9, 0.125),
                                       "/forceset/middle/activation": np.full(9, 0.5)})
     settings = {**s, "task": "track", "mesh_intervals": 8, "tracking_weight": 25.0}
-    study = demos.suspended_mass_tracking_study(settings, prediction=motion)
+    study = demos.suspended_mass_tracking(settings, prediction=motion)
     goals = {g.name: g for g in study.problem.goals}
     assert set(goals) == {"state_tracking", "control_effort"}
     assert goals["state_tracking"].weight == 25.0 and goals["state_tracking"].pattern == r".*(value|speed)$"
@@ -152,7 +153,7 @@ def test_suspended_mass_tasks():
     assert study.problem.get_goal("state_tracking").weight == 100.0
     # The prediction's goals do not exist in the tracking study: a clear KeyError, not a silent skip.
     with pytest.raises(KeyError):
-        demos.apply_settings(demos.suspended_mass_tracking_study(settings, prediction=motion),
+        demos.apply_settings(demos.suspended_mass_tracking(settings, prediction=motion),
                              {"goals": {"time": {"weight": 0.01}}})
 
 
@@ -183,7 +184,7 @@ def test_parabola_problem_is_posed():
     assert p.state_info(TX).initial.as_list() == [-1.0, -1.0] and p.state_info(TX).final.as_list() == [0.5, 0.5]
     assert p.state_info(TY).final.as_list() == [0.25, 0.25]
     assert not study.solver.minimize_lagrange_multipliers
-    assert p.model.multiplier_names() == [demos.PARABOLA_LAMBDA]
+    assert p.model.multiplier_names() == [problems.PARABOLA_LAMBDA]
     study = demo.build({**s, "w_lambda": 0.01})
     assert study.solver.minimize_lagrange_multipliers and study.solver.lagrange_multiplier_weight == 0.01
     release = demo.build({**s, "motion": "release"})
@@ -203,30 +204,30 @@ def test_parabola_constraint_errors_by_scheme():
     y[1::2] += 1e-3
     traj = ml.Trajectory(t, states={TX: x, TY: y, "/jointset/tx/tx/speed": np.ones(5),
                                     "/jointset/ty/ty/speed": 2 * x})
-    hs = demos.parabola_constraint_errors(traj, "hermite-simpson")
+    hs = problems.parabola_constraint_errors(traj, "hermite-simpson")
     np.testing.assert_allclose(hs["mesh_time"], [0, 0.5, 1])
     np.testing.assert_allclose(hs["phi_mesh"], 0, atol=1e-15)
     np.testing.assert_allclose(hs["phid_mesh"], 0, atol=1e-15)  # ẏ = 2xẋ
     np.testing.assert_allclose(hs["phi_mid"], [1e-3, 1e-3])
-    tr = demos.parabola_constraint_errors(traj, "trapezoidal")  # every point a mesh point
+    tr = problems.parabola_constraint_errors(traj, "trapezoidal")  # every point a mesh point
     assert tr["mesh_time"].size == 5 and tr["mid_time"].size == 4
     np.testing.assert_allclose(tr["mid_time"], [0.125, 0.375, 0.625, 0.875])
     y_chord = 0.5 * (y[1:] + y[:-1])
     np.testing.assert_allclose(tr["phi_mid"], y_chord - (0.5 * (x[1:] + x[:-1])) ** 2)
     with pytest.raises(ValueError, match="2N \\+ 1"):
-        demos.parabola_constraint_errors(ml.Trajectory(t[:4], states={k: v[:4] for k, v in traj.states.items()}),
+        problems.parabola_constraint_errors(ml.Trajectory(t[:4], states={k: v[:4] for k, v in traj.states.items()}),
                                          "hermite-simpson")
     with pytest.raises(ValueError, match="scheme"):
-        demos.parabola_constraint_errors(traj, "euler")
+        problems.parabola_constraint_errors(traj, "euler")
 
 
 def test_parabola_demo_solves_with_figures_and_numbers():
     """Hermite–Simpson and trapezoidal solves (N = 10): arrows perpendicular to the curve, the numbers line."""
     demo, settings, study, hs = _solve_parabola()
     assert hs.states[TX][0] == pytest.approx(-1) and hs.states[TX][-1] == pytest.approx(0.5)
-    x, lam = hs.states[TX], hs.multipliers[demos.PARABOLA_LAMBDA]
+    x, lam = hs.states[TX], hs.multipliers[problems.PARABOLA_LAMBDA]
     assert np.all(lam < 0) and np.abs(lam).max() == pytest.approx(29.3, abs=0.5)
-    assert demos.PARABOLA_GAMMA in hs.multipliers
+    assert problems.PARABOLA_GAMMA in hs.multipliers
 
     figures = demo.extra_figures(hs, None, settings)
     assert set(figures) == {"path", "constraint"}
@@ -250,7 +251,7 @@ def test_parabola_demo_solves_with_figures_and_numbers():
 
     numbers = demo.extra_numbers(hs, settings)
     assert set(numbers) == {"max |φ| at mesh points", "max |φ̇| at mesh points", "max midpoint drift |φ|", "max |λ|"}
-    err = demos.parabola_constraint_errors(hs, "hermite-simpson")
+    err = problems.parabola_constraint_errors(hs, "hermite-simpson")
     drift_hs = np.abs(err["phi_mid"]).max()
     assert float(numbers["max |φ| at mesh points"]) < 1e-9 and float(numbers["max |φ̇| at mesh points"]) < 1e-9
     assert float(numbers["max midpoint drift |φ|"]) == pytest.approx(drift_hs, rel=0.05)
@@ -258,7 +259,7 @@ def test_parabola_demo_solves_with_figures_and_numbers():
 
     # Trapezoidal: φ only at mesh points, φ̇ ≠ 0, midpoints of the chords (Δx)²/4 above the curve.
     _, tsettings, _, tr = _solve_parabola(scheme="trapezoidal")
-    err = demos.parabola_constraint_errors(tr, "trapezoidal")
+    err = problems.parabola_constraint_errors(tr, "trapezoidal")
     np.testing.assert_allclose(err["phi_mid"], np.diff(tr.states[TX]) ** 2 / 4, atol=1e-9)
     assert np.abs(err["phid_mesh"]).max() > 1e-2
     assert np.abs(err["phi_mid"]).max() > 10 * drift_hs
@@ -271,14 +272,14 @@ def test_parabola_demo_solves_with_figures_and_numbers():
     G = np.stack([-2 * x, np.ones_like(x)])
     nG = np.hypot(*G)
     f_n = (G[0] * pen.controls["/forceset/force_x"] + G[1] * pen.controls["/forceset/force_y"]) / nG
-    share = f_n / (f_n - pen.multipliers[demos.PARABOLA_LAMBDA] * nG)
+    share = f_n / (f_n - pen.multipliers[problems.PARABOLA_LAMBDA] * nG)
     np.testing.assert_allclose(share, 0.1 / (nG**2 + 0.1), atol=1e-6)
     assert pen.goal_values["effort"] > tr.goal_values["effort"] + 0.5
 
 
 def test_parabola_release_demo():
     demo, settings, _, sol = _solve_parabola(motion="release", goals={})
-    x, lam = sol.states[TX], sol.multipliers[demos.PARABOLA_LAMBDA]
+    x, lam = sol.states[TX], sol.multipliers[problems.PARABOLA_LAMBDA]
     assert sol.objective == 0 and x[-1] > 0.3
     # λ(x) = −5 m g / (1 + 4x²)², derived in lesson 04 (coarse mesh, mesh points)
     np.testing.assert_allclose(lam[::2], -5 * 9.80665 / (1 + 4 * x[::2] ** 2) ** 2, atol=0.1)

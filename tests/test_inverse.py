@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.inverse import Inverse, add_reserves, reserve_path
-from moco_lab.simulate import simulate
+from moco_lab.tools.inverse import Inverse, add_reserves, reserve_path
+from moco_lab.tools.simulate import simulate
 
 MASS = 2.0
 

@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.constraints import constraint_jacobian
-from moco_lab.inverse import Inverse, reserve_path
+from moco_lab.modeling.constraints import constraint_jacobian
+from moco_lab.tools.inverse import Inverse, reserve_path
 
 G = 9.80665
 MASS = 2.0

@@ -30,8 +30,8 @@ if _REPO_ROOT not in sys.path:
 
 from benchmarks import moco_reference as mr  # noqa: E402
 
-from moco_lab.inverse import Inverse  # noqa: E402
-from moco_lab.solver import max_constraint_violation  # noqa: E402
+from moco_lab.tools.inverse import Inverse  # noqa: E402
+from moco_lab.solve.optimizer import max_constraint_violation  # noqa: E402
 
 from test_inverse import _driven_suspended_mass  # noqa: E402
 

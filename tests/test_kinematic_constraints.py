@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.constraints import constraint_violations
-from moco_lab.simulate import simulate
+from moco_lab.analysis.constraints import constraint_violations
+from moco_lab.tools.simulate import simulate
 
 G_ACC = 9.80665
 X, Y = "/jointset/tx/tx/value", "/jointset/ty/ty/value"

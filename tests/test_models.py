@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.dynamics import MultibodyKernel
-from moco_lab.model import GRAVITY
+from moco_lab.engine.dynamics import MultibodyKernel
+from moco_lab.modeling.model import GRAVITY
 
 
 def accelerations(model, q, u, x):

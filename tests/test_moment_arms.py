@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from moco_lab import coupled_models as cm
-from moco_lab import moment_arms as ma
-from moco_lab.constraints import constraint_values, coupling_vector
+from moco_lab.modeling import coupled as cm
+from moco_lab.analysis import moment_arms as ma
+from moco_lab.modeling.constraints import constraint_values, coupling_vector
 
 STEP, TOL = 1e-4, 1e-3  # OpenSim's testMomentArms: Δθ and |r − (−dl/dθ)| bound (m)
 
@@ -236,8 +236,8 @@ def test_against_opensim_single_pin_and_coupler():
 
     def ours(coupled: bool):
         import moco_lab as ml
-        from moco_lab.constraints import CoordinateCouplerConstraint
-        from moco_lab.path import GeometryPath
+        from moco_lab.modeling.constraints import CoordinateCouplerConstraint
+        from moco_lab.modeling.path import GeometryPath
 
         bld = ml.ModelBuilder("check")
         n = 2 if coupled else 1

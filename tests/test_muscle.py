@@ -49,8 +49,8 @@ import pytest
 import sympy
 from sympy.printing.numpy import NumPyPrinter
 
-from moco_lab import muscle as mus
-from moco_lab.muscle import DeGrooteFregly2016Muscle as DGF
+from moco_lab.modeling import muscle as mus
+from moco_lab.modeling.muscle import DeGrooteFregly2016Muscle as DGF
 
 _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 
@@ -758,7 +758,7 @@ _ACTIVATION_SCRIPT = textwrap.dedent(r"""
     import numpy as np
     import opensim as osim
     sys.path.insert(0, sys.argv[1])
-    from moco_lab.muscle import DeGrooteFregly2016Muscle as DGF
+    from moco_lab.modeling.muscle import DeGrooteFregly2016Muscle as DGF
 
     out = []
     for props in json.loads(sys.argv[2]):

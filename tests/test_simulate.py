@@ -17,7 +17,7 @@ if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
 import moco_lab as ml  # noqa: E402
-from moco_lab.simulate import ForceElementSystem, integration_schemes, simulate, simulate_solution  # noqa: E402
+from moco_lab.tools.simulate import ForceElementSystem, integration_schemes, simulate, simulate_solution  # noqa: E402
 
 SQ, SU, SX = "/slider/position/value", "/slider/position/speed", "/actuator"
 LQ, LU, LX = "/jointset/j/coord/value", "/jointset/j/coord/speed", "/forceset/coordinateactuator"

@@ -1,4 +1,4 @@
-"""Tests of ``moco_lab.sto``: OpenSim ``.sto`` files as Moco reads and writes them."""
+"""Tests of ``moco_lab.results.sto``: OpenSim ``.sto`` files as Moco reads and writes them."""
 
 import math
 import sys
@@ -11,14 +11,13 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from moco_lab.sto import (  # noqa: E402
+from moco_lab.results.sto import (  # noqa: E402
     StoFormatError,
     read_table,
-    read_trajectory,
     write_table,
     write_trajectory,
 )
-from moco_lab.trajectory import Solution, Trajectory  # noqa: E402
+from moco_lab.results.trajectory import Solution, Trajectory, read_trajectory  # noqa: E402
 
 GROUPS = ("states", "controls", "multipliers", "derivatives")
 

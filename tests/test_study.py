@@ -86,7 +86,7 @@ def test_guess_interpolated_onto_a_finer_mesh_and_other_scheme():
 
 
 def test_guess_from_bounds_is_mocos():
-    from moco_lab.solver import guess_from_bounds
+    from moco_lab.solve.guess import guess_from_bounds
 
     tr = ml.examples.sliding_mass_study(num_mesh_intervals=4).transcribe()
     g = guess_from_bounds(tr)

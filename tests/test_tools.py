@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.sto import write_table
-from moco_lab.tools import Track
+from moco_lab.results.sto import write_table
+from moco_lab.tools.track import Track
 
 POS, SPEED = "/slider/position/value", "/slider/position/speed"
 

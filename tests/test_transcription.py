@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.dynamics import MultibodyKernel
+from moco_lab.engine.dynamics import MultibodyKernel
 
 
 def fd_jacobian(fun, z, eps=1e-6):
@@ -107,7 +107,7 @@ def test_results_do_not_depend_on_chunking():
 
 def compliant_muscle_study(mode: str, tendon_mode: str):
     """A 1-dof slider pulled up by one compliant-tendon muscle against gravity (small, for derivative checks)."""
-    from moco_lab.muscle import DeGrooteFregly2016Muscle
+    from moco_lab.modeling.muscle import DeGrooteFregly2016Muscle
 
     b = ml.ModelBuilder("hanging")
     b.add_body("body", 0.5)
@@ -169,7 +169,7 @@ def test_explicit_tendon_dynamics_jacobians(mode):
 
 def test_explicit_and_implicit_tendon_kernels_agree():
     """Where w equals the explicit tendon-force derivative, Moco's implicit residual vanishes."""
-    from moco_lab.dynamics import kernel_for
+    from moco_lab.engine.dynamics import kernel_for
 
     ke = kernel_for(compliant_muscle_study("explicit", "explicit").problem.model)
     ki = kernel_for(compliant_muscle_study("explicit", "implicit").problem.model)

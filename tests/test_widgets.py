@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab import analysis, demos
-from moco_lab import widgets as mw
-from moco_lab.widgets import ConvergencePanel, SolvePanel
+from moco_lab import analysis
+from moco_lab.analysis import problems
+from moco_lab.ui import demos
+from moco_lab.ui import widgets as mw
+from moco_lab.ui.widgets import ConvergencePanel, SolvePanel
 
 PLOTLY = "application/vnd.plotly.v1+json"
 
@@ -388,7 +390,7 @@ def test_suspended_mass_tracking_mode():
     assert track2.final_time == pytest.approx(predicted.final_time, rel=1e-6)  # the prediction's t_f, fixed
     prediction = demos.suspended_mass_prediction(p.settings())
     assert prediction.final_time == pytest.approx(predicted.final_time, rel=1e-6)  # same problem as predict
-    rms2 = demos.suspended_mass_activation_rms(track2, prediction)
+    rms2 = problems.suspended_mass_activation_rms(track2, prediction)
     assert rms2 < 1.0  # exponent 2 recovers the prediction's activations
     assert f"RMS {rms2:.3g}% of peak" in p.numbers.value and "activations vs prediction" in p.numbers.value
     assert p.previous is predicted
@@ -399,7 +401,7 @@ def test_suspended_mass_tracking_mode():
     p.goal_widgets["control_effort"]["exponent"].value = 4
     track4 = p.solve()
     assert track4.success and p.error is None
-    rms4 = demos.suspended_mass_activation_rms(track4, prediction)
+    rms4 = problems.suspended_mass_activation_rms(track4, prediction)
     assert rms4 > 5.0 and rms4 > 20 * rms2  # muscle redundancy: the effort exponent decides
     assert f"RMS {rms4:.3g}% of peak" in p.numbers.value
     # The positions are tracked about equally well in both cases.
@@ -414,7 +416,7 @@ def test_suspended_mass_tracking_mode():
     loose = p.solve()
     assert loose.success and p.settings()["goals"]["state_tracking"]["weight"] == pytest.approx(1.0)
     assert loose.rms_difference(prediction, pos) > 3 * track2.rms_difference(prediction, pos)
-    assert demos.suspended_mass_activation_rms(loose, prediction) > rms2
+    assert problems.suspended_mass_activation_rms(loose, prediction) > rms2
 
     # Bad settings are shown in the panel, never a silent wrong answer.
     p.goal_widgets["control_effort"]["exponent"].value = 1.5

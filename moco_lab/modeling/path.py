@@ -1,0 +1,120 @@
+"""Musculotendon paths: straight segments through points fixed on bodies.
+
+A :class:`GeometryPath` runs from an origin to an insertion through via points,
+each fixed in a body frame (``"ground"`` for the world). It gives
+
+* the path length ``l(q)`` and lengthening speed ``l̇ = (∂l/∂q) u``;
+* the generalized forces of a tension ``T`` along the path, computed as
+  OpenSim does, from the body forces ``T s`` at the path points mapped through
+  Drake's frame Jacobians: ``f = Σ_k J_kᵀ F_k`` (seed 003; with ``nq == nv``
+  and ``q̇ = u`` this equals ``-(∂l/∂q)ᵀ T``);
+* the moment arm about a coordinate, ``r = -∂l/∂θ`` (OpenSim's sign).
+
+The length is also available as a SymPy expression of the coordinates
+(:meth:`GeometryPath.symbolic_length`), which the dynamics kernel differentiates
+exactly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydrake.multibody.tree import JacobianWrtVariable
+from pydrake.symbolic import Expression, to_sympy
+
+from ..util.names import did_you_mean
+
+
+@dataclass
+class PathPoint:
+    """A point fixed in a body: ``body`` is a Drake body name or ``"ground"``; ``location`` in that body's frame (m)."""
+
+    body: str
+    location: tuple[float, float, float]
+
+
+@dataclass
+class GeometryPath:
+    """Straight-line path through :class:`PathPoint` s (origin first, insertion last)."""
+
+    points: list[PathPoint] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.points = [p if isinstance(p, PathPoint) else PathPoint(p[0], tuple(float(v) for v in p[1]))
+                       for p in self.points]
+        if len(self.points) < 2:
+            raise ValueError("A path needs at least an origin and an insertion point")
+
+    def _frame(self, plant, body: str):
+        if body in ("ground", "world"):
+            return plant.world_frame()
+        if not plant.HasBodyNamed(body):
+            names = [plant.get_body(bi).name() for bi in plant.GetBodyIndices(plant.world_body().model_instance())]
+            raise KeyError("Path point: " + did_you_mean(body, ["ground", *names], "body"))
+        return plant.GetBodyByName(body).body_frame()
+
+    def check(self, plant) -> None:
+        """Raise a clear error if a path point names an unknown body."""
+        for p in self.points:
+            self._frame(plant, p.body)
+
+    # ------------------------------------------------------------ numeric
+    def point_positions(self, plant, context) -> np.ndarray:
+        """World positions of the path points, shape ``(npoints, 3)``."""
+        world = plant.world_frame()
+        return np.array([
+            plant.CalcPointsPositions(context, self._frame(plant, p.body), np.asarray(p.location, float).reshape(3, 1),
+                                      world)[:, 0]
+            for p in self.points
+        ])
+
+    def length(self, plant, context) -> float:
+        P = self.point_positions(plant, context)
+        return float(np.sum(np.linalg.norm(np.diff(P, axis=0), axis=1)))
+
+    def generalized_forces(self, plant, context, tension: float = 1.0) -> np.ndarray:
+        """Generalized forces (nv,) of a tension pulling the path's ends together.
+
+        At each segment end the path applies ``T s`` (``s`` the unit vector
+        towards the neighbouring point); the forces are mapped with Drake's
+        translational Jacobians: ``f = Σ_k J_kᵀ F_k``.
+        """
+        P = self.point_positions(plant, context)
+        world = plant.world_frame()
+        f = np.zeros(plant.num_velocities())
+        for k in range(len(self.points) - 1):
+            d = P[k + 1] - P[k]
+            s = d / np.linalg.norm(d)
+            for idx, F in ((k, tension * s), (k + 1, -tension * s)):
+                p = self.points[idx]
+                J = plant.CalcJacobianTranslationalVelocity(
+                    context, JacobianWrtVariable.kV, self._frame(plant, p.body),
+                    np.asarray(p.location, float).reshape(3, 1), world, world)
+                f += J.T @ F
+        return f
+
+    def lengthening_speed(self, plant, context) -> float:
+        """``l̇ = -f(T=1) · u`` (the power of a unit tension)."""
+        return float(-self.generalized_forces(plant, context, 1.0) @ plant.GetVelocities(context))
+
+    # ----------------------------------------------------------- symbolic
+    def symbolic_length(self, plant_sym, context_sym, memo: dict):
+        """Path length as a SymPy expression of the symbolic plant's coordinates.
+
+        ``plant_sym`` is ``plant.ToSymbolic()`` whose context holds symbolic
+        positions; ``memo`` maps Drake variable ids to SymPy symbols (see
+        :func:`pydrake.symbolic.to_sympy`).
+        """
+        import sympy
+
+        world = plant_sym.world_frame()
+        pts = []
+        for p in self.points:
+            pos = plant_sym.CalcPointsPositions(context_sym, self._frame(plant_sym, p.body),
+                                                np.array([[Expression(v)] for v in p.location]), world)[:, 0]
+            pts.append([sympy.sympify(to_sympy(e, memo=memo)) if isinstance(e, Expression) else sympy.Float(e)
+                        for e in pos])
+        total = 0
+        for a, b in zip(pts[:-1], pts[1:]):
+            total += sympy.sqrt(sum((bi - ai) ** 2 for ai, bi in zip(a, b)))
+        return total

@@ -1,0 +1,323 @@
+"""The optimal control problem (Moco's ``MocoProblem``; seed 000, Eq. 1).
+
+Set the model, time bounds, state and control bounds *by name* (with separate
+initial and final bounds), goals, path constraints and parameters::
+
+    problem.set_model(ml.models.sliding_mass())
+    problem.set_time_bounds(0, (0, 5))
+    problem.set_state_info("/slider/position/value", (-5, 5), 0, 1)
+    problem.set_control_info("/actuator", (-50, 50))
+    problem.add_goal(ml.FinalTimeGoal())
+
+Defaults (as Moco): coordinate values take the coordinate's range, speeds
+``[-50, 50]``, controls the actuator's control limits.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from pydrake.multibody.plant import MultibodyPlant
+
+from ..modeling.model import Model
+from ..util.bounds import Bounds
+from ..util.names import did_you_mean
+from .goals import Goal, goal_from_dict
+
+
+
+@dataclass
+class VariableInfo:
+    """Bounds of one state or control: over the whole motion, initial, final."""
+
+    name: str
+    bounds: Bounds | None = None
+    initial: Bounds | None = None
+    final: Bounds | None = None
+
+    def to_dict(self) -> dict:
+        return {k: (getattr(self, k).as_list() if getattr(self, k) is not None else None)
+                for k in ("bounds", "initial", "final")}
+
+
+@dataclass
+class Parameter:
+    """A time-invariant parameter bound to a model property (Moco ``MocoParameter``).
+
+    Parameters
+    ----------
+    name : str
+        Name of the parameter in trajectories (e.g. ``"mass"``).
+    property : str
+        Model property path, e.g. ``"/body/mass"`` or ``"/forceset/spring/stiffness"``
+        (see :meth:`Model.properties`).
+    bounds : (lower, upper)
+    """
+
+    name: str
+    property: str
+    bounds: tuple[float, float]
+
+    def __post_init__(self):
+        self.bounds = Bounds.parse(self.bounds, f"parameter {self.name!r} bounds")
+        if self.bounds is None:
+            raise ValueError(f"Parameter {self.name!r} needs bounds")
+
+
+@dataclass
+class PathConstraint:
+    """``lower <= func(t, states, controls, parameters) <= upper`` at every mesh point.
+
+    ``func`` returns a sequence of length ``len(lower)``; its arguments are
+    :class:`~moco_lab.goals.NamedValues` (floats or Drake ``AutoDiffXd``).
+    """
+
+    name: str
+    func: Callable
+    lower: list[float]
+    upper: list[float]
+
+    def __post_init__(self):
+        self.lower = np.atleast_1d(np.asarray(self.lower, float))
+        self.upper = np.atleast_1d(np.asarray(self.upper, float))
+        if self.lower.shape != self.upper.shape:
+            raise ValueError(f"Path constraint {self.name!r}: lower and upper differ in length")
+        if np.any(self.lower > self.upper):
+            raise ValueError(f"Path constraint {self.name!r}: lower > upper")
+
+
+class Problem:
+    """An optimal control problem posed by name on a :class:`~moco_lab.model.Model`."""
+
+    def __init__(self):
+        self.model: Model | None = None
+        self.time_initial: Bounds | None = None
+        self.time_final: Bounds | None = None
+        self._state_infos: dict[str, VariableInfo] = {}
+        self._control_infos: dict[str, VariableInfo] = {}
+        self._state_patterns: list[tuple[str, VariableInfo]] = []
+        self._control_patterns: list[tuple[str, VariableInfo]] = []
+        self.goals: list[Goal] = []
+        self.path_constraints: list[PathConstraint] = []
+        self.parameters: list[Parameter] = []
+
+    # ------------------------------------------------------------------ model
+    def set_model(self, model: Model) -> None:
+        """Set the model (a :class:`Model`, or a finalized ``MultibodyPlant``)."""
+        if isinstance(model, MultibodyPlant):
+            model = Model.from_plant(model)
+        if not isinstance(model, Model):
+            raise TypeError(f"set_model expects a moco_lab Model or a MultibodyPlant, got {type(model).__name__}")
+        self.model = model
+        for name in self._state_infos:
+            self._check_name(name, self.state_names(), "state")
+        for name in self._control_infos:
+            self._check_name(name, self.control_names(), "control")
+
+    def _require_model(self) -> Model:
+        if self.model is None:
+            raise RuntimeError("No model: call problem.set_model(...) first.")
+        return self.model
+
+    def state_names(self) -> list[str]:
+        """State names: coordinate values, then speeds (see :meth:`Model.state_names`)."""
+        return self._require_model().state_names()
+
+    def control_names(self) -> list[str]:
+        return self._require_model().control_names()
+
+    @staticmethod
+    def _check_name(name, names, what):
+        if name not in names:
+            raise KeyError(did_you_mean(name, names, what))
+
+    # ----------------------------------------------------------------- bounds
+    def set_time_bounds(self, initial, final) -> None:
+        """Bounds on the initial and final time: a number (fixed) or ``(lower, upper)``."""
+        ti = Bounds.parse(initial, "initial time")
+        tf = Bounds.parse(final, "final time")
+        if ti is None or tf is None:
+            raise ValueError("set_time_bounds needs both initial and final time bounds")
+        if tf.upper < ti.lower:
+            raise ValueError(f"Final time bounds {tf.as_list()} lie before initial time bounds {ti.as_list()}")
+        if tf.upper <= ti.lower or (ti.is_fixed and tf.is_fixed and tf.lower <= ti.lower):
+            raise ValueError(f"Final time must be able to exceed the initial time (initial {ti.as_list()}, final {tf.as_list()})")
+        self.time_initial, self.time_final = ti, tf
+
+    def _info(self, name, bounds, initial, final, what) -> VariableInfo:
+        b = Bounds.parse(bounds, f"{what} {name!r} bounds")
+        i = Bounds.parse(initial, f"{what} {name!r} initial bounds")
+        f = Bounds.parse(final, f"{what} {name!r} final bounds")
+        for label, e in (("initial", i), ("final", f)):
+            if b is not None and e is not None and not b.contains(e):
+                raise ValueError(
+                    f"{what} {name!r}: {label} bounds {e.as_list()} are outside its bounds {b.as_list()}"
+                )
+        return VariableInfo(name, b, i, f)
+
+    def set_state_info(self, name: str, bounds=None, initial=None, final=None) -> None:
+        """Bounds of a state by name: ``bounds`` over the motion, ``initial``/``final`` at the ends.
+
+        Each is ``None`` (default), a number (fixed value) or ``(lower, upper)``.
+        """
+        if self.model is not None:
+            self._check_name(name, self.state_names(), "state")
+        self._state_infos[name] = self._info(name, bounds, initial, final, "state")
+
+    def set_control_info(self, name: str, bounds=None, initial=None, final=None) -> None:
+        """Bounds of a control by name (see :meth:`set_state_info`)."""
+        if self.model is not None:
+            self._check_name(name, self.control_names(), "control")
+        self._control_infos[name] = self._info(name, bounds, initial, final, "control")
+
+    def set_state_info_pattern(self, pattern: str, bounds=None, initial=None, final=None) -> None:
+        """Bounds for every state whose name fully matches the regular expression ``pattern``.
+
+        Explicit :meth:`set_state_info` calls take precedence.
+        """
+        re.compile(pattern)
+        if self.model is not None and not any(re.fullmatch(pattern, n) for n in self.state_names()):
+            raise KeyError(f"State pattern {pattern!r} matches no state; states are {self.state_names()}")
+        self._state_patterns.append((pattern, self._info(pattern, bounds, initial, final, "state pattern")))
+
+    def set_control_info_pattern(self, pattern: str, bounds=None, initial=None, final=None) -> None:
+        """Bounds for every control whose name fully matches ``pattern``."""
+        re.compile(pattern)
+        if self.model is not None and not any(re.fullmatch(pattern, n) for n in self.control_names()):
+            raise KeyError(f"Control pattern {pattern!r} matches no control; controls are {self.control_names()}")
+        self._control_patterns.append((pattern, self._info(pattern, bounds, initial, final, "control pattern")))
+
+    def state_info(self, name: str) -> VariableInfo:
+        """The effective bounds of a state (explicit info, else pattern, else default)."""
+        self._check_name(name, self.state_names(), "state")
+        return self._effective(name, self._state_infos, self._state_patterns, self._default_state_bounds(name))
+
+    def control_info(self, name: str) -> VariableInfo:
+        self._check_name(name, self.control_names(), "control")
+        return self._effective(name, self._control_infos, self._control_patterns,
+                               Bounds(*self._require_model().default_control_bounds(name)))
+
+    def _default_state_bounds(self, name: str) -> Bounds:
+        return Bounds(*self._require_model().default_state_bounds(name))
+
+    @staticmethod
+    def _effective(name, infos, patterns, default: Bounds) -> VariableInfo:
+        info = VariableInfo(name, default)
+        for pattern, pinfo in patterns:
+            if re.fullmatch(pattern, name):
+                info = VariableInfo(name, pinfo.bounds or default, pinfo.initial, pinfo.final)
+        if name in infos:
+            e = infos[name]
+            info = VariableInfo(name, e.bounds or default, e.initial, e.final)
+        for label in ("initial", "final"):
+            ib = getattr(info, label)
+            if ib is not None and not info.bounds.contains(ib):
+                raise ValueError(f"{name!r}: {label} bounds {ib.as_list()} are outside its bounds {info.bounds.as_list()}")
+        return info
+
+    # ------------------------------------------------------- goals & friends
+    def add_goal(self, goal: Goal) -> Goal:
+        """Add a goal; its name must be unique in this problem. Returns the goal."""
+        if not isinstance(goal, Goal):
+            raise TypeError(f"add_goal expects a moco_lab goal, got {type(goal).__name__}")
+        if any(g.name == goal.name for g in self.goals):
+            raise ValueError(f"A goal named {goal.name!r} already exists; give each goal a unique name.")
+        self.goals.append(goal)
+        return goal
+
+    def get_goal(self, name: str) -> Goal:
+        for g in self.goals:
+            if g.name == name:
+                return g
+        raise KeyError(did_you_mean(name, [g.name for g in self.goals], "goal"))
+
+    def remove_goal(self, name: str) -> None:
+        self.goals.remove(self.get_goal(name))
+
+    def add_path_constraint(self, name: str, func: Callable, lower, upper) -> PathConstraint:
+        """Add ``lower <= func(t, states, controls, parameters) <= upper`` at mesh points."""
+        pc = PathConstraint(name, func, lower, upper)
+        self.path_constraints.append(pc)
+        return pc
+
+    def add_parameter(self, name: str, property: str, bounds) -> Parameter:
+        """Optimize a model property (e.g. ``"/body/mass"``) as a time-invariant parameter."""
+        if any(p.name == name for p in self.parameters):
+            raise ValueError(f"A parameter named {name!r} already exists")
+        if self.model is not None:
+            self.model.property(property)
+        if any(p.property == property for p in self.parameters):
+            raise ValueError(f"Property {property!r} is already a parameter")
+        p = Parameter(name, property, bounds)
+        self.parameters.append(p)
+        return p
+
+    # ------------------------------------------------------------- validation
+    def validate(self) -> None:
+        """Check the whole problem; raise a clear error naming what is wrong."""
+        model = self._require_model()
+        if self.time_initial is None or self.time_final is None:
+            raise RuntimeError("No time bounds: call problem.set_time_bounds(initial, final) first.")
+        for name in self._state_infos:
+            self._check_name(name, self.state_names(), "state")
+        for name in self._control_infos:
+            self._check_name(name, self.control_names(), "control")
+        for n in self.state_names():
+            self.state_info(n)
+        for n in self.control_names():
+            self.control_info(n)
+        for p in self.parameters:
+            model.property(p.property)
+        for g in self.goals:
+            if g.enabled:
+                g.prepare(self)
+        names = [g.name for g in self.goals]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Goal names must be unique: {names}")
+
+    def to_dict(self) -> dict:
+        """A JSON-ready description (used by :meth:`Study.save`)."""
+        if self.path_constraints:
+            raise TypeError("Path constraints hold Python functions; this problem cannot be saved to a file.")
+        return {
+            "time_bounds": [self.time_initial.as_list() if self.time_initial else None,
+                            self.time_final.as_list() if self.time_final else None],
+            "state_infos": {k: v.to_dict() for k, v in self._state_infos.items()},
+            "control_infos": {k: v.to_dict() for k, v in self._control_infos.items()},
+            "state_info_patterns": [[p, v.to_dict()] for p, v in self._state_patterns],
+            "control_info_patterns": [[p, v.to_dict()] for p, v in self._control_patterns],
+            "goals": [g.to_dict() for g in self.goals],
+            "parameters": [{"name": p.name, "property": p.property, "bounds": p.bounds.as_list()}
+                           for p in self.parameters],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict, model: Model) -> "Problem":
+        def b(x):
+            return None if x is None else Bounds.from_list(x)
+
+        p = cls()
+        p.set_model(model)
+        ti, tf = d["time_bounds"]
+        if ti is not None:
+            p.set_time_bounds(b(ti), b(tf))
+        for k, v in d.get("state_infos", {}).items():
+            p.set_state_info(k, b(v["bounds"]), b(v["initial"]), b(v["final"]))
+        for k, v in d.get("control_infos", {}).items():
+            p.set_control_info(k, b(v["bounds"]), b(v["initial"]), b(v["final"]))
+        for pat, v in d.get("state_info_patterns", []):
+            p.set_state_info_pattern(pat, b(v["bounds"]), b(v["initial"]), b(v["final"]))
+        for pat, v in d.get("control_info_patterns", []):
+            p.set_control_info_pattern(pat, b(v["bounds"]), b(v["initial"]), b(v["final"]))
+        for g in d.get("goals", []):
+            p.add_goal(goal_from_dict(g))
+        for par in d.get("parameters", []):
+            p.add_parameter(par["name"], par["property"], b(par["bounds"]))
+        return p
+
+    def __repr__(self) -> str:
+        m = self.model.name if self.model else None
+        return f"<Problem model={m!r} goals={[g.name for g in self.goals]} parameters={[p.name for p in self.parameters]}>"

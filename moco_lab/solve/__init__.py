@@ -1,0 +1,9 @@
+"""Solving: settings, guesses, the optimizer run and the named solution."""
+from .guess import guess_from_bounds, guess_from_trajectory
+from .optimizer import IPOPT_STATUS, OptimizerRun, Progress, max_constraint_violation, run_optimizer
+from .settings import SolverSettings
+from .solution import package_solution, solve_transcription, trajectory_from_solution
+
+__all__ = ["guess_from_bounds", "guess_from_trajectory", "IPOPT_STATUS", "OptimizerRun", "Progress",
+           "max_constraint_violation", "run_optimizer", "SolverSettings", "package_solution", "solve_transcription",
+           "trajectory_from_solution"]

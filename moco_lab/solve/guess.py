@@ -1,0 +1,79 @@
+"""Initial guesses: Moco's guess from bounds, or any trajectory interpolated onto the grid."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..engine.transcription import Transcription
+from ..results.trajectory import Solution, Trajectory
+
+__all__ = ["guess_from_bounds", "guess_from_trajectory", "set_guess"]
+
+
+def guess_from_bounds(tr: Transcription) -> dict:
+    """Moco's default guess: midpoint of each variable's bounds (fixed values at fixed ends)."""
+    p, ng = tr.problem, tr.grid.num_points
+    g = {"t0": p.time_initial.midpoint_guess(), "tf": p.time_final.midpoint_guess()}
+    for key, infos in (("Y", tr.state_infos), ("X", tr.control_infos)):
+        M = np.zeros((ng, len(infos)))
+        for k, info in enumerate(infos):
+            M[:, k] = info.bounds.midpoint_guess()
+            if info.initial is not None:
+                M[0, k] = info.initial.midpoint_guess()
+            if info.final is not None:
+                M[-1, k] = info.final.midpoint_guess()
+        g[key] = M
+    g["A"] = np.zeros(tr.A.shape)
+    g["P"] = np.array([par.bounds.midpoint_guess() for par in p.parameters])
+    if g["tf"] <= g["t0"]:
+        g["tf"] = g["t0"] + max(1e-3, p.time_final.upper - g["t0"]) if math.isfinite(p.time_final.upper) else g["t0"] + 1
+    return g
+
+
+def guess_from_trajectory(tr: Transcription, traj: Trajectory) -> dict:
+    """Interpolate ``traj`` (any grid) onto the transcription's grid; fill gaps from bounds."""
+    g = guess_from_bounds(tr)
+    if isinstance(traj, Solution):
+        traj = traj._data()  # a failed solve is still a usable guess; the caller's solution stays sealed
+    p = tr.problem
+    g["t0"] = float(np.clip(traj.initial_time, p.time_initial.lower, p.time_initial.upper))
+    g["tf"] = float(np.clip(traj.final_time, p.time_final.lower, p.time_final.upper))
+    t = traj.initial_time + tr.grid.tau * (traj.final_time - traj.initial_time)
+    for key, names, table in (("Y", tr.state_names, traj.states), ("X", tr.control_names, traj.controls)):
+        for k, name in enumerate(names):
+            if name in table:
+                g[key][:, k] = np.interp(t, traj.time, table[name])
+    for k, name in enumerate(tr.derivative_names):
+        if name in traj.derivatives:
+            g["A"][:, k] = np.interp(t, traj.time, traj.derivatives[name])
+    if tr.nacc:
+        for c in tr.model.coordinates:
+            if c.accel_path in traj.derivatives:
+                continue
+            if c.speed_path in traj.states and traj.num_times > 2:
+                g["A"][:, c.q_index] = np.interp(t, traj.time, np.gradient(traj.states[c.speed_path], traj.time))
+    for k, name in enumerate(tr.multiplier_names + tr.slack_names):
+        if name in traj.multipliers:
+            g["A"][:, tr.nres + k] = np.interp(t, traj.time, traj.multipliers[name])
+    for k, par in enumerate(p.parameters):
+        if par.name in traj.parameters:
+            g["P"][k] = traj.parameters[par.name]
+    return g
+
+
+def set_guess(tr: Transcription, g: dict) -> None:
+    prog = tr.prog
+    if tr.bordalba:  # projected end states start at the states themselves
+        A = np.asarray(g["A"], float).copy()
+        pn = tr.projection_nodes
+        A[pn, tr.a_xt:tr.a_xt + tr.nxt] = np.asarray(g["Y"], float)[pn, :tr.nxt]
+        g = dict(g, A=A)
+    prog.SetInitialGuess(tr.t0, g["t0"])
+    prog.SetInitialGuess(tr.tf, g["tf"])
+    for key in ("Y", "X", "A"):
+        V = getattr(tr, key)
+        if V.size:
+            prog.SetInitialGuess(V.reshape(-1), np.asarray(g[key], float).reshape(-1))
+    if tr.npar:
+        prog.SetInitialGuess(tr.P, g["P"])

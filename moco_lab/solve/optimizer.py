@@ -1,0 +1,233 @@
+"""The optimizer run: IPOPT (default) or SNOPT on a Drake ``MathematicalProgram``, with progress and statuses."""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time as _time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from pydrake.solvers import CommonSolverOption, IpoptSolver, SnoptSolver, SolverOptions
+
+__all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "Progress", "OptimizerRun", "run_optimizer", "max_constraint_violation"]
+
+#: IPOPT 3.14's ``SolverReturn`` codes (as Drake reports them) -> Moco's status names.
+IPOPT_STATUS = {
+    0: "Solve_Succeeded",
+    1: "Maximum_Iterations_Exceeded",
+    2: "Maximum_CpuTime_Exceeded",
+    3: "Maximum_WallTime_Exceeded",
+    4: "Search_Direction_Becomes_Too_Small",
+    5: "Solved_To_Acceptable_Level",
+    6: "Infeasible_Problem_Detected",
+    7: "User_Requested_Stop",
+    8: "Feasible_Point_Found",
+    9: "Diverging_Iterates",
+    10: "Restoration_Failed",
+    11: "Error_In_Step_Computation",
+    12: "Invalid_Number_Detected",
+    13: "Not_Enough_Degrees_Of_Freedom",
+    14: "Invalid_Option",
+    15: "Insufficient_Memory",
+    16: "Internal_Error",
+}
+#: IPOPT statuses counted as success (Moco also accepts the acceptable level).
+IPOPT_SUCCESS = (0, 5)
+
+
+#: Solver-settings attributes -> each optimizer's option names.
+_OPTION_NAMES = {
+    "ipopt": {"optim_convergence_tolerance": "tol", "optim_constraint_tolerance": "constr_viol_tol",
+              "optim_max_iterations": "max_iter"},
+    "snopt": {"optim_convergence_tolerance": "Major optimality tolerance",
+              "optim_constraint_tolerance": "Major feasibility tolerance",
+              "optim_max_iterations": "Major iterations limit"},
+}
+
+
+@dataclass
+class Progress:
+    """Reported to a progress callback while the optimizer runs.
+
+    With IPOPT: once per IPOPT iteration (``iteration`` 0, 1, 2, ...), with
+    IPOPT's objective and primal infeasibility ``inf_pr`` as
+    ``constraint_violation``. With SNOPT: once per objective evaluation, with
+    the largest constraint violation at that point.
+    """
+
+    iteration: int
+    objective: float
+    constraint_violation: float
+    elapsed: float
+
+
+def max_constraint_violation(prog, x: np.ndarray) -> float:
+    """Largest violation of any constraint (including bounds) at ``x``."""
+    worst = 0.0
+    for b in prog.GetAllConstraints():
+        val = np.atleast_1d(prog.EvalBinding(b, x))
+        lo, hi = b.evaluator().lower_bound(), b.evaluator().upper_bound()
+        with np.errstate(invalid="ignore"):
+            v = np.max(np.concatenate([lo - val, val - hi, [0.0]]))
+        worst = max(worst, float(v))
+    return worst
+
+
+@dataclass
+class OptimizerRun:
+    """Outcome of one optimizer run on a ``MathematicalProgram`` (before naming the variables)."""
+
+    x: np.ndarray
+    success: bool
+    status: str
+    nit: int
+    solve_time: float
+    cost: float
+    constraint_violation: float
+
+
+def run_optimizer(prog, settings, progress: Callable[[Progress], None] | None = None) -> OptimizerRun:
+    """Solve ``prog`` (initial guess already set) with the optimizer and options of ``settings``.
+
+    Reports each IPOPT iteration (or SNOPT objective evaluation) to
+    ``progress`` while the solve runs, and reads the exact iteration count
+    from the optimizer's own output.
+    """
+    options = SolverOptions()
+    solver = IpoptSolver() if settings.optim_solver == "ipopt" else SnoptSolver()
+    sid = solver.solver_id()
+    # the optimizer's own statistics (exact iteration count, live progress) go to a scratch file
+    stats_file = tempfile.NamedTemporaryFile(prefix=f"moco_lab_{settings.optim_solver}_", suffix=".txt",
+                                             delete=False)
+    stats_file.close()
+    names = _OPTION_NAMES[settings.optim_solver]
+    for attr, convert in (("optim_convergence_tolerance", float), ("optim_constraint_tolerance", float),
+                          ("optim_max_iterations", int)):
+        value = getattr(settings, attr)
+        if value is not None:
+            options.SetOption(sid, names[attr], convert(value))
+    if settings.optim_solver == "ipopt":
+        options.SetOption(sid, "print_level", 5 if settings.verbose >= 5 else 0)
+        options.SetOption(sid, "output_file", stats_file.name)
+        options.SetOption(sid, "file_print_level", 3)
+        if settings.verbose >= 6:
+            options.SetOption(sid, "print_timing_statistics", "yes")
+        extra = {"spral_scaling": "none", **settings.optim_solver_options}
+    else:
+        options.SetOption(CommonSolverOption.kPrintFileName, stats_file.name)
+        extra = dict(settings.optim_solver_options)
+    for key, value in extra.items():
+        try:
+            options.SetOption(sid, key, value)
+        except Exception as err:  # pragma: no cover - depends on Drake's option checks
+            raise ValueError(f"Invalid {settings.optim_solver} option {key}={value!r}: {err}") from err
+    if not solver.available() or not solver.enabled():
+        raise RuntimeError(f"Optimizer {settings.optim_solver!r} is not available in this Drake build.")
+
+    want_report = progress is not None or settings.verbose in range(1, 5)
+    if want_report and settings.optim_solver == "ipopt":
+        options.SetOption(sid, "file_print_level", 5)  # one line per iteration, read live
+    reporter = _ProgressReporter(prog, stats_file.name, settings, progress)
+    binding = prog.AddVisualizationCallback(reporter, prog.decision_variables()) if want_report else None
+    try:
+        reporter.start = _time.perf_counter()
+        result = solver.Solve(prog, None, options)
+        solve_time = _time.perf_counter() - reporter.start
+        if want_report:
+            reporter.finish(result.get_x_val())
+    finally:
+        if binding is not None:
+            prog.RemoveVisualizationCallback(binding)
+
+    details = result.get_solver_details()
+    stats = _read_and_remove(stats_file.name)
+    if settings.optim_solver == "ipopt":
+        code = int(details.status)
+        status = IPOPT_STATUS.get(code, f"IPOPT status {code}")
+        success = code in IPOPT_SUCCESS
+        found = re.search(r"Number of Iterations\.*:\s*(\d+)", stats)
+    else:
+        code = int(details.info)
+        status = f"SNOPT_INFO_{code}"
+        success = bool(result.is_success())
+        found = re.search(r"No\. of major iterations\s+(\d+)", stats)
+    x = result.get_x_val()
+    return OptimizerRun(x=x, success=success, status=status, nit=int(found.group(1)) if found else -1,
+                        solve_time=solve_time, cost=float(result.get_optimal_cost()),
+                        constraint_violation=max_constraint_violation(prog, x))
+
+
+_IPOPT_ITERATION = re.compile(r"^\s*(\d+)r?\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s", re.M)
+
+
+class _ProgressReporter:
+    """Reports optimizer progress while the solve runs.
+
+    Drake calls this object at every objective evaluation. With IPOPT, the
+    iteration lines IPOPT writes to its output file are read as they appear, so
+    each report is one IPOPT iteration with IPOPT's own objective and primal
+    infeasibility (``inf_pr``). With SNOPT, each objective evaluation is
+    reported, with the objective and constraint violation computed here.
+    """
+
+    def __init__(self, prog, path, settings, progress):
+        self.prog, self.path, self.settings, self.progress = prog, path, settings, progress
+        self.offset = 0
+        self.partial = ""
+        self.count = 0
+        self.start = _time.perf_counter()
+
+    def __call__(self, x):
+        if self.settings.optim_solver == "ipopt":
+            self._read_ipopt()
+        else:
+            obj = float(sum(np.sum(self.prog.EvalBinding(c, x)) for c in self.prog.GetAllCosts()))
+            self._emit(Progress(self.count, obj, max_constraint_violation(self.prog, x), self._elapsed()))
+
+    def finish(self, x):
+        if self.settings.optim_solver == "ipopt":
+            self._read_ipopt()
+
+    def _elapsed(self):
+        return _time.perf_counter() - self.start
+
+    def _read_ipopt(self):
+        try:
+            with open(self.path, errors="replace") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+                self.offset = f.tell()
+        except OSError:
+            return
+        text = self.partial + chunk
+        lines = text.split("\n")
+        self.partial = lines.pop()  # an unfinished last line waits for the next read
+        for line in lines:
+            m = _IPOPT_ITERATION.match(line)
+            if m and int(m.group(1)) == self.count:
+                self._emit(Progress(self.count, float(m.group(2)), float(m.group(3)), self._elapsed()))
+
+    def _emit(self, info: "Progress"):
+        self.count += 1
+        if self.settings.verbose in range(1, 5):
+            print(f"iter {info.iteration:4d}  objective {info.objective:.8e}  "
+                  f"constraint violation {info.constraint_violation:.2e}  ({info.elapsed:.2f} s)")
+        if self.progress is not None:
+            self.progress(info)
+
+
+def _read_and_remove(path: str) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+

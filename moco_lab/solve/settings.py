@@ -1,0 +1,143 @@
+"""Solver settings (Moco's ``MocoCasADiSolver`` settings, in snake_case).
+
+Settings mirror Moco's names: ``transcription_scheme``,
+``multibody_dynamics_mode``, ``num_mesh_intervals``, ``optim_solver``,
+``optim_convergence_tolerance``, ``optim_constraint_tolerance``,
+``optim_max_iterations``. Tolerances left at ``None`` use the optimizer's
+defaults, as Moco does (IPOPT: ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engine.collocation import MODES, SCHEMES
+from ..results.trajectory import Trajectory
+
+__all__ = ["SolverSettings"]
+
+
+@dataclass
+class SolverSettings:
+    """How to transcribe and solve (Moco's solver settings).
+
+    Attributes
+    ----------
+    transcription_scheme : {"hermite-simpson", "trapezoidal"}
+    multibody_dynamics_mode : {"explicit", "implicit"}
+    num_mesh_intervals : int
+        Uniform mesh intervals ``N`` (Moco's default 100).
+    optim_solver : {"ipopt", "snopt"}
+    optim_convergence_tolerance, optim_constraint_tolerance : float or None
+        ``None``: optimizer defaults (IPOPT ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
+    optim_max_iterations : int or None
+    implicit_acceleration_bounds : float
+        Implicit mode: accelerations are bounded by ``±`` this (Moco: 1000).
+    guess : Trajectory or None
+        Initial guess; ``None`` means Moco's guess from bounds. Any earlier
+        trajectory or solution works: it is interpolated onto the new grid.
+    chunk_size : int
+        Mesh intervals per dynamics binding (performance knob; results do not depend on it).
+    verbose : int
+        0 silent; 1 prints a line per iteration; 5 IPOPT's own output
+        (6 adds IPOPT's timing statistics).
+    kinematic_constraint_method : {"Posa2016", "Bordalba2023"}
+        How kinematic constraints are enforced (Moco 4.6's names). ``"Posa2016"``: trapezoidal
+        enforces φ at mesh points (Eq. 7); Hermite–Simpson φ, φ̇, φ̈ at mesh points with the
+        midpoint velocity correction (Eq. 12–14). ``"Bordalba2023"`` (both schemes): each interval
+        integrates to a state x̃ that is projected onto the constraint manifold, x = x̃ + F_x(x)ᵀμ
+        with F = [φ; φ̇]; φ and φ̇ hold at mesh points, φ̈ at every grid point.
+    projection_slack_bounds : (float, float)
+        Bordalba: bounds of the projection slacks μ (Moco's ``projection_slack_variable_bounds``, ±0.001).
+    minimize_state_projection_distance, state_projection_distance_weight : bool, float
+        Bordalba: add ``weight * Σ_i ‖x̃_i − x_i‖²`` to the objective (Moco's defaults: True, 1e-6).
+    multiplier_bounds : (float, float)
+        Bounds of the kinematic-constraint Lagrange multipliers (Moco's ``multiplier_bounds``, [-1000, 1000]).
+    velocity_correction_bounds : (float, float)
+        Hermite–Simpson with kinematic constraints: bounds of the midpoint velocity
+        corrections γ̃ (Moco's ``velocity_correction_bounds``, [-0.1, 0.1]).
+    minimize_lagrange_multipliers : bool
+        Add ``lagrange_multiplier_weight * ∫ ‖λ‖² dt`` to the objective (Moco's option of the same
+        name; the paper's ``w_λ``, recommended with the trapezoidal scheme, Eq. 7).
+    lagrange_multiplier_weight : float
+    optim_solver_options : dict
+        Extra options passed unchanged to the optimizer (IPOPT or SNOPT
+        option names), e.g. ``{"mu_strategy": "adaptive"}``. By default
+        moco_lab sets IPOPT's ``spral_scaling`` to ``"none"``: Drake's IPOPT
+        uses the SPRAL linear solver, whose default scaling made small
+        collocation problems several times slower here, with the same
+        iterates. Override it here if you need scaling.
+    """
+
+    transcription_scheme: str = "hermite-simpson"
+    multibody_dynamics_mode: str = "explicit"
+    num_mesh_intervals: int = 100
+    optim_solver: str = "ipopt"
+    optim_convergence_tolerance: float | None = None
+    optim_constraint_tolerance: float | None = None
+    optim_max_iterations: int | None = None
+    implicit_acceleration_bounds: float = 1000.0
+    guess: Trajectory | None = None
+    chunk_size: int = 10
+    verbose: int = 0
+    kinematic_constraint_method: str = "Posa2016"
+    projection_slack_bounds: tuple = (-0.001, 0.001)
+    minimize_state_projection_distance: bool = True
+    state_projection_distance_weight: float = 1e-6
+    multiplier_bounds: tuple = (-1000.0, 1000.0)
+    velocity_correction_bounds: tuple = (-0.1, 0.1)
+    minimize_lagrange_multipliers: bool = False
+    lagrange_multiplier_weight: float = 1.0
+    optim_solver_options: dict = field(default_factory=dict)
+
+    def validate(self) -> None:
+        """Raise a clear error for unknown or inconsistent settings."""
+        scheme = self.transcription_scheme
+        if scheme not in SCHEMES:
+            raise ValueError(f"Unknown transcription_scheme {scheme!r}; choose one of {list(SCHEMES)}.")
+        if self.multibody_dynamics_mode not in MODES:
+            raise ValueError(f"Unknown multibody_dynamics_mode {self.multibody_dynamics_mode!r}; choose one of {list(MODES)}.")
+        if self.optim_solver not in ("ipopt", "snopt"):
+            raise ValueError(f"Unknown optim_solver {self.optim_solver!r}; choose 'ipopt' or 'snopt'.")
+        if not isinstance(self.num_mesh_intervals, (int, np.integer)) or self.num_mesh_intervals < 1:
+            raise ValueError(f"num_mesh_intervals must be a positive integer, got {self.num_mesh_intervals!r}")
+        for name in ("optim_convergence_tolerance", "optim_constraint_tolerance"):
+            v = getattr(self, name)
+            if v is not None and not (v > 0):
+                raise ValueError(f"{name} must be > 0 (or None for the optimizer's default), got {v}")
+        if self.optim_max_iterations is not None and self.optim_max_iterations < 0:
+            raise ValueError("optim_max_iterations must be >= 0")
+        if self.guess is not None and not isinstance(self.guess, Trajectory):
+            raise TypeError("guess must be a Trajectory/Solution or None")
+        if self.implicit_acceleration_bounds <= 0:
+            raise ValueError("implicit_acceleration_bounds must be > 0")
+        if self.kinematic_constraint_method not in ("Posa2016", "Bordalba2023"):
+            raise ValueError(f"Unknown kinematic_constraint_method {self.kinematic_constraint_method!r}; "
+                             "choose 'Posa2016' or 'Bordalba2023'.")
+        for name in ("multiplier_bounds", "velocity_correction_bounds", "projection_slack_bounds"):
+            lo, hi = getattr(self, name)
+            if not lo <= 0 <= hi or lo == hi:
+                raise ValueError(f"{name} must be (lower, upper) with lower <= 0 <= upper and lower < upper, "
+                                 f"got {(lo, hi)}")
+        if self.lagrange_multiplier_weight < 0:
+            raise ValueError(f"lagrange_multiplier_weight must be >= 0, got {self.lagrange_multiplier_weight}")
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "guess"}
+        for key in ("multiplier_bounds", "velocity_correction_bounds", "projection_slack_bounds"):
+            d[key] = [float(v) for v in d[key]]  # JSON has lists, not tuples
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SolverSettings":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"Unknown solver settings {sorted(unknown)}")
+        d = dict(d)
+        for key in ("multiplier_bounds", "velocity_correction_bounds", "projection_slack_bounds"):
+            if key in d:
+                d[key] = tuple(float(v) for v in d[key])
+        return cls(**d)

@@ -1,0 +1,50 @@
+"""Solve a transcription and package the named :class:`~moco_lab.results.Solution`."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..engine.transcription import Transcription
+from ..results.trajectory import Solution, Trajectory
+from .guess import guess_from_bounds, guess_from_trajectory, set_guess
+from .optimizer import OptimizerRun, Progress, run_optimizer
+from .settings import SolverSettings
+
+__all__ = ["solve_transcription", "package_solution", "trajectory_from_solution"]
+
+
+def solve_transcription(tr: Transcription, settings: SolverSettings,
+                        progress: Callable[[Progress], None] | None = None) -> Solution:
+    """Solve a transcribed problem and package the :class:`Solution`."""
+    g = guess_from_trajectory(tr, settings.guess) if settings.guess is not None else guess_from_bounds(tr)
+    set_guess(tr, g)
+    run = run_optimizer(tr.prog, settings, progress)
+    sol = tr.unpack(run.x)
+    goal_values = tr.goal_values(sol)
+    return package_solution(run, settings, trajectory_from_solution(tr, sol), goal_values)
+
+
+def package_solution(run: OptimizerRun, settings: SolverSettings, traj: Trajectory,
+                     goal_values: dict[str, float]) -> Solution:
+    """A :class:`Solution` from an optimizer run, its named trajectory and goal values."""
+    objective = run.cost if np.isfinite(run.cost) else sum(goal_values.values())
+    message = (f"{settings.optim_solver}: {run.status} after {run.nit} iterations; objective {objective:.10g}; "
+               f"max constraint violation {run.constraint_violation:.2e}")
+    return Solution(traj, success=run.success, status=run.status, message=message, objective=objective,
+                    goal_values=goal_values, nit=run.nit, solve_time=run.solve_time, solver=settings.optim_solver,
+                    constraint_violation=run.constraint_violation)
+
+
+def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
+    """Name the arrays of an unpacked solution vector."""
+    t = sol["t0"] + tr.grid.tau * (sol["tf"] - sol["t0"])
+    states = {n: sol["Y"][:, k] for k, n in enumerate(tr.state_names)}
+    controls = {n: sol["X"][:, k] for k, n in enumerate(tr.control_names)}
+    derivs = {name: sol["A"][:, k] for k, name in enumerate(tr.derivative_names)}
+    # multipliers λ, then (Hermite–Simpson) the velocity corrections γ̃ (zero at mesh points)
+    mult = {name: sol["A"][:, tr.nres + k] for k, name in enumerate(tr.multiplier_names + tr.slack_names)}
+    # Bordalba: the projection slacks μ (zero where no interval ends)
+    mult.update({name: sol["A"][:, tr.a_mu + k] for k, name in enumerate(tr.projection_names)})
+    params = {n: float(v) for n, v in zip(tr.param_names, sol["P"])}
+    return Trajectory(t, states, controls, mult, derivs, params)
