@@ -61,7 +61,7 @@ import numpy as np  # noqa: E402
 import sympy  # noqa: E402
 from sympy.core.cache import clear_cache  # noqa: E402
 
-from moco_lab.engine.dynamics import clear_kernel_cache  # noqa: E402
+from moco_lab.engine.kernel import clear_kernel_cache  # noqa: E402
 
 import moco_lab as ml  # noqa: E402
 from benchmarks import moco_reference as mr  # noqa: E402

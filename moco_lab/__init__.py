@@ -43,7 +43,7 @@ from .util.bounds import Bounds  # noqa: E402
 from .util.names import NamedValues  # noqa: E402
 from .viz.plotting import plot_trajectories  # noqa: E402
 
-__version__ = "0.2.0"
+from .util.version import __version__  # noqa: E402
 
 __all__ = [
     "analysis", "config", "examples", "models", "muscle", "constraints", "coupled_models", "Bounds", "ControlGoal",

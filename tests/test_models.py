@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.engine.dynamics import MultibodyKernel
+from moco_lab.engine.kernel import MultibodyKernel
 from moco_lab.modeling.model import GRAVITY
 
 

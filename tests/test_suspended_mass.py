@@ -30,7 +30,7 @@ def test_model_names_and_default_bounds():
 
 def test_hanging_mass_is_pulled_up_by_the_muscles():
     """Gravity alone accelerates the mass down at g; full activation of the middle muscle pulls it up."""
-    from moco_lab.engine.dynamics import MultibodyKernel
+    from moco_lab.engine.kernel import MultibodyKernel
 
     model = ml.models.suspended_mass()
     k = MultibodyKernel(model)

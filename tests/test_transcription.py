@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.engine.dynamics import MultibodyKernel
+from moco_lab.engine.kernel import MultibodyKernel
 
 
 def fd_jacobian(fun, z, eps=1e-6):
@@ -169,7 +169,7 @@ def test_explicit_tendon_dynamics_jacobians(mode):
 
 def test_explicit_and_implicit_tendon_kernels_agree():
     """Where w equals the explicit tendon-force derivative, Moco's implicit residual vanishes."""
-    from moco_lab.engine.dynamics import kernel_for
+    from moco_lab.engine.kernel import kernel_for
 
     ke = kernel_for(compliant_muscle_study("explicit", "explicit").problem.model)
     ki = kernel_for(compliant_muscle_study("explicit", "implicit").problem.model)

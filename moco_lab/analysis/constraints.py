@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.dynamics import kernel_for
+from ..engine.kernel import kernel_for
 
 __all__ = ["constraint_violations"]
 

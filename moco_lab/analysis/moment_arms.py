@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from ..modeling.constraints import body_point_positions, constraint_jacobian, coupling_vector, project_positions
-from ..modeling.model import PathMuscle
+from ..modeling.forces import PathMuscle
 from ..modeling.path import GeometryPath
 from ..util.names import did_you_mean
 

@@ -40,7 +40,7 @@ from ..ocp.problem import Problem
 from ..util.names import NamedValues
 from .callbacks import drake_callable
 from .collocation import MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
-from .dynamics import kernel_for
+from .kernel import kernel_for
 
 
 
@@ -316,7 +316,7 @@ class Transcription:
             dK[:, nl:2 * nl, :nq] = c["phid_q"]
             dK[:, nl:2 * nl, nq:2 * nq] = G
             # φ̈ = G(q) u̇ + Ġu: explicit terms in q, u, plus G times u̇'s derivatives
-            Ga_q = self.kernel._constraint_acc(Q, udot)["Ga_q"]
+            Ga_q = self.kernel.constraints(Q, U, A=udot)["Ga_q"]
             dK[:, 2 * nl:, :] = np.einsum("nlq,nqb->nlb", G, dUdot)
             dK[:, 2 * nl:, :nq] += Ga_q + c["bias_q"]
             dK[:, 2 * nl:, nq:2 * nq] += c["bias_u"]

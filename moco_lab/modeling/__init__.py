@@ -8,7 +8,8 @@ from . import constraints, coupled, library, muscle
 from .constraints import (CoordinateCouplerConstraint, FixedDistanceConstraint, HolonomicConstraint,
                           KinematicConstraint, PointOnCurveConstraint)
 from .forces import CoordinateActuator, SpringGeneralizedForce
-from .model import GRAVITY, Coordinate, Model, ModelBuilder, PathMuscle, Property
+from .forces import ForceElement, PathMuscle
+from .model import GRAVITY, Coordinate, Model, ModelBuilder, Property
 from .muscle import DeGrooteFregly2016Muscle
 from .path import GeometryPath, PathPoint
 

@@ -191,16 +191,34 @@ class KinematicConstraint:
         q = _as_vector(q)
         if q.shape[0] != self.model.nq:
             raise ValueError(f"{self.path}: q has {q.shape[0]} entries, the model has nq = {self.model.nq}")
+        points = lambda pts: body_point_positions(self.model, q, pts)  # noqa: E731
         if q.dtype == object:  # numpy flags spurious "invalid value" warnings on Drake scalar objects
             with np.errstate(all="ignore"):
-                out = _stack(list(np.atleast_1d(self._phi(q))))
+                out = _stack(list(np.atleast_1d(self._phi(q, points))))
         else:
-            out = _stack(list(np.atleast_1d(self._phi(q))))
+            out = _stack(list(np.atleast_1d(self._phi(q, points))))
         if out.shape != (self.num_equations,):
             raise ValueError(f"{self.path}: φ(q) has shape {out.shape}, expected ({self.num_equations},)")
         return out
 
-    def _phi(self, q: np.ndarray):
+    def phi_expr(self, q: Sequence, point_position: Callable) -> list:
+        """``φ`` as expressions of the engine's symbolic ``q`` (used to derive the equations of motion).
+
+        Parameters
+        ----------
+        q : sequence (nq,)
+            Symbolic coordinates (:mod:`moco_lab.symbolic` expressions).
+        point_position : callable ``(body, location) -> 3 expressions``
+            World positions of body points, from the engine's kinematics.
+        """
+        q = np.array(list(q), dtype=object)
+        out = list(np.atleast_1d(self._phi(q, lambda pts: [point_position(b, loc) for b, loc in pts])))
+        if len(out) != self.num_equations:
+            raise ValueError(f"{self.path}: φ(q) has {len(out)} entries, expected {self.num_equations}")
+        return out
+
+    def _phi(self, q: np.ndarray, points: Callable):
+        """φ(q); ``points([(body, location), ...])`` gives world positions of body points for ``q``'s scalar type."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -231,7 +249,7 @@ class HolonomicConstraint(KinematicConstraint):
             raise TypeError(f"HolonomicConstraint {name!r}: phi must be callable")
         self._user_phi = phi
 
-    def _phi(self, q):
+    def _phi(self, q, points):
         return self._user_phi(q)
 
 
@@ -286,7 +304,7 @@ class CoordinateCouplerConstraint(KinematicConstraint):
             total = total + r * qk
         return total
 
-    def _phi(self, q):
+    def _phi(self, q, points):
         qi = [q[self._index[c]] for c in self.independent]
         return [q[self._index[self.dependent]] - self.f(*qi)]
 
@@ -330,11 +348,11 @@ class PointOnCurveConstraint(KinematicConstraint):
     def body_names(self) -> list[str]:
         return [self.body] if self.body is not None else []
 
-    def _phi(self, q):
+    def _phi(self, q, points):
         if self.body is None:
             x, y = q[self._index[self.x]], q[self._index[self.y]]
         else:
-            p = body_point_positions(self.model, q, [(self.body, self.point)])[0]
+            p = points([(self.body, self.point)])[0]
             x, y = p[0], p[1]
         return [y - self.curve(x)]
 
@@ -369,8 +387,8 @@ class FixedDistanceConstraint(KinematicConstraint):
     def body_names(self) -> list[str]:
         return [self.body1, self.body2]
 
-    def _phi(self, q):
-        p1, p2 = body_point_positions(self.model, q, [(self.body1, self.point1), (self.body2, self.point2)])
+    def _phi(self, q, points):
+        p1, p2 = points([(self.body1, self.point1), (self.body2, self.point2)])
         d = p2 - p1
         return [np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - self.distance]
 

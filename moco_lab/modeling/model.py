@@ -36,7 +36,7 @@ from pydrake.math import RigidTransform
 
 from ..util.names import did_you_mean
 from .constraints import KinematicConstraint
-from .forces import CoordinateActuator, SpringGeneralizedForce
+from .forces import CoordinateActuator, ForceElement, PathMuscle, SpringGeneralizedForce
 from .path import GeometryPath
 
 GRAVITY = 9.80665  #: OpenSim's standard gravity (m/s^2)
@@ -82,41 +82,27 @@ class Coordinate:
 
 
 @dataclass
-class PathMuscle:
-    """A muscle model (e.g. :class:`~moco_lab.muscle.DeGrooteFregly2016Muscle`) on a geometry path.
+class Property:
+    """A model property that a problem may turn into an optimization parameter.
 
-    Its control (excitation) is named :attr:`path` (``/forceset/<name>``);
-    its states are ``<path>/activation`` and, with a compliant tendon,
-    ``<path>/normalized_tendon_force``.
+    Attributes
+    ----------
+    path : str
+        ``<body path>/mass`` or ``<force element path>/<property>``.
+    kind : str
+        ``"body_mass"`` or ``"force"`` (a force element's property).
+    target : str
+        Drake body name, or force element path.
+    attribute : str
+        ``"mass"`` or the element's property name.
+    default : float
+        The current value.
     """
 
-    muscle: object
-    geometry: object  # moco_lab.path.GeometryPath
-
-    @property
-    def name(self) -> str:
-        return self.muscle.name
-
-    @property
-    def path(self) -> str:
-        return f"/forceset/{self.muscle.name}"
-
-    def state_names(self) -> list[str]:
-        return [f"{self.path}/{s}" for s in self.muscle.state_variable_names]
-
-    def implicit_derivative_names(self) -> list[str]:
-        """Extra variables of implicit tendon dynamics (Moco's ``implicitderiv_normalized_tendon_force``)."""
-        return [f"{self.path}/{s}" for s in self.muscle.implicit_derivative_names]
-
-
-@dataclass
-class Property:
-    """A model property that a problem may turn into an optimization parameter."""
-
     path: str
-    kind: str  # "body_mass" or "force"
-    target: str  # body name (Drake) or force-element path
-    attribute: str  # "mass", "stiffness", "viscosity", "rest_length", "optimal_force"
+    kind: str
+    target: str
+    attribute: str
     default: float
 
 
@@ -152,6 +138,7 @@ class Model:
         spec: dict | None = None,
         muscles: list[PathMuscle] | None = None,
         constraints: list | None = None,
+        elements: list[ForceElement] | None = None,
     ):
         if not plant.is_finalized():
             raise ValueError("The MultibodyPlant must be finalized (call plant.Finalize()).")
@@ -163,7 +150,7 @@ class Model:
             raise ValueError(
                 "moco_lab supports plants whose positions and velocities correspond one to one "
                 f"(nq == nv); this plant has nq={plant.num_positions()}, nv={plant.num_velocities()} "
-                "(quaternion floating joints are not supported: use RpyFloatingJoint or planar joints)."
+                "(quaternion floating joints are not supported: use planar joints or chains of pin joints)."
             )
         self.plant = plant
         self.name = name
@@ -171,21 +158,6 @@ class Model:
         self.coordinates = sorted(coordinates, key=lambda c: c.q_index)
         if [c.q_index for c in self.coordinates] != list(range(plant.num_positions())):
             raise ValueError("coordinates must name every Drake position exactly once")
-        self.actuators = list(actuators or [])
-        self.forces = list(forces or [])
-        self.muscles = list(muscles or [])
-        for m in self.muscles:
-            m.geometry.check(plant)
-        coord_names = [c.name for c in self.coordinates]
-        for element in [*self.actuators, *self.forces]:
-            if element.coordinate not in coord_names:
-                raise ValueError(
-                    f"{element.path}: " + did_you_mean(element.coordinate, coord_names, "coordinate")
-                )
-        paths = [e.path for e in [*self.actuators, *self.forces, *self.muscles]]
-        dup = {p for p in paths if paths.count(p) > 1}
-        if dup:
-            raise ValueError(f"Duplicate force element paths: {sorted(dup)}")
         self.body_paths = {}
         for i in range(plant.num_bodies()):
             body = plant.get_body(_body_index(i))
@@ -193,10 +165,59 @@ class Model:
                 continue
             default = f"/bodyset/{body.name()}"
             self.body_paths[body.name()] = (body_paths or {}).get(body.name(), default)
-        #: Kinematic constraints (:mod:`moco_lab.constraints`), OpenSim's ``ConstraintSet``.
+        #: Coordinate actuators (controls first, in this order).
+        self.actuators: list[CoordinateActuator] = []
+        #: Springs on coordinates (``SpringGeneralizedForce``).
+        self.forces: list[SpringGeneralizedForce] = []
+        #: Muscles on paths (their excitations follow the actuators' controls).
+        self.muscles: list[PathMuscle] = []
+        #: Every other force element (contact, passive moments, ...), in the order added.
+        self.elements: list[ForceElement] = []
+        for element in [*(actuators or []), *(forces or []), *(muscles or []), *(elements or [])]:
+            self.add_force_element(element)
+        #: Kinematic constraints (:mod:`moco_lab.modeling.constraints`), OpenSim's ``ConstraintSet``.
         self.constraints = []
         for constraint in constraints or []:
             self.add_constraint(constraint)
+
+    # ---------------------------------------------------------- force elements
+    @property
+    def force_elements(self) -> list[ForceElement]:
+        """All force elements: actuators, springs, muscles, then the others (variable order)."""
+        return [*self.actuators, *self.forces, *self.muscles, *self.elements]
+
+    def add_force_element(self, element: ForceElement) -> ForceElement:
+        """Add a force element (any :class:`~moco_lab.modeling.forces.ForceElement`); returns it.
+
+        The coordinates and bodies it names are checked (``KeyError`` with
+        suggestions); its path must be new. Works after a solve too: compiled
+        dynamics are keyed on the model's equations, so the next solve uses
+        the new element.
+        """
+        if not isinstance(element, ForceElement):
+            raise TypeError(f"Expected a moco_lab force element, got {type(element).__name__}")
+        coord_names = [c.name for c in self.coordinates] + [c.path for c in self.coordinates]
+        for c in element.coordinate_names():
+            if c not in coord_names:
+                raise ValueError(f"{element.path}: " + did_you_mean(c, [k.name for k in self.coordinates],
+                                                                     "coordinate"))
+        bodies = ["ground", "world", *self.body_paths, *self.body_paths.values()]
+        for b in element.body_names():
+            if b not in bodies:
+                raise KeyError(f"{element.path}: " + did_you_mean(b, ["ground", *self.body_paths], "body"))
+        if isinstance(element, PathMuscle):
+            element.geometry.check(self.plant)
+        if any(e.path == element.path for e in self.force_elements):
+            raise ValueError(f"Duplicate force element paths: ['{element.path}']")
+        if isinstance(element, CoordinateActuator):
+            self.actuators.append(element)
+        elif isinstance(element, SpringGeneralizedForce):
+            self.forces.append(element)
+        elif isinstance(element, PathMuscle):
+            self.muscles.append(element)
+        else:
+            self.elements.append(element)
+        return element
 
     # ------------------------------------------------------------------ names
     @property
@@ -209,15 +230,15 @@ class Model:
 
     @property
     def num_controls(self) -> int:
-        return len(self.actuators) + len(self.muscles)
+        return len(self.control_names())
 
     def implicit_derivative_names(self) -> list[str]:
-        """Algebraic variables of muscles with implicit tendon dynamics (one per such muscle)."""
-        return [n for m in self.muscles for n in m.implicit_derivative_names()]
+        """Algebraic variables with residuals (e.g. implicit tendon dynamics), in force-element order."""
+        return [n for e in self.force_elements for n in e.implicit_derivative_names()]
 
     def auxiliary_state_names(self) -> list[str]:
-        """Muscle states (activation, normalized tendon force), after the speeds."""
-        return [n for m in self.muscles for n in m.state_names()]
+        """Force elements' states (muscle activation, normalized tendon force, ...), after the speeds."""
+        return [n for e in self.force_elements for n in e.state_names()]
 
     def state_names(self) -> list[str]:
         """State paths: ``[values..., speeds..., muscle states...]`` (Drake coordinate order)."""
@@ -225,33 +246,41 @@ class Model:
                 + self.auxiliary_state_names())
 
     def control_names(self) -> list[str]:
-        """Control paths: coordinate actuators (:attr:`actuators`), then muscle excitations."""
-        return [a.path for a in self.actuators] + [m.path for m in self.muscles]
+        """Control paths: coordinate actuators (:attr:`actuators`), muscle excitations, other elements' controls."""
+        return [n for e in self.force_elements for n in e.control_names()]
+
+    def _owner(self, name: str, kind: str) -> ForceElement | None:
+        for e in self.force_elements:
+            if name in getattr(e, kind)():
+                return e
+        return None
 
     def default_control_bounds(self, name: str) -> tuple[float, float]:
-        """Control limits of the actuator or muscle named ``name``."""
-        for a in self.actuators:
-            if a.path == name:
-                return (a.min_control, a.max_control)
-        for m in self.muscles:
-            if m.path == name:
-                return (m.muscle.min_control, m.muscle.max_control)
-        raise KeyError(did_you_mean(name, self.control_names(), "control"))
+        """Control limits of the actuator, muscle or element control named ``name``."""
+        owner = self._owner(name, "control_names")
+        if owner is None:
+            raise KeyError(did_you_mean(name, self.control_names(), "control"))
+        return tuple(owner.default_control_bounds(name))
 
     def default_state_bounds(self, name: str) -> tuple[float, float]:
-        """Moco's defaults: coordinate range, speeds [-50, 50], activation [0, 1], tendon force [0, 5]."""
+        """Moco's defaults: coordinate range, speeds [-50, 50]; element states from their element
+        (activation [0, 1], normalized tendon force [0, 5])."""
         for c in self.coordinates:
             if name == c.value_path:
                 return c.range
             if name == c.speed_path:
                 return (-50.0, 50.0)
-        if name.endswith("/activation"):
-            return (0.0, 1.0)
-        if name.endswith("/normalized_tendon_force"):
-            return (0.0, 5.0)
-        if name in self.state_names():
-            return (-np.inf, np.inf)
-        raise KeyError(did_you_mean(name, self.state_names(), "state"))
+        owner = self._owner(name, "state_names")
+        if owner is None:
+            raise KeyError(did_you_mean(name, self.state_names(), "state"))
+        return tuple(owner.default_state_bounds(name))
+
+    def implicit_derivative_bounds(self, name: str) -> tuple[float, float]:
+        """Bounds of an implicit derivative variable (Moco's ``implicit_auxiliary_derivative_bounds``)."""
+        owner = self._owner(name, "implicit_derivative_names")
+        if owner is None:
+            raise KeyError(did_you_mean(name, self.implicit_derivative_names(), "implicit derivative"))
+        return tuple(owner.implicit_derivative_bounds(name))
 
     def accel_names(self) -> list[str]:
         """Names of the generalized accelerations (implicit dynamics mode)."""
@@ -280,11 +309,12 @@ class Model:
                 return name, tuple(float(v) for v in frame.GetFixedPoseInBodyFrame().translation())
         raise KeyError(f"No joint holds coordinate {c.path}")  # pragma: no cover - every coordinate has a joint
 
-    def force_element(self, path: str):
-        for e in [*self.actuators, *self.forces]:
-            if e.path == path:
+    def force_element(self, path: str) -> ForceElement:
+        """The force element with this path (or name)."""
+        for e in self.force_elements:
+            if path in (e.path, e.name):
                 return e
-        raise KeyError(did_you_mean(path, [e.path for e in [*self.actuators, *self.forces]], "force element"))
+        raise KeyError(did_you_mean(path, [e.path for e in self.force_elements], "force element"))
 
     # ------------------------------------------------------------ constraints
     def add_constraint(self, constraint):
@@ -309,25 +339,21 @@ class Model:
 
     # ------------------------------------------------------------- properties
     def properties(self) -> dict[str, Property]:
-        """Properties that can be optimized as time-invariant parameters, by path."""
+        """Properties that can be optimized as time-invariant parameters, by path.
+
+        Body masses (``<body path>/mass``; the rotational inertia scales with
+        the mass, as Drake's ``SetMass`` does) and every force element's
+        properties (``<element path>/<property>``, e.g.
+        ``/forceset/spring/stiffness``, ``/forceset/vasti/max_isometric_force``).
+        """
         props: dict[str, Property] = {}
         for bname, bpath in self.body_paths.items():
             body = self.plant.GetBodyByName(bname)
-            props[f"{bpath}/mass"] = Property(
-                f"{bpath}/mass", "body_mass", bname, "mass", float(body.default_mass())
-            )
-        for f in self.forces:
-            for attr in ("stiffness", "viscosity", "rest_length"):
-                props[f"{f.path}/{attr}"] = Property(f"{f.path}/{attr}", "force", f.path, attr, getattr(f, attr))
-        for a in self.actuators:
-            props[f"{a.path}/optimal_force"] = Property(
-                f"{a.path}/optimal_force", "force", a.path, "optimal_force", a.optimal_force
-            )
+            props[f"{bpath}/mass"] = Property(f"{bpath}/mass", "body_mass", bname, "mass", float(body.default_mass()))
+        for e in self.force_elements:
+            for attr, value in e.properties().items():
+                props[f"{e.path}/{attr}"] = Property(f"{e.path}/{attr}", "force", e.path, attr, float(value))
         return props
-
-    def property_signature(self) -> tuple:
-        """Current values of every property (changes when a force element is edited)."""
-        return tuple((k, p.default) for k, p in sorted(self.properties().items()))
 
     def property(self, path: str) -> Property:
         props = self.properties()
@@ -335,39 +361,13 @@ class Model:
             raise KeyError(did_you_mean(path, props, "model property"))
         return props[path]
 
-    # -------------------------------------------------------- generalized force
-    def applied_generalized_forces(self, q, u, x, values: dict[str, object] | None = None):
-        """Generalized forces of moco_lab's force elements (actuators, springs).
-
-        Works elementwise on floats, numpy arrays (vectorized over nodes when
-        ``q`` has shape ``(n, nq)``), sympy symbols or Drake AutoDiffXd.
-
-        Parameters
-        ----------
-        q, u : sequence, length nq (or arrays ``(n, nq)``)
-        x : sequence, length num_controls (or ``(n, nu)``)
-        values : dict, optional
-            Property path -> value overriding the model's defaults (parameters).
-
-        Returns
-        -------
-        list of length nq
-            Generalized force on each coordinate.
-        """
-        values = values or {}
-        index = {c.name: c.q_index for c in self.coordinates}
-        tau = [0.0] * self.nq
-
-        def val(element, attr):
-            return values.get(f"{element.path}/{attr}", getattr(element, attr))
-
-        for k, a in enumerate(self.actuators):
-            i = index[a.coordinate]
-            tau[i] = tau[i] + val(a, "optimal_force") * _col(x, k)
-        for f in self.forces:
-            i = index[f.coordinate]
-            tau[i] = tau[i] - val(f, "stiffness") * (_col(q, i) - val(f, "rest_length")) - val(f, "viscosity") * _col(u, i)
-        return tau
+    def set_property(self, path: str, value: float) -> None:
+        """Change a property by path (a body's mass or a force element's property)."""
+        prop = self.property(path)
+        if prop.kind == "body_mass":
+            raise ValueError(f"{path}: a body's mass is part of the MultibodyPlant, which is finalized; build the "
+                             "model with the new mass, or optimize it as a parameter (problem.add_parameter)")
+        self.force_element(prop.target).set_property(prop.attribute, float(value))
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -418,13 +418,6 @@ class Model:
         )
 
 
-def _col(a, k):
-    """Column k of a 2-D array (nodes x items) or item k of a 1-D sequence."""
-    if isinstance(a, np.ndarray) and a.ndim == 2:
-        return a[:, k]
-    return a[k]
-
-
 def _body_index(i: int):
     from pydrake.multibody.tree import BodyIndex
 
@@ -453,6 +446,7 @@ class ModelBuilder:
         self._actuators: list[CoordinateActuator] = []
         self._forces: list[SpringGeneralizedForce] = []
         self._muscles: list[PathMuscle] = []
+        self._elements: list[ForceElement] = []
         self._body_paths: dict[str, str] = {}
         self._constraints: list = []
         self.spec = None
@@ -521,6 +515,13 @@ class ModelBuilder:
         self._muscles.append(pm)
         return pm
 
+    def add_force_element(self, element: ForceElement) -> ForceElement:
+        """Add any force element (contact, passive moments, springs between points, ...); checked at :meth:`build`."""
+        if not isinstance(element, ForceElement):
+            raise TypeError(f"Expected a moco_lab force element, got {type(element).__name__}")
+        self._elements.append(element)
+        return element
+
     def add_constraint(self, constraint):
         """Add a kinematic constraint (:mod:`moco_lab.constraints`) to the model being built.
 
@@ -543,7 +544,7 @@ class ModelBuilder:
             for cname, jpath, joint, rng in self._coords
         ]
         return Model(self.plant, coords, self._actuators, self._forces, self._body_paths, self.name, self.spec,
-                     muscles=self._muscles, constraints=self._constraints)
+                     muscles=self._muscles, constraints=self._constraints, elements=self._elements)
 
 
 def _fixed_frame(name, parent_frame, X):

@@ -828,6 +828,8 @@ class DeGrooteFregly2016Muscle:
     @property
     def fiber_width(self) -> float:
         """Fiber width (height) ``w = l_opt sin α_opt`` (m), constant (DEGROOTE.md §3)."""
+        if self.pennation_angle_at_optimal == 0:
+            return 0.0  # exactly, also when optimal_fiber_length is a symbolic parameter
         return self.optimal_fiber_length * math.sin(self.pennation_angle_at_optimal)
 
     @property

@@ -10,9 +10,8 @@ each fixed in a body frame (``"ground"`` for the world). It gives
   and ``q̇ = u`` this equals ``-(∂l/∂q)ᵀ T``);
 * the moment arm about a coordinate, ``r = -∂l/∂θ`` (OpenSim's sign).
 
-The length is also available as a SymPy expression of the coordinates
-(:meth:`GeometryPath.symbolic_length`), which the dynamics kernel differentiates
-exactly.
+The engine derives the length as an expression of the coordinates
+(:meth:`GeometryPath.length_expr`) and differentiates it exactly.
 """
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pydrake.multibody.tree import JacobianWrtVariable
-from pydrake.symbolic import Expression, to_sympy
 
 from ..util.names import did_you_mean
 
@@ -97,24 +95,16 @@ class GeometryPath:
         """``l̇ = -f(T=1) · u`` (the power of a unit tension)."""
         return float(-self.generalized_forces(plant, context, 1.0) @ plant.GetVelocities(context))
 
-    # ----------------------------------------------------------- symbolic
-    def symbolic_length(self, plant_sym, context_sym, memo: dict):
-        """Path length as a SymPy expression of the symbolic plant's coordinates.
+    def description(self) -> dict:
+        """The path's points (what determines its length), for telling edited models apart."""
+        return {"type": type(self).__name__, "points": [[p.body, list(p.location)] for p in self.points]}
 
-        ``plant_sym`` is ``plant.ToSymbolic()`` whose context holds symbolic
-        positions; ``memo`` maps Drake variable ids to SymPy symbols (see
-        :func:`pydrake.symbolic.to_sympy`).
-        """
-        import sympy
-
-        world = plant_sym.world_frame()
-        pts = []
-        for p in self.points:
-            pos = plant_sym.CalcPointsPositions(context_sym, self._frame(plant_sym, p.body),
-                                                np.array([[Expression(v)] for v in p.location]), world)[:, 0]
-            pts.append([sympy.sympify(to_sympy(e, memo=memo)) if isinstance(e, Expression) else sympy.Float(e)
-                        for e in pos])
-        total = 0
+    def length_expr(self, ctx):
+        """Path length as an expression, from the point positions a force context gives (see
+        :class:`moco_lab.modeling.forces.ForceContext`)."""
+        pts = [ctx.point_position(p.body, p.location) for p in self.points]
+        total = 0.0
         for a, b in zip(pts[:-1], pts[1:]):
-            total += sympy.sqrt(sum((bi - ai) ** 2 for ai, bi in zip(a, b)))
+            d = [bi - ai for ai, bi in zip(a, b)]
+            total = total + ctx.xp.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
         return total

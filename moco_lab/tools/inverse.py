@@ -53,7 +53,7 @@ from scipy.interpolate import make_interp_spline
 
 from ..engine.callbacks import drake_callable
 from ..engine.collocation import SCHEMES, Grid, collocation_defects, quadrature_weights
-from ..engine.dynamics import kernel_for
+from ..engine.kernel import kernel_for
 from ..modeling.constraints import constraint_jacobian, constraint_values
 from ..modeling.forces import CoordinateActuator
 from ..modeling.model import Model
@@ -457,9 +457,7 @@ class InverseProgram:
         P = np.zeros(0)
         R = self.kernel.evaluate(self.Q, self.U, X, P, Z=Z, A=self.Acc, W=W)["R"]  # ID − τ_applied
         tau_applied = self.kernel.applied(self.Q, self.U, Z, X, P)[0]
-        springs = model.applied_generalized_forces(self.Q, self.U, np.zeros_like(X))
-        springs = np.column_stack([np.broadcast_to(np.asarray(f, float), R.shape[:1]) for f in springs])
-        need = R + tau_applied - springs
+        need = R + tau_applied - self.kernel.passive_forces(self.Q, self.U, Z, X, P)
         net = {c.name: need[:, k] for k, c in enumerate(model.coordinates)}
         reserves, coords = {}, {}
         for a in model.actuators:

@@ -41,7 +41,7 @@ import numpy as np
 from pydrake.systems.analysis import GetIntegrationSchemes, ResetIntegratorFromFlags, Simulator
 from pydrake.systems.framework import BasicVector, DiagramBuilder, LeafSystem
 
-from ..engine.dynamics import kernel_for
+from ..engine.kernel import kernel_for
 from ..modeling.constraints import project_positions, project_speeds
 from ..modeling.model import Model
 from ..results.trajectory import Trajectory

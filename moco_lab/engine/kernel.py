@@ -1,0 +1,417 @@
+"""Compiled dynamics: a model's equations and their exact Jacobians, evaluated at many nodes per call.
+
+:func:`kernel_for` gives the :class:`Kernel` of a model (and a list of
+optimized properties). The kernel derives the model's
+:class:`~moco_lab.engine.system.SymbolicSystem` (an expression graph, cheap:
+linear in the number of bodies and force elements) every time it is asked
+for, hashes it, and reuses compiled functions whose hash matches — in memory,
+or from the disk cache of :mod:`moco_lab.symbolic.codegen`. So compiled
+dynamics are keyed on everything that determines them (bodies, joints, masses,
+force elements and all their properties, paths, constraints, parameters,
+moco_lab's version), never stale: edit a model after a solve and the next
+solve derives, differentiates and compiles the new equations; a second process
+loads the compiled functions from disk without differentiating.
+
+Array conventions: ``Q, U, A`` have shape ``(n, nq)``, ``Z`` ``(n, nz)``,
+``W`` ``(n, nw)``, ``X`` ``(n, nx)``, ``L`` ``(n, nl)``, ``P`` ``(np,)``;
+Jacobians have shape ``(n, rows, cols)``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..modeling.model import Model
+from ..symbolic import codegen
+from ..symbolic.expr import derivatives, structural_hash
+from ..util.version import __version__
+from .system import SymbolicSystem
+
+__all__ = ["Kernel", "MultibodyKernel", "kernel_for", "clear_kernel_cache", "CompiledBlock", "build_statistics"]
+
+
+@dataclass
+class CompiledBlock:
+    """A compiled function of node variables: values and a sparse Jacobian.
+
+    Attributes
+    ----------
+    function : moco_lab.symbolic.codegen.CompiledFunction
+        ``f(X, P) -> (n, num_values + nnz)``: values first, then Jacobian entries.
+    num_values : int
+    rows, cols : ndarray of int (nnz,)
+        Jacobian entry ``k`` is ``∂ value[rows[k]] / ∂ input[cols[k]]``; input
+        ``j < num_inputs`` is node input ``j``, input ``num_inputs + k`` is
+        parameter ``k``.
+    num_inputs, num_shared : int
+    """
+
+    function: object
+    num_values: int
+    rows: np.ndarray
+    cols: np.ndarray
+    num_inputs: int
+    num_shared: int
+
+    def __call__(self, X: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(values (n, num_values), entries (n, nnz))``."""
+        Y = self.function(X, P)
+        return Y[:, :self.num_values], Y[:, self.num_values:]
+
+    def dense(self, entries: np.ndarray, col_slice: slice, rows: slice | None = None) -> np.ndarray:
+        """Jacobian entries as a dense ``(n, num_values, width)`` block of the given input columns."""
+        n = entries.shape[0]
+        lo, hi = col_slice.start, col_slice.stop
+        r0, r1 = (0, self.num_values) if rows is None else (rows.start, rows.stop)
+        out = np.zeros((n, r1 - r0, hi - lo))
+        sel = (self.cols >= lo) & (self.cols < hi) & (self.rows >= r0) & (self.rows < r1)
+        if np.any(sel):
+            out[:, self.rows[sel] - r0, self.cols[sel] - lo] = entries[:, sel]
+        return out
+
+
+_BLOCKS: dict[str, CompiledBlock] = {}
+_KERNELS: dict[tuple, "Kernel"] = {}
+#: Wall times of the last builds (for benchmarks): ``derive``, ``differentiate``, ``compile``, ``load``.
+build_statistics: dict[str, float] = {}
+
+
+def clear_kernel_cache(disk: bool = False) -> None:
+    """Forget compiled dynamics held in memory (and, with ``disk=True``, the disk cache)."""
+    _BLOCKS.clear()
+    _KERNELS.clear()
+    if disk:
+        import shutil
+
+        shutil.rmtree(codegen.cache_dir(), ignore_errors=True)
+
+
+def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | None,
+           backend: str | None = None) -> CompiledBlock:
+    """Compile ``values`` and their Jacobian w.r.t. ``wrt`` (node inputs and parameters), cached by hash."""
+    backend = backend or codegen.default_backend()
+    inputs = list(system.node_inputs) + list(system.p)
+    nx, npar = len(system.node_inputs), len(system.p)
+    wrt_ids = None if wrt is None else [inputs.index(v) for v in wrt]
+    key = structural_hash(values, inputs, extra="|".join(
+        [__version__, codegen.CODEGEN_VERSION, backend, name, str(nx), str(npar), repr(wrt_ids)]))[:40]
+    cached = _BLOCKS.get(key)
+    if cached is not None:
+        return cached
+    meta_path = codegen.cache_dir() / f"{name}-{key}.json"
+    t0 = time.perf_counter()
+    if meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+            fn = codegen.load_function(name, key, nx, npar, meta["num_values"] + len(meta["rows"]), backend)
+        except (OSError, ValueError, KeyError):
+            fn = None
+        if fn is not None:
+            block = CompiledBlock(fn, meta["num_values"], np.array(meta["rows"], int), np.array(meta["cols"], int),
+                                  nx, npar)
+            _BLOCKS[key] = block
+            build_statistics["load"] = build_statistics.get("load", 0.0) + time.perf_counter() - t0
+            return block
+    rows, cols, entries = [], [], []
+    if wrt:
+        D = derivatives(values, list(wrt))
+        for r, d in enumerate(D):
+            for k in sorted(d):
+                rows.append(r)
+                cols.append(wrt_ids[k])
+                entries.append(d[k])
+    t1 = time.perf_counter()
+    fn = codegen.compile_function(list(values) + entries, system.node_inputs, system.p, name=name, backend=backend,
+                                  key=key)
+    t2 = time.perf_counter()
+    codegen._write_atomic(meta_path, json.dumps({"num_values": len(values), "rows": rows, "cols": cols}))
+    build_statistics["differentiate"] = build_statistics.get("differentiate", 0.0) + t1 - t0
+    build_statistics["compile"] = build_statistics.get("compile", 0.0) + t2 - t1
+    block = CompiledBlock(fn, len(values), np.array(rows, int), np.array(cols, int), nx, npar)
+    _BLOCKS[key] = block
+    return block
+
+
+class Kernel:
+    """Vectorized dynamics of a model with exact Jacobians.
+
+    Parameters
+    ----------
+    model : Model
+    parameters : list of str
+        Property paths (see :meth:`Model.properties`) treated as inputs ``P``
+        instead of fixed values, in this order.
+    system : SymbolicSystem, optional
+        The model's derived equations (derived here if not given).
+    """
+
+    def __init__(self, model: Model, parameters: Sequence[str] = (), system: SymbolicSystem | None = None):
+        t0 = time.perf_counter()
+        self.model = model
+        self.parameters = list(parameters)
+        self.system = system if system is not None else SymbolicSystem(model, self.parameters)
+        s = self.system
+        build_statistics["derive"] = build_statistics.get("derive", 0.0) + time.perf_counter() - t0
+        self.layout = s.layout
+        self.nq = model.nq
+        self.nz, self.nw, self.nx = len(s.z), len(s.w), len(s.x)
+        self.nl = len(s.lam)
+        self.npar = len(s.p)
+        self._blocks: dict[str, CompiledBlock] = {}
+
+    # ------------------------------------------------------------ compiled blocks (lazily)
+    def block(self, name: str) -> CompiledBlock:
+        """One of the kernel's compiled functions (compiled, or loaded from the cache, on first use).
+
+        ``"dynamics"``: values ``[R (nq), ż (nz), Rw (nw), τ_applied (nq), τ_passive (nq)]`` and
+        ``∂R/∂u̇`` (the mass matrix). ``"dynamics_jacobian"``: values
+        ``[R, ż, Rw]`` and their Jacobian w.r.t. every node variable and
+        parameter. ``"constraints"``: the constraint terms of
+        :meth:`SymbolicSystem.constraint_terms` and their Jacobian.
+        """
+        if name not in self._blocks:
+            s = self.system
+            if name == "dynamics":
+                values = s.residual + s.state_derivatives + s.implicit_residuals + s.applied + s.applied_passive
+                blk = _block("dynamics", values, s, s.a)
+            elif name == "dynamics_jacobian":
+                values = s.residual + s.state_derivatives + s.implicit_residuals
+                wrt = s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p
+                blk = _block("dynamics_jacobian", values, s, wrt)
+            elif name == "constraints":
+                t = s.constraint_terms()
+                values = t["phi"] + t["phid"] + t["bias"] + t["Ga"] + t["GtG"] + t["GtL"] + t["proj"]
+                wrt = s.q + s.u + s.a + s.lam + s.gam + s.mu
+                blk = _block("constraints", values, s, wrt)
+            else:
+                raise KeyError(f"unknown kernel block {name!r}")
+            self._blocks[name] = blk
+        return self._blocks[name]
+
+    def compile_all(self) -> "Kernel":
+        """Compile every block now (instead of on first use); returns self."""
+        self.block("dynamics")
+        self.block("dynamics_jacobian")
+        if self.nl:
+            self.block("constraints")
+        return self
+
+    def _inputs(self, Q, U, A=None, Z=None, W=None, X=None, L=None, C=None, Mu=None) -> np.ndarray:
+        lay = self.layout
+        n = Q.shape[0]
+        XX = np.zeros((n, lay.total))
+        for block, val in (("q", Q), ("u", U), ("a", A), ("z", Z), ("w", W), ("x", X), ("lam", L), ("gam", C),
+                           ("mu", Mu)):
+            if val is not None and lay.sizes[block]:
+                XX[:, lay.slice(block)] = val
+        return XX
+
+    def _P(self, P) -> np.ndarray:
+        return np.zeros(0) if P is None else np.asarray(P, float).reshape(-1)
+
+    # ------------------------------------------------------------ evaluation
+    def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False, W=None, L=None) -> dict:
+        """Dynamics at ``n`` nodes.
+
+        Parameters
+        ----------
+        Q, U : (n, nq); X : (n, nx); P : (np,); Z : (n, nz) auxiliary states;
+        A : (n, nq) accelerations for the implicit residual, or None for
+            forward dynamics.
+        W : (n, nw) implicit derivative variables (e.g. normalized tendon
+            force derivatives of muscles with implicit tendon dynamics).
+        L : (n, nl) Lagrange multipliers of the model's kinematic
+            constraints; the residual has ``+ Gᵀλ`` (``M u̇ + f_inertial −
+            f_app + Gᵀλ = 0``) and the Jacobians a ``dl`` block.
+
+        Returns
+        -------
+        dict
+            ``"A"`` (n, nq) forward-dynamics accelerations (when ``A`` is None)
+            or ``"R"`` (n, nq) the residual; ``"Zd"`` (n, nz) state
+            derivatives; ``"Rw"`` (n, nw) implicit residuals;
+            ``"constraints"`` (with constraints, see :meth:`constraints`).
+            With ``jac``: ``"J"`` = derivatives of A (or R) w.r.t. ``dq, du, dz,
+            dw, dx, dp, dl`` (and ``da`` = M for R), ``"JZ"`` of Zd and ``"JW"``
+            of Rw, each of shape ``(n, rows, cols)``.
+        """
+        n = Q.shape[0]
+        P = self._P(P)
+        nq, nz, nw = self.nq, self.nz, self.nw
+        res = {}
+        if A is None:
+            vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, L), P)
+            M = self.block("dynamics").dense(ent, self.layout.slice("a"), slice(0, nq))
+            R0 = vals[:, :nq]
+            Aval = -np.linalg.solve(M, R0[:, :, None])[:, :, 0] if nq else np.zeros((n, 0))
+            res["A"] = Aval
+            res["Zd"] = vals[:, nq:nq + nz]
+            res["Rw"] = vals[:, nq + nz:nq + nz + nw]
+        else:
+            Aval = A
+            if not jac:
+                vals, _ = self.block("dynamics")(self._inputs(Q, U, A, Z, W, X, L), P)
+                res["R"] = vals[:, :nq]
+                res["Zd"] = vals[:, nq:nq + nz]
+                res["Rw"] = vals[:, nq + nz:nq + nz + nw]
+        if self.nl:
+            res["constraints"] = self.constraints(Q, U, L)
+        if not jac:
+            return res
+        blk = self.block("dynamics_jacobian")
+        vals, ent = blk(self._inputs(Q, U, Aval, Z, W, X, L), P)
+        if A is not None:
+            res["R"] = vals[:, :nq]
+            res["Zd"] = vals[:, nq:nq + nz]
+            res["Rw"] = vals[:, nq + nz:nq + nz + nw]
+        lay = self.layout
+        npar = self.npar
+        cols = {"dq": lay.slice("q"), "du": lay.slice("u"), "da": lay.slice("a"), "dz": lay.slice("z"),
+                "dw": lay.slice("w"), "dx": lay.slice("x"), "dl": lay.slice("lam"),
+                "dp": slice(lay.total, lay.total + npar)}
+        groups = {"J": slice(0, nq), "JZ": slice(nq, nq + nz), "JW": slice(nq + nz, nq + nz + nw)}
+        out = {g: {k: blk.dense(ent, c, r) for k, c in cols.items()} for g, r in groups.items()}
+        for g in ("JZ", "JW"):
+            out[g].pop("da")
+        JR = out["J"]
+        if A is None:
+            M = JR.pop("da")
+            res["J"] = {k: -np.linalg.solve(M, v) if v.shape[2] else v for k, v in JR.items()}
+        else:
+            res["J"] = JR
+        res["JZ"], res["JW"] = out["JZ"], out["JW"]
+        return res
+
+    def constraints(self, Q, U, L=None, C=None, A=None) -> dict:
+        """Kinematic-constraint terms at ``n`` nodes; empty without constraints.
+
+        Parameters
+        ----------
+        Q, U : (n, nq); L : (n, nl) multipliers λ; C : (n, nl) velocity
+        corrections γ; A : (n, nq) accelerations (for ``Ga_q``).
+
+        Returns
+        -------
+        dict of ndarray
+            ``phi, phid, bias`` (n, nl); ``G, phid_q, bias_q, bias_u`` (n, nl, nq);
+            ``GtL, GtG`` (n, nq); ``GtL_q, GtG_q, Ga_q`` (n, nq or nl, nq).
+        """
+        if not self.nl:
+            return {}
+        n, nl, nq = Q.shape[0], self.nl, self.nq
+        L = np.zeros((n, nl)) if L is None else L
+        blk = self.block("constraints")
+        vals, ent = blk(self._inputs(Q, U, A, None, None, None, L, C), np.zeros(self.npar))
+        lay = self.layout
+        rows, o = {}, 0
+        out = {}
+        for key, size in (("phi", nl), ("phid", nl), ("bias", nl), ("Ga", nl), ("GtG", nq), ("GtL", nq)):
+            out[key] = vals[:, o:o + size]
+            rows[key] = slice(o, o + size)
+            o += size
+        qs, us = lay.slice("q"), lay.slice("u")
+        out["G"] = blk.dense(ent, qs, rows["phi"])
+        out["phid_q"] = blk.dense(ent, qs, rows["phid"])
+        out["bias_q"] = blk.dense(ent, qs, rows["bias"])
+        out["bias_u"] = blk.dense(ent, us, rows["bias"])
+        out["Ga_q"] = blk.dense(ent, qs, rows["Ga"])
+        out["GtG_q"] = blk.dense(ent, qs, rows["GtG"])
+        out["GtL_q"] = blk.dense(ent, qs, rows["GtL"])
+        return out
+
+    def projection(self, Q, U, Mu) -> dict:
+        """Bordalba et al.'s state projection ``F_x(q, u)ᵀ μ`` at ``n`` nodes.
+
+        ``F = [φ(q); φ̇(q, u)]`` (2 nl), ``x = [q; u]``. Returns ``proj`` (n, 2 nq), its Jacobian
+        ``proj_x`` (n, 2 nq, 2 nq) w.r.t. x, and ``Fx`` (n, 2 nl, 2 nq).
+        """
+        n, nl, nq = Q.shape[0], self.nl, self.nq
+        blk = self.block("constraints")
+        vals, ent = blk(self._inputs(Q, U, None, None, None, None, None, None, Mu), np.zeros(self.npar))
+        o = 4 * nl + 2 * nq
+        rows = slice(o, o + 2 * nq)
+        lay = self.layout
+        proj_x = np.concatenate([blk.dense(ent, lay.slice("q"), rows), blk.dense(ent, lay.slice("u"), rows)], axis=2)
+        Fx = np.zeros((n, 2 * nl, 2 * nq))
+        G = blk.dense(ent, lay.slice("q"), slice(0, nl))
+        Fx[:, :nl, :nq] = G
+        Fx[:, nl:, :nq] = blk.dense(ent, lay.slice("q"), slice(nl, 2 * nl))
+        Fx[:, nl:, nq:] = G
+        return {"proj": vals[:, rows], "proj_x": proj_x, "Fx": Fx}
+
+    def forward_constrained(self, Q, U, X, P, Z=None, W=None):
+        """Accelerations and multipliers of the constrained dynamics (a KKT solve per node).
+
+        Solves ``[M Gᵀ; G 0] [u̇; λ] = [f_app − f_inertial; −Ġu]`` (so that
+        ``φ̈ = G u̇ + Ġu = 0``), as a time-stepping simulator does.
+
+        Returns
+        -------
+        A : (n, nq) accelerations; L : (n, nl) multipliers; GtL : (n, nq) ``Gᵀλ``.
+        """
+        n, nq = Q.shape
+        vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, None), self._P(P))
+        M = self.block("dynamics").dense(ent, self.layout.slice("a"), slice(0, nq))
+        R0 = vals[:, :nq]
+        if not self.nl:
+            return -np.linalg.solve(M, R0[:, :, None])[:, :, 0], np.zeros((n, 0)), np.zeros((n, nq))
+        c = self.constraints(Q, U)
+        G, nl = c["G"], self.nl
+        K = np.zeros((n, nq + nl, nq + nl))
+        K[:, :nq, :nq] = M
+        K[:, :nq, nq:] = np.transpose(G, (0, 2, 1))
+        K[:, nq:, :nq] = G
+        rhs = np.concatenate([-R0, -c["bias"]], axis=1)
+        sol = np.linalg.solve(K, rhs[:, :, None])[:, :, 0]
+        L = sol[:, nq:]
+        return sol[:, :nq], L, np.einsum("nlq,nl->nq", G, L)
+
+    def applied(self, Q, U, Z, X, P):
+        """Generalized forces of the force elements and state derivatives (no Jacobians).
+
+        Returns
+        -------
+        tau : (n, nq)
+            Generalized forces of every force element (not gravity), by coordinate.
+        Zd : (n, nz)
+        """
+        nq, nz = self.nq, self.nz
+        vals, _ = self.block("dynamics")(self._inputs(Q, U, None, Z, None, X, None), self._P(P))
+        o = nq + nz + self.nw
+        return vals[:, o:o + nq], vals[:, nq:nq + nz]
+
+    def passive_forces(self, Q, U, Z, X, P) -> np.ndarray:
+        """Generalized forces (n, nq) of the passive force elements (no controls, no states)."""
+        vals, _ = self.block("dynamics")(self._inputs(Q, U, None, Z, None, X, None), self._P(P))
+        o = 2 * self.nq + self.nz + self.nw
+        return vals[:, o:o + self.nq]
+
+    def residual(self, Q, U, A, X, P, jac: bool = False, Z=None):
+        """Inverse-dynamics residual ``M A + f_inertial - f_app`` at each node (``R``, and ``J`` with ``jac``)."""
+        res = self.evaluate(Q, U, X, P, Z=Z, A=A, jac=jac)
+        return res["R"], res.get("J")
+
+    def forward(self, Q, U, X, P, jac: bool = False, Z=None):
+        """Forward dynamics: generalized accelerations ``udot`` at each node (and ``J`` with ``jac``)."""
+        res = self.evaluate(Q, U, X, P, Z=Z, jac=jac)
+        return res["A"], res.get("J")
+
+
+#: Former name.
+MultibodyKernel = Kernel
+
+
+def kernel_for(model: Model, parameters: tuple[str, ...] = ()) -> Kernel:
+    """The model's compiled dynamics for the current state of the model.
+
+    The model's equations are derived again (cheap) and hashed; compiled
+    functions are reused when the hash matches (in memory or on disk), so an
+    edited model never gets stale dynamics.
+    """
+    system = SymbolicSystem(model, list(parameters))
+    return Kernel(model, list(parameters), system)

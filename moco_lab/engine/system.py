@@ -1,0 +1,282 @@
+"""A model's equations as one expression graph in the variables of a collocation node.
+
+:class:`SymbolicSystem` derives, for a :class:`~moco_lab.modeling.model.Model`
+and a list of optimized properties (parameters):
+
+* the multibody residual ``R = τ_ID(q, u, u̇) − τ_applied(q, u, z, x, p) + G(q)ᵀλ``
+  (:mod:`moco_lab.engine.multibody` for ``τ_ID``; ``τ_applied`` from every
+  force element's :class:`~moco_lab.modeling.forces.ForceContribution`,
+  point forces mapped by ``Jᵀ F``);
+* the force elements' state derivatives ``ż`` and implicit residuals;
+* the kinematic constraints ``φ(q)`` and what the transcriptions need of them
+  (``G``, ``φ̇ = G u``, ``Ġu``, ``Gᵀγ``, Bordalba's projection);
+* named outputs: every force element's outputs (``<element path>/<name>``),
+  the whole-body centre of mass, and on request the positions and velocities
+  of any body point.
+
+Node variables, in this order, are the columns of a kernel's input ``X``:
+``q (nq), u (nq), a (nq), z (nz), w (nw), x (nx), λ (nl), γ (nl), μ (2 nl)``;
+parameters ``p`` are shared by all nodes.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..modeling.model import Model
+from ..symbolic import expr as sx
+from ..symbolic.expr import Graph, derivatives
+from ..util.names import did_you_mean
+from .multibody import SymbolicMultibody, read_tree
+
+__all__ = ["SymbolicSystem", "NodeVariables"]
+
+
+class NodeVariables:
+    """Names and sizes of the node variable blocks (the columns of a kernel input)."""
+
+    BLOCKS = ("q", "u", "a", "z", "w", "x", "lam", "gam", "mu")
+
+    def __init__(self, nq: int, nz: int, nw: int, nx: int, nl: int):
+        self.sizes = {"q": nq, "u": nq, "a": nq, "z": nz, "w": nw, "x": nx, "lam": nl, "gam": nl, "mu": 2 * nl}
+        self.offset = {}
+        k = 0
+        for b in self.BLOCKS:
+            self.offset[b] = k
+            k += self.sizes[b]
+        self.total = k
+
+    def slice(self, block: str) -> slice:
+        return slice(self.offset[block], self.offset[block] + self.sizes[block])
+
+
+class _Context:
+    """The engine's :class:`~moco_lab.modeling.forces.ForceContext`."""
+
+    xp = sx
+
+    def __init__(self, system: "SymbolicSystem"):
+        self._s = system
+        self.q, self.u = system.q, system.u
+
+    def coordinate_index(self, name: str) -> int:
+        return self._s.coordinate_index(name)
+
+    def coordinate_names(self) -> list[str]:
+        return [c.name for c in self._s.model.coordinates]
+
+    def state(self, name: str):
+        return self._s.named(name, self._s.z_index, self._s.z, "state")
+
+    def control(self, name: str):
+        return self._s.named(name, self._s.x_index, self._s.x, "control")
+
+    def implicit_derivative(self, name: str):
+        return self._s.named(name, self._s.w_index, self._s.w, "implicit derivative")
+
+    def value(self, element, prop: str):
+        path = f"{element.path}/{prop}"
+        if path in self._s.param_index:
+            return self._s.p[self._s.param_index[path]]
+        return float(element.properties()[prop])
+
+    def point_position(self, body: str, location) -> list:
+        return self._s.mb.point_position(self._s.body_index(body), location)
+
+    def point_velocity(self, body: str, location) -> list:
+        return self._s.mb.point_velocity(self._s.body_index(body), location)
+
+    def body_point_velocity(self, body: str, point) -> list:
+        b = self._s.body_index(body)
+        mb = self._s.mb
+        r = [pi - oi for pi, oi in zip(point, mb.p[b])]
+        w = mb.w[b]
+        return [mb.v[b][0] + w[1] * r[2] - w[2] * r[1], mb.v[b][1] + w[2] * r[0] - w[0] * r[2],
+                mb.v[b][2] + w[0] * r[1] - w[1] * r[0]]
+
+    def gradient(self, e) -> list:
+        d = derivatives([e], self._s.q)[0]
+        return [d.get(i, 0.0) for i in range(len(self._s.q))]
+
+
+class SymbolicSystem:
+    """The equations of ``model`` with ``parameters`` (property paths) as shared variables.
+
+    Attributes
+    ----------
+    graph : Graph
+    q, u, a, z, w, x, lam, gam, mu, p : list of Expr
+        The node variables (see the module docstring) and the parameters.
+    residual : list of Expr (nq)
+        ``τ_ID − τ_applied + Gᵀλ``.
+    applied : list of Expr (nq)
+        ``τ_applied`` (every force element, not gravity).
+    applied_passive : list of Expr (nq)
+        The part of ``τ_applied`` from passive elements (no controls, no states: springs, contact, ...).
+    state_derivatives : list of Expr (nz)
+    implicit_residuals : list of Expr (nw)
+    phi : list of Expr (nl)
+    outputs : dict of str -> list of Expr
+    """
+
+    def __init__(self, model: Model, parameters: Sequence[str] = ()):
+        self.model = model
+        self.parameters = list(parameters)
+        props = model.properties()
+        for path in self.parameters:
+            if path not in props:
+                raise KeyError(did_you_mean(path, props, "model property"))
+        g = self.graph = Graph()
+        nq = model.nq
+        self.z_names = model.auxiliary_state_names()
+        self.w_names = model.implicit_derivative_names()
+        self.x_names = model.control_names()
+        self.lam_names = model.multiplier_names() if model.constraints else []
+        nl = len(self.lam_names)
+        self.layout = NodeVariables(nq, len(self.z_names), len(self.w_names), len(self.x_names), nl)
+        self.q = g.vars([f"q{i}" for i in range(nq)])
+        self.u = g.vars([f"u{i}" for i in range(nq)])
+        self.a = g.vars([f"a{i}" for i in range(nq)])
+        self.z = g.vars([f"z{i}" for i in range(len(self.z_names))])
+        self.w = g.vars([f"w{i}" for i in range(len(self.w_names))])
+        self.x = g.vars([f"x{i}" for i in range(len(self.x_names))])
+        self.lam = g.vars([f"lam{i}" for i in range(nl)])
+        self.gam = g.vars([f"gam{i}" for i in range(nl)])
+        self.mu = g.vars([f"mu{i}" for i in range(2 * nl)])
+        self.p = g.vars([f"p{i}" for i in range(len(self.parameters))])
+        self.node_inputs = self.q + self.u + self.a + self.z + self.w + self.x + self.lam + self.gam + self.mu
+        self.param_index = {path: k for k, path in enumerate(self.parameters)}
+        self.z_index = {n: k for k, n in enumerate(self.z_names)}
+        self.w_index = {n: k for k, n in enumerate(self.w_names)}
+        self.x_index = {n: k for k, n in enumerate(self.x_names)}
+
+        self.tree = read_tree(model.plant)
+        masses = {}
+        for path, k in self.param_index.items():
+            prop = props[path]
+            if prop.kind == "body_mass":
+                masses[self.tree.body_index(prop.target)] = self.p[k]
+        self.mb = SymbolicMultibody(self.tree, self.q, self.u, self.a, masses)
+
+        # force elements
+        ctx = _Context(self)
+        zdot: dict = {}
+        resid: dict = {}
+        self.outputs: dict[str, list] = {}
+        # generalized forces of all elements, and of the passive ones (no controls, no states)
+        applied = {True: [0.0] * nq, False: [0.0] * nq}
+        point_forces = {True: [], False: []}
+        moments = {True: [], False: []}
+        for element in model.force_elements:
+            c = element.contribute(ctx)
+            passive = not element.control_names() and not element.state_names()
+            for i, v in c.generalized.items():
+                applied[passive][i] = applied[passive][i] + v
+            point_forces[passive] += [(self.body_index(b), p, f) for b, p, f in c.point_forces]
+            moments[passive] += [(self.body_index(b), m) for b, m in c.body_moments]
+            zdot.update(c.state_derivatives)
+            resid.update(c.residuals)
+            for name, value in c.outputs.items():
+                self.outputs[f"{element.path}/{name}"] = list(value) if isinstance(value, (list, tuple)) else [value]
+        for passive in (True, False):
+            if point_forces[passive] or moments[passive]:
+                jtf = self.mb.generalized_forces(point_forces[passive], moments[passive])
+                applied[passive] = [a_ + b_ for a_, b_ in zip(applied[passive], jtf)]
+        self.applied_passive = [g.lift(v) for v in applied[True]]
+        applied = [a_ + b_ for a_, b_ in zip(applied[True], applied[False])]
+        missing = [n for n in self.z_names if n not in zdot]
+        if missing:
+            raise ValueError(f"force elements gave no time derivative for the states {missing}")
+        missing = [n for n in self.w_names if n not in resid]
+        if missing:
+            raise ValueError(f"force elements gave no residual for the implicit derivatives {missing}")
+        self.applied = [g.lift(v) for v in applied]
+        self.state_derivatives = [g.lift(zdot[n]) for n in self.z_names]
+        self.implicit_residuals = [g.lift(resid[n]) for n in self.w_names]
+        com, vcom = self.mb.center_of_mass()
+        self.outputs["/com_position"] = [g.lift(v) for v in com]
+        self.outputs["/com_velocity"] = [g.lift(v) for v in vcom]
+
+        # kinematic constraints
+        self.phi = []
+        for cons in (model.constraints or []):
+            self.phi += [g.lift(v) for v in cons.phi_expr(self.q, ctx.point_position)]
+        tau_id = self.mb.inverse_dynamics()
+        residual = [g.lift(t) - f for t, f in zip(tau_id, self.applied)]
+        if self.phi:
+            self.G = derivatives(self.phi, self.q)  # per row {q index: ∂φ/∂q}
+            for l, row in enumerate(self.G):
+                for i, d in row.items():
+                    residual[i] = residual[i] + d * self.lam[l]
+        else:
+            self.G = []
+        self.residual = [g.lift(r) for r in residual]
+
+    # ------------------------------------------------------------ names
+    def coordinate_index(self, name: str) -> int:
+        for c in self.model.coordinates:
+            if name in (c.name, c.path, c.value_path):
+                return c.q_index
+        raise KeyError(did_you_mean(name, [c.name for c in self.model.coordinates], "coordinate"))
+
+    def body_index(self, body) -> int:
+        if isinstance(body, (int, np.integer)):
+            return int(body)
+        name = body
+        if body not in ("ground", "world"):
+            for drake_name, path in self.model.body_paths.items():
+                if body == path:
+                    name = drake_name
+        try:
+            return self.tree.body_index(name)
+        except KeyError:
+            raise KeyError(did_you_mean(str(body), ["ground", *self.model.body_paths], "body")) from None
+
+    @staticmethod
+    def named(name, index, values, what):
+        if name not in index:
+            raise KeyError(did_you_mean(name, list(index), what))
+        return values[index[name]]
+
+    # ------------------------------------------------------------ constraint quantities
+    def constraint_terms(self) -> dict[str, list]:
+        """Expressions of the kinematic-constraint terms (empty without constraints).
+
+        ``phi`` (nl), ``phid = G u`` (nl), ``bias = Ġu`` (nl, so that
+        ``φ̈ = G u̇ + Ġu``), ``Ga = G u̇`` (nl), ``GtG = Gᵀγ`` (nq), ``GtL = Gᵀλ`` (nq) and Bordalba's
+        ``proj = F_xᵀ μ`` (2 nq) with ``F = [φ; φ̇]``, ``x = [q; u]``.
+        """
+        if not self.phi:
+            return {}
+        g, nq = self.graph, len(self.q)
+        G = self.G
+        phid = [sum((d * self.u[i] for i, d in row.items()), g.zero) for row in G]
+        dphid = derivatives(phid, self.q)
+        bias = [sum((d * self.u[i] for i, d in row.items()), g.zero) for row in dphid]
+        Ga = [sum((d * self.a[i] for i, d in row.items()), g.zero) for row in G]
+        GtG = [g.zero] * nq
+        GtL = [g.zero] * nq
+        for l, row in enumerate(G):
+            for i, d in row.items():
+                GtG[i] = GtG[i] + d * self.gam[l]
+                GtL[i] = GtL[i] + d * self.lam[l]
+        nl = len(self.phi)
+        mu_p, mu_v = self.mu[:nl], self.mu[nl:]
+        proj = [g.zero] * (2 * nq)
+        for l in range(nl):  # F_x = [[G, 0], [∂φ̇/∂q, G]]
+            for i, d in G[l].items():
+                proj[i] = proj[i] + d * mu_p[l]
+                proj[nq + i] = proj[nq + i] + d * mu_v[l]
+            for i, d in dphid[l].items():
+                proj[i] = proj[i] + d * mu_v[l]
+        return {"phi": self.phi, "phid": [g.lift(v) for v in phid], "bias": [g.lift(v) for v in bias],
+                "Ga": [g.lift(v) for v in Ga], "GtG": [g.lift(v) for v in GtG], "GtL": [g.lift(v) for v in GtL],
+                "proj": [g.lift(v) for v in proj]}
+
+    # ------------------------------------------------------------ outputs on request
+    def point_outputs(self, body: str, location) -> tuple[list, list]:
+        """World position and velocity (3 + 3 expressions) of a point fixed on a body."""
+        b = self.body_index(body)
+        return ([self.graph.lift(v) for v in self.mb.point_position(b, location)],
+                [self.graph.lift(v) for v in self.mb.point_velocity(b, location)])

@@ -1,0 +1,415 @@
+"""Compile expression graphs into functions evaluated over many collocation nodes at once.
+
+:func:`compile_function` turns outputs of a :class:`~moco_lab.symbolic.expr.Graph`
+into ``f(X, P) -> Y``: ``X`` holds one row of *node inputs* per node (shape
+``(n, nx)``), ``P`` the *shared inputs* (parameters, same for every node) and
+``Y`` one row of outputs per node (``(n, ny)``). Each distinct operation is one
+statement; operations that depend only on shared inputs are computed once, before
+the loop over nodes; temporaries reuse storage once they are dead.
+
+Two backends produce the same numbers:
+
+``"c"``
+    C source compiled with the system's C compiler (``$CC``, ``cc``, ``gcc`` or
+    ``clang``) at ``-O0`` (compiling large generated functions with
+    optimization takes minutes; unoptimized code still runs at about a
+    nanosecond per operation) and loaded with ``ctypes``. Shared libraries are
+    cached on disk by a hash of their source (see :func:`cache_dir`), so a
+    second process loads them without compiling; the cache is safe to share
+    between processes (files are written atomically) and between versions
+    (a different source is a different file).
+``"numpy"``
+    Python source with one numpy operation per statement on arrays of ``n``
+    values. No compiler needed; slower for large graphs.
+
+``MOCO_LAB_BACKEND=numpy`` (or ``c``) forces a backend; the default is ``c``
+when a compiler is found, else ``numpy``.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .expr import (ABS, ACOS, ADD, ASIN, ATAN, ATAN2, CONST, COS, COSH, DIV, EXP, LOG, MUL, NEG, OPS, POWC, SELECT,
+                   SIGN, SIN, SINH, SQRT, SUB, TAN, TANH, VAR, Expr, _ancestors)
+
+__all__ = ["CompiledFunction", "compile_function", "load_function", "cache_dir", "c_compiler", "default_backend", "CODEGEN_VERSION"]
+
+#: Changes whenever generated code changes meaning; part of every cache key.
+CODEGEN_VERSION = "1"
+
+_C_UNARY = {SIN: "sin", COS: "cos", TAN: "tan", EXP: "exp", LOG: "log", SQRT: "sqrt", TANH: "tanh", SINH: "sinh",
+            COSH: "cosh", ASIN: "asin", ACOS: "acos", ATAN: "atan", ABS: "fabs"}
+_NP_UNARY = {SIN: "np.sin", COS: "np.cos", TAN: "np.tan", EXP: "np.exp", LOG: "np.log", SQRT: "np.sqrt",
+             TANH: "np.tanh", SINH: "np.sinh", COSH: "np.cosh", ASIN: "np.arcsin", ACOS: "np.arccos",
+             ATAN: "np.arctan", ABS: "np.abs", SIGN: "np.sign"}
+_BINARY = {ADD: "+", SUB: "-", MUL: "*", DIV: "/"}
+
+
+def cache_dir() -> Path:
+    """Where compiled kernels are kept: ``$MOCO_LAB_CACHE`` or ``~/.cache/moco_lab``, subfolder ``kernels``."""
+    root = os.environ.get("MOCO_LAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "moco_lab")
+    return Path(root) / "kernels"
+
+
+_COMPILER: list = []
+
+
+def c_compiler() -> str | None:
+    """Path of the C compiler used for the ``"c"`` backend, or None."""
+    if not _COMPILER:
+        found = None
+        for name in filter(None, (os.environ.get("CC"), "cc", "gcc", "clang")):
+            path = shutil.which(name)
+            if path:
+                found = path
+                break
+        version = ""
+        if found:
+            try:
+                version = subprocess.run([found, "--version"], capture_output=True, text=True,
+                                         timeout=30).stdout.splitlines()[0]
+            except (OSError, subprocess.SubprocessError, IndexError):
+                found = None
+        _COMPILER.extend([found, version])
+    return _COMPILER[0]
+
+
+def default_backend() -> str:
+    """``$MOCO_LAB_BACKEND`` if set, else ``"c"`` with a compiler, else ``"numpy"``."""
+    forced = os.environ.get("MOCO_LAB_BACKEND", "").strip().lower()
+    if forced in ("c", "numpy"):
+        if forced == "c" and c_compiler() is None:
+            raise RuntimeError("MOCO_LAB_BACKEND=c but no C compiler (cc, gcc, clang or $CC) was found")
+        return forced
+    if forced:
+        raise ValueError(f"MOCO_LAB_BACKEND must be 'c' or 'numpy', got {forced!r}")
+    return "c" if c_compiler() is not None else "numpy"
+
+
+class CompiledFunction:
+    """``f(X, P) -> Y`` over nodes; see the module docstring.
+
+    Attributes
+    ----------
+    name : str
+    backend : str
+    num_inputs, num_shared, num_outputs : int
+    num_operations : int
+        Statements per node (after hoisting shared ones).
+    source : str
+        The generated code.
+    """
+
+    def __init__(self, name, backend, nx, npar, ny, nops, source, impl):
+        self.name, self.backend, self.source = name, backend, source
+        self.num_inputs, self.num_shared, self.num_outputs, self.num_operations = nx, npar, ny, nops
+        self._impl = impl
+
+    def __call__(self, X: np.ndarray, P: np.ndarray | None = None) -> np.ndarray:
+        """Evaluate at ``n`` nodes.
+
+        Parameters
+        ----------
+        X : ndarray (n, num_inputs)
+        P : ndarray (num_shared,), optional
+
+        Returns
+        -------
+        ndarray (n, num_outputs)
+        """
+        X = np.ascontiguousarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.num_inputs:
+            raise ValueError(f"{self.name}: X must have shape (n, {self.num_inputs}), got {X.shape}")
+        P = np.zeros(0) if P is None else np.ascontiguousarray(P, dtype=float).reshape(-1)
+        if P.size != self.num_shared:
+            raise ValueError(f"{self.name}: P must have {self.num_shared} values, got {P.size}")
+        return self._impl(X, P)
+
+    def __repr__(self) -> str:
+        return (f"<CompiledFunction {self.name} ({self.backend}): {self.num_inputs} inputs, {self.num_shared} shared, "
+                f"{self.num_outputs} outputs, {self.num_operations} operations>")
+
+
+def compile_function(outputs: Sequence, node_inputs: Sequence[Expr], shared_inputs: Sequence[Expr] = (),
+                     name: str = "kernel", backend: str | None = None, key: str | None = None) -> CompiledFunction:
+    """Compile expressions into a function evaluated over nodes.
+
+    Parameters
+    ----------
+    outputs : sequence of Expr or numbers
+        One output column each.
+    node_inputs : sequence of Expr
+        Variables that take a value per node (columns of ``X``).
+    shared_inputs : sequence of Expr
+        Variables shared by all nodes (entries of ``P``).
+    name : str
+        Function name (letters, digits, underscores).
+    backend : {"c", "numpy"}, optional
+        Default :func:`default_backend`.
+    key : str, optional
+        Cache the compiled function on disk under this key (a hash of what
+        it computes, see :func:`moco_lab.symbolic.expr.structural_hash`), so that
+        :func:`load_function` finds it again without the expressions.
+
+    Raises
+    ------
+    ValueError
+        An output depends on a variable that is in neither input list.
+    """
+    backend = backend or default_backend()
+    if not name.isidentifier():
+        raise ValueError(f"function name must be an identifier, got {name!r}")
+    plan = _Plan(outputs, node_inputs, shared_inputs)
+    if backend == "c":
+        source = plan.c_source(name)
+        impl = _load_c(source, name, plan.ny, key)
+    elif backend == "numpy":
+        source = plan.numpy_source(name)
+        if key is not None:
+            _write_atomic(cache_dir() / f"{name}-{key}.py", source)
+        impl = _load_numpy(source, name, plan.ny)
+    else:
+        raise ValueError(f"backend must be 'c' or 'numpy', got {backend!r}")
+    return CompiledFunction(name, backend, len(node_inputs), len(shared_inputs), plan.ny, plan.num_node_ops, source,
+                            impl)
+
+
+def load_function(name: str, key: str, num_inputs: int, num_shared: int, num_outputs: int,
+                  backend: str | None = None) -> CompiledFunction | None:
+    """A function compiled earlier with ``compile_function(..., key=key)``, or None if it is not cached."""
+    backend = backend or default_backend()
+    if backend == "c":
+        path = cache_dir() / f"{name}-{key}.so"
+        if not path.exists():
+            return None
+        impl = _load_library(path, name, num_outputs)
+        source = ""
+    else:
+        path = cache_dir() / f"{name}-{key}.py"
+        if not path.exists():
+            return None
+        source = path.read_text()
+        impl = _load_numpy(source, name, num_outputs)
+    return CompiledFunction(name, backend, num_inputs, num_shared, num_outputs, -1, source, impl)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+class _Plan:
+    """Statement order, hoisting and storage of a compilation."""
+
+    def __init__(self, outputs, node_inputs, shared_inputs):
+        self.ny = len(outputs)
+        self.outputs = list(outputs)
+        self.xin = {v.id: k for k, v in enumerate(node_inputs)}
+        self.pin = {v.id: k for k, v in enumerate(shared_inputs)}
+        nodes = _ancestors([o for o in self.outputs if isinstance(o, Expr)])
+        for n in nodes:
+            if n.op == VAR and n.id not in self.xin and n.id not in self.pin:
+                raise ValueError(f"an output depends on the variable {n.val!r}, which is not an input")
+        # shared: depends only on shared inputs and constants
+        shared = set()
+        for n in nodes:
+            if n.op == CONST or (n.op == VAR and n.id in self.pin):
+                shared.add(n.id)
+            elif n.op != VAR and all(a.id in shared for a in n.args):
+                shared.add(n.id)
+        self.shared = shared
+        self.ops = [n for n in nodes if n.op not in (CONST, VAR)]
+        self.shared_ops = [n for n in self.ops if n.id in shared]
+        self.node_ops = [n for n in self.ops if n.id not in shared]
+        self.num_node_ops = len(self.node_ops)
+        # outputs written right after the node computing them
+        self.out_at: dict[int, list[int]] = {}
+        for j, o in enumerate(self.outputs):
+            if isinstance(o, Expr):
+                self.out_at.setdefault(o.id, []).append(j)
+        self.node_slot, self.num_node_slots = self._slots(self.node_ops)
+        self.shared_slot = {n.id: k for k, n in enumerate(self.shared_ops)}
+
+    @staticmethod
+    def _slots(ops):
+        """Storage slots with reuse: a slot is freed after the last statement reading it."""
+        last = {}
+        for k, n in enumerate(ops):
+            for a in n.args:
+                last[a.id] = k
+        slot, free, count = {}, [], 0
+        for k, n in enumerate(ops):
+            # free dead arguments first (a statement reads before it writes)
+            for a in set(a.id for a in n.args):
+                if last.get(a) == k and a in slot:
+                    free.append(slot[a])
+            if free:
+                slot[n.id] = free.pop()
+            else:
+                slot[n.id] = count
+                count += 1
+        return slot, count
+
+    # -- operands
+    def _operand(self, n: Expr, style: str) -> str:
+        if n.op == CONST:
+            v = n.val
+            if style == "c":
+                if v != v:
+                    return "NAN"
+                if v in (float("inf"), float("-inf")):
+                    return "INFINITY" if v > 0 else "(-INFINITY)"
+                return f"({v!r})" if v < 0 else repr(v)
+            return f"({v!r})" if v < 0 else (repr(v) if np.isfinite(v) else f"float('{v}')")
+        if n.op == VAR:
+            if n.id in self.xin:
+                return f"x[{self.xin[n.id]}]" if style == "c" else f"x{self.xin[n.id]}"
+            return f"P[{self.pin[n.id]}]" if style == "c" else f"P[{self.pin[n.id]}]"
+        if n.id in self.shared:
+            return f"s[{self.shared_slot[n.id]}]" if style == "c" else f"s{self.shared_slot[n.id]}"
+        return f"t[{self.node_slot[n.id]}]" if style == "c" else f"t{self.node_slot[n.id]}"
+
+    def _expression(self, n: Expr, style: str) -> str:
+        a = [self._operand(x, style) for x in n.args]
+        op = n.op
+        if op in _BINARY:
+            return f"{a[0]} {_BINARY[op]} {a[1]}"
+        if op == NEG:
+            return f"-{a[0]}"
+        if op == POWC:
+            return f"pow({a[0]}, {n.val!r})" if style == "c" else f"np.power({a[0]}, {n.val!r})"
+        if op == ATAN2:
+            return f"atan2({a[0]}, {a[1]})" if style == "c" else f"np.arctan2({a[0]}, {a[1]})"
+        if op == SELECT:
+            return f"({a[0]} > 0.0 ? {a[1]} : {a[2]})" if style == "c" else f"np.where({a[0]} > 0.0, {a[1]}, {a[2]})"
+        if op == SIGN:
+            return f"(double)(({a[0]} > 0.0) - ({a[0]} < 0.0))" if style == "c" else f"np.sign({a[0]})"
+        table = _C_UNARY if style == "c" else _NP_UNARY
+        if op in table:
+            return f"{table[op]}({a[0]})"
+        raise NotImplementedError(f"cannot compile {OPS[op]}")  # pragma: no cover
+
+    # -- C
+    def c_source(self, name: str) -> str:
+        nx, ny = len(self.xin), self.ny
+        lines = [f"/* moco_lab generated kernel {name} (codegen {CODEGEN_VERSION}) */", "#include <math.h>", "",
+                 f"void {name}(int n, const double* X, const double* P, double* Y) {{"]
+        if self.shared_ops:
+            lines.append(f"  double s[{len(self.shared_ops)}];")
+        for n in self.shared_ops:
+            lines.append(f"  {self._operand(n, 'c')} = {self._expression(n, 'c')};")
+        lines.append(f"  double t[{max(1, self.num_node_slots)}];")
+        lines.append("  for (int k = 0; k < n; ++k) {")
+        lines.append(f"    const double* x = X + (long)k * {max(nx, 1)};")
+        lines.append(f"    double* y = Y + (long)k * {max(ny, 1)};")
+        for j, o in enumerate(self.outputs):  # outputs that need no per-node statement
+            if not isinstance(o, Expr):
+                lines.append(f"    y[{j}] = {float(o)!r};")
+            elif o.op in (CONST, VAR) or o.id in self.shared:
+                lines.append(f"    y[{j}] = {self._operand(o, 'c')};")
+        for n in self.node_ops:
+            lines.append(f"    {self._operand(n, 'c')} = {self._expression(n, 'c')};")
+            for j in self.out_at.get(n.id, ()):
+                lines.append(f"    y[{j}] = {self._operand(n, 'c')};")
+        lines += ["  }", "}", ""]
+        return "\n".join(lines)
+
+    # -- numpy
+    def numpy_source(self, name: str) -> str:
+        lines = [f"def {name}(X, P):", "    n = X.shape[0]", "    XT = X.T"]
+        for k in range(len(self.xin)):
+            lines.append(f"    x{k} = XT[{k}]")
+        lines.append(f"    Y = np.empty(({self.ny}, n))")
+        for n in self.shared_ops:
+            lines.append(f"    {self._operand(n, 'py')} = {self._expression(n, 'py')}")
+        for j, o in enumerate(self.outputs):
+            if not isinstance(o, Expr):
+                lines.append(f"    Y[{j}] = {float(o)!r}")
+            elif o.op in (CONST, VAR) or o.id in self.shared:
+                lines.append(f"    Y[{j}] = {self._operand(o, 'py')}")
+        for n in self.node_ops:
+            lines.append(f"    {self._operand(n, 'py')} = {self._expression(n, 'py')}")
+            for j in self.out_at.get(n.id, ()):
+                lines.append(f"    Y[{j}] = {self._operand(n, 'py')}")
+        lines.append("    return Y.T")
+        return "\n".join(lines) + "\n"
+
+
+
+
+def _load_numpy(source: str, name: str, ny: int):
+    namespace = {"np": np}
+    exec(compile(source, f"<moco_lab kernel {name}>", "exec"), namespace)
+    fn = namespace[name]
+
+    def impl(X, P):
+        with np.errstate(all="ignore"):  # the C backend does not trap either; NaN/inf propagate
+            out = fn(X, P)
+        return np.ascontiguousarray(out)
+
+    return impl
+
+
+_LOAD_LOCK = threading.Lock()
+_LIBRARIES: dict[str, ctypes.CDLL] = {}
+
+
+def _load_c(source: str, name: str, ny: int, key: str | None = None):
+    compiler = c_compiler()
+    if compiler is None:
+        raise RuntimeError("the 'c' backend needs a C compiler (cc, gcc, clang or $CC); use backend='numpy'")
+    if key is None:
+        key = hashlib.sha256("\0".join([CODEGEN_VERSION, _COMPILER[1], source]).encode()).hexdigest()[:32]
+    folder = cache_dir()
+    path = folder / f"{name}-{key}.so"
+    with _LOAD_LOCK:
+        if str(path) not in _LIBRARIES and not path.exists():
+            _build(compiler, source, folder, path)
+    return _load_library(path, name, ny)
+
+
+def _load_library(path: Path, name: str, ny: int):
+    with _LOAD_LOCK:
+        lib = _LIBRARIES.get(str(path))
+        if lib is None:
+            lib = ctypes.CDLL(str(path))
+            _LIBRARIES[str(path)] = lib
+    fn = getattr(lib, name)
+    fn.restype = None
+    fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+    def impl(X, P):
+        n = X.shape[0]
+        Y = np.empty((n, ny))
+        if n and ny:
+            fn(n, X.ctypes.data, P.ctypes.data if P.size else None, Y.ctypes.data)
+        return Y
+
+    return impl
+
+
+def _build(compiler: str, source: str, folder: Path, path: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="moco_lab_cc_", dir=folder) as tmp:
+        src = Path(tmp) / "kernel.c"
+        src.write_text(source)
+        out = Path(tmp) / "kernel.so"
+        cmd = [compiler, "-O0", "-shared", "-fPIC", "-o", str(out), str(src), "-lm"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"compiling a moco_lab kernel failed ({' '.join(cmd)}):\n{proc.stderr[-4000:]}")
+        os.replace(out, path)  # atomic: another process sees the old state or the whole new file
