@@ -27,9 +27,9 @@ def test_sliding_mass_force_is_mass_times_acceleration(scheme):
     s = result.solution
     assert s.success, s.message
     assert inv.num_mesh_intervals == 20
-    # the only variable is the actuator control; the prescribed q, u are inserted
+    # the only variables are the actuator control (and t0, tf, fixed); the prescribed q, u are inserted
     ip = inv.transcribe()
-    assert ip.prog.num_vars() == ip.grid.num_points * 1
+    assert ip.prog.num_vars() == ip.grid.num_points * 1 + 2
     np.testing.assert_allclose(s.controls["/actuator"], MASS * _xdd(s.time), atol=1e-8)
     np.testing.assert_allclose(s.states["/slider/position/speed"], 3 * s.time ** 2 - 2 * s.time ** 3, atol=1e-10)
     np.testing.assert_allclose(s.derivatives["/slider/position/accel"], _xdd(s.time), atol=1e-8)

@@ -71,7 +71,7 @@ def test_line_equations_of_motion_and_the_minimum_effort_split(scheme):
     s = result.solution
     # only controls and the multiplier are variables: 3 per grid point
     ip = inv.transcribe()
-    assert ip.prog.num_vars() == 3 * ip.grid.num_points
+    assert ip.prog.num_vars() == 3 * ip.grid.num_points + 2  # f_x, f_y, λ per grid point; t0, tf
     assert ip.grid.num_points == (2 * 126 + 1 if scheme == "hermite-simpson" else 127)
     fx, fy, lam = s.controls[FX], s.controls[FY], s.multipliers[LAMBDA]
     ax, ay = s.derivatives[AX], s.derivatives[AY]  # the spline's accelerations, the ones the solver used
@@ -153,7 +153,7 @@ def test_circle_forces_are_m_a_minus_gravity(scheme):
         s = result.solution
         assert s.success, s.message
         ip = inv.transcribe()
-        assert ip.prog.num_vars() == 2 * ip.grid.num_points  # only the two controls
+        assert ip.prog.num_vars() == 2 * ip.grid.num_points + 2  # only the two controls (and t0, tf)
         assert s.multipliers == {}
         t = s.time
         err = np.abs(np.column_stack([s.controls[FX] + MASS * np.cos(t), s.controls[FY] + MASS * np.sin(t)

@@ -56,7 +56,8 @@ def test_inverse_agrees_with_moco_inverse(scheme):
     ip = inv.transcribe()
     x = np.zeros(ip.prog.num_vars())
     put = lambda V, M: x.__setitem__(ip.prog.FindDecisionVariableIndices(V.reshape(-1)), M.reshape(-1))
-    put(ip.Z, np.column_stack([moco["states"][n] for n in ip.state_names]))
+    put(ip.Y, np.column_stack([moco["states"][n] for n in ip.state_names]))
+    put(np.array([ip.t0, ip.tf]), np.array([inv.initial_time, inv.final_time]))
     put(ip.X, np.column_stack([moco["controls"][n] for n in ip.control_names]))
     assert max_constraint_violation(ip.prog, x) < 1e-6
     ours_at_moco = sum(float(np.sum(ip.prog.EvalBinding(c, x))) for c in ip.prog.GetAllCosts())

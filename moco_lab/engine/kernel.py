@@ -193,6 +193,52 @@ class Kernel:
             self._blocks[name] = blk
         return self._blocks[name]
 
+    def output_names(self) -> list[str]:
+        """Names of the outputs this model offers (force elements' outputs, ``/com_position``, ...)."""
+        return list(self.system.outputs)
+
+    def output_block(self, names: Sequence[str]) -> tuple[CompiledBlock, dict[str, slice]]:
+        """The compiled outputs ``names`` (values and their Jacobian w.r.t. node variables and parameters).
+
+        Returns the block and, per name, the slice of its values.
+        """
+        key = tuple(names)
+        if ("outputs", key) not in self._blocks:
+            s = self.system
+            values, rows = [], {}
+            for name in names:
+                if name not in s.outputs:
+                    from ..util.names import did_you_mean
+
+                    raise KeyError(did_you_mean(name, list(s.outputs), "model output"))
+                rows[name] = slice(len(values), len(values) + len(s.outputs[name]))
+                values += s.outputs[name]
+            wrt = s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p
+            self._blocks[("outputs", key)] = (_block("outputs", values, s, wrt), rows)
+        return self._blocks[("outputs", key)]
+
+    def outputs(self, names: Sequence[str], Q, U, X=None, P=None, Z=None, A=None, W=None, L=None,
+                jac: bool = False) -> dict:
+        """Model outputs at ``n`` nodes.
+
+        Returns
+        -------
+        dict
+            ``name -> (n, k)`` values; with ``jac`` also ``"J"``: ``name ->``
+            dict of derivative blocks ``dq, du, da, dz, dw, dx, dl, dp`` (each
+            ``(n, k, width)``).
+        """
+        blk, rows = self.output_block(names)
+        vals, ent = blk(self._inputs(Q, U, A, Z, W, X, L), self._P(P))
+        out = {name: vals[:, r] for name, r in rows.items()}
+        if jac:
+            lay = self.layout
+            cols = {"dq": lay.slice("q"), "du": lay.slice("u"), "da": lay.slice("a"), "dz": lay.slice("z"),
+                    "dw": lay.slice("w"), "dx": lay.slice("x"), "dl": lay.slice("lam"),
+                    "dp": slice(lay.total, lay.total + self.npar)}
+            out["J"] = {name: {k: blk.dense(ent, c, r) for k, c in cols.items()} for name, r in rows.items()}
+        return out
+
     def compile_all(self) -> "Kernel":
         """Compile every block now (instead of on first use); returns self."""
         self.block("dynamics")

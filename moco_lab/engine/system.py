@@ -275,8 +275,11 @@ class SymbolicSystem:
                 "proj": [g.lift(v) for v in proj]}
 
     # ------------------------------------------------------------ outputs on request
-    def point_outputs(self, body: str, location) -> tuple[list, list]:
-        """World position and velocity (3 + 3 expressions) of a point fixed on a body."""
+    def add_point_output(self, name: str, body: str, location) -> tuple[str, str]:
+        """Add outputs ``<name>/position`` and ``<name>/velocity`` (world frame) of a point fixed on a body."""
         b = self.body_index(body)
-        return ([self.graph.lift(v) for v in self.mb.point_position(b, location)],
-                [self.graph.lift(v) for v in self.mb.point_velocity(b, location)])
+        loc = [float(v) for v in location]
+        pos, vel = f"{name}/position", f"{name}/velocity"
+        self.outputs[pos] = [self.graph.lift(v) for v in self.mb.point_position(b, loc)]
+        self.outputs[vel] = [self.graph.lift(v) for v in self.mb.point_velocity(b, loc)]
+        return pos, vel

@@ -1,4 +1,4 @@
-"""Direct collocation: transcribe a :class:`Problem` into a Drake ``MathematicalProgram``.
+"""Direct collocation: transcribe a :class:`~moco_lab.ocp.problem.Problem` into a Drake ``MathematicalProgram``.
 
 Schemes (seed 000, appendix): **trapezoidal** (Eq. 7; implicit dynamics Eq. 8)
 and **separated Hermite–Simpson** (Eq. 12; implicit Eq. 15) with midpoint
@@ -12,37 +12,104 @@ name       shape           meaning
 =========  ==============  ===================================================
 ``t0``     scalar          initial time
 ``tf``     scalar          final time
-``Y``      (ng, ny)        states on the grid, columns ``problem.state_names()``
-``X``      (ng, nx)        controls, columns ``problem.control_names()``
-``A``      (ng, na)        algebraic variables: generalized accelerations
-                           (implicit mode), then the normalized tendon force
-                           derivatives of muscles with implicit tendon dynamics
+``Y``      (ng, ny)        states on the grid, columns :attr:`Transcription.state_names`
+``X``      (ng, nx)        controls, columns :attr:`Transcription.control_names`
+``A``      (ng, na)        algebraic variables, columns :attr:`Transcription.algebraic_names`
+                           (see :class:`~moco_lab.engine.layout.NodeLayout`)
 ``P``      (np,)           parameters
+``I``      dict            one variable per goal whose value needs its integral
 =========  ==============  ===================================================
 
 The grid has ``ng = N + 1`` points (trapezoidal) or ``2N + 1`` (mesh points and
 interval midpoints interleaved, Hermite–Simpson) on a uniform mesh in
 normalized time ``tau`` in [0, 1], ``t = t0 + tau (tf - t0)``.
 
-Defect constraints and integral goals are evaluated in *chunks* of
+Defects, residuals and kinematic-constraint rows are evaluated in *chunks* of
 ``chunk_size`` mesh intervals: one Python callback per chunk evaluates every
-node of the chunk with the vectorized kernels of :mod:`moco_lab.dynamics` and
-returns exact Jacobians; each binding declares its gradient sparsity.
+node of the chunk with the compiled kernel (:mod:`moco_lab.engine.kernel`)
+and returns exact Jacobians. Each binding declares its Jacobian's structural
+non-zeros exactly: the chunk's own Jacobian assembly is run once on the
+structural patterns of the kernel's derivatives (random positive entries where
+an entry can be non-zero, so nothing cancels), and its non-zeros are the
+declared pattern.
+
+Goals are bound to the problem (:meth:`moco_lab.ocp.goals.Goal.bind`): plain
+integral costs are summed chunk by chunk; goals whose value needs the
+integral itself (divided by a displacement, or constrained) get a variable
+``I`` fed by the chunks; endpoint functions get their own binding; linear
+goals add Drake's native costs and constraints.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from pydrake.solvers import MathematicalProgram
 
-from ..modeling.muscle import IMPLICIT_DERIVATIVE_BOUNDS
-from ..ocp.goals import ControlGoal, FinalTimeGoal, PeriodicityGoal, StateTrackingGoal, UserGoal
+from ..ocp.goals import BoundGoal, EndpointData, NodeData
 from ..ocp.problem import Problem
-from ..util.names import NamedValues
+from ..util.names import NamedValues, did_you_mean
 from .callbacks import drake_callable
 from .collocation import MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
 from .kernel import kernel_for
+from .layout import NodeLayout
+
+__all__ = ["Transcription", "PrescribedKinematics", "SCHEMES", "MODES"]
 
 
+@dataclass
+class PrescribedKinematics:
+    """Coordinates, speeds and accelerations given as data (Moco's prescribed kinematics, ``MocoInverse``).
+
+    Attributes
+    ----------
+    initial_time, final_time : float
+        The (fixed) time range.
+    kinematics_on : callable ``t (n,) -> (Q, U, A)``
+        Each of shape ``(n, nq)``.
+    """
+
+    initial_time: float
+    final_time: float
+    kinematics_on: Callable
+
+
+class _GoalContext:
+    """The transcription's :class:`~moco_lab.ocp.goals.GoalContext`."""
+
+    def __init__(self, tr: "Transcription"):
+        self._tr = tr
+        self.model = tr.model
+        self.state_names = list(tr.state_names)
+        self.control_names = list(tr.control_names)
+        self.algebraic_names = list(tr.algebraic_names)
+        self.parameter_names = list(tr.param_names)
+        self.total_mass = float(sum(b.mass for b in tr.kernel.system.tree.bodies.values()))
+        self.gravity = float(np.linalg.norm(tr.kernel.system.tree.gravity))
+
+    def output(self, name: str) -> str:
+        outputs = self._tr.kernel.system.outputs
+        if name not in outputs:
+            raise KeyError(did_you_mean(name, list(outputs), "model output"))
+        return name
+
+    def point_output(self, name: str, body: str, location) -> tuple[str, str]:
+        return self._tr.kernel.system.add_point_output(name, body, location)
+
+
+class _NativeTerms:
+    """What a goal's ``native`` function may use: the program and its variables."""
+
+    def __init__(self, tr: "Transcription"):
+        self.prog, self.t0, self.tf, self.P = tr.prog, tr.t0, tr.tf, tr.P
+        self.Y, self.X, self.A = tr.Y, tr.X, tr.A
+        self.tau, self.quadrature = tr.grid.tau, tr.grid.quadrature
+        self._tr = tr
+
+    def endpoint_variable(self, name: str, row: int):
+        """The variable of a state or control ``name`` at grid row ``row`` (0 or -1)."""
+        return self._tr.endpoint(self.Y, self.X, name, row)
 
 
 class Transcription:
@@ -51,52 +118,62 @@ class Transcription:
     Parameters
     ----------
     problem : Problem
-    settings : moco_lab.solver.SolverSettings
+    settings : moco_lab.solve.settings.SolverSettings
+    prescribed : PrescribedKinematics, optional
+        Coordinates, speeds and accelerations as data (only force-element
+        states, controls, implicit derivatives and multipliers are variables;
+        the multibody equations are residual rows).
 
     Attributes
     ----------
     prog : pydrake.solvers.MathematicalProgram
     grid : Grid
+    layout : NodeLayout
     t0, tf, Y, X, A, P : Drake decision variables (see module docstring).
+    bound_goals : list of BoundGoal
     """
 
-    def __init__(self, problem: Problem, settings):
+    def __init__(self, problem: Problem, settings, prescribed: PrescribedKinematics | None = None):
         settings.validate()
         problem.validate()
         self.problem = problem
         self.settings = settings
         self.model = model = problem.model
+        self.prescribed = prescribed
         self.scheme = settings.transcription_scheme
-        self.mode = settings.multibody_dynamics_mode
+        self.mode = "implicit" if prescribed is not None else settings.multibody_dynamics_mode
         self.grid = grid = Grid(self.scheme, settings.num_mesh_intervals)
         self.param_names = [p.name for p in problem.parameters]
         self.kernel = kernel_for(model, tuple(p.property for p in problem.parameters))
-        self.state_names = problem.state_names()
+        nq = model.nq
+        aux = model.auxiliary_state_names()
+        self.state_names = aux if prescribed is not None else problem.state_names()
         self.control_names = problem.control_names()
-        self.nq = model.nq
-        self.ny = len(self.state_names)
-        self.nx = len(self.control_names)
-        self.nacc = self.nq if self.mode == "implicit" else 0
-        self.derivative_names = (model.accel_names() if self.nacc else []) + model.implicit_derivative_names()
-        #: residual rows per node: implicit multibody dynamics, then implicit tendon dynamics
-        self.nres = len(self.derivative_names)
-        # kinematic constraints: multipliers λ at every grid point; Hermite–Simpson adds the
-        # velocity corrections γ̃ (variables at interval midpoints, fixed to 0 at mesh points)
-        self.multiplier_names = model.multiplier_names() if getattr(model, "constraints", None) else []
-        self.nl = len(self.multiplier_names)
-        #: Bordalba et al. (2023): projection of each interval's end state onto the constraint manifold
-        self.bordalba = bool(self.nl) and settings.kinematic_constraint_method == "Bordalba2023"
-        self.slack_names = ([n.replace("/lambda_", "/gamma_") for n in self.multiplier_names]
-                            if self.scheme == "hermite-simpson" and not self.bordalba else [])
-        self.ngam = len(self.slack_names)
-        #: Bordalba: projection slacks μ (position and velocity level) and projected end states x̃
-        self.projection_names = ([n.replace("/lambda_", f"/mu_{lvl}_") for lvl in ("p", "v")
-                                  for n in self.multiplier_names] if self.bordalba else [])
-        self.nmu = len(self.projection_names)
-        self.nxt = 2 * self.nq if self.bordalba else 0
+        multipliers = model.multiplier_names() if model.constraints else []
+        nl = len(multipliers)
+        self.bordalba = bool(nl) and prescribed is None and settings.kinematic_constraint_method == "Bordalba2023"
+        posa_hs = bool(nl) and prescribed is None and self.scheme == "hermite-simpson" and not self.bordalba
+        self.layout = lay = NodeLayout(
+            nq=nq, nz=len(aux), nx=len(self.control_names), nacc=nq if self.mode == "implicit" and not prescribed else 0,
+            nw=len(model.implicit_derivative_names()), nl=nl, ngam=nl if posa_hs else 0,
+            nxt=2 * nq if self.bordalba else 0, nmu=2 * nl if self.bordalba else 0, prescribed=prescribed is not None)
+        # names of the algebraic columns
+        self.accel_names = model.accel_names() if lay.nacc else []
+        self.implicit_names = model.implicit_derivative_names()
+        self.derivative_names = self.accel_names + self.implicit_names
+        self.multiplier_names = multipliers
+        self.slack_names = [n.replace("/lambda_", "/gamma_") for n in multipliers] if lay.ngam else []
+        self.projected_state_names = ([f"{n}/projected" for n in problem.state_names()[:2 * nq]]
+                                      if self.bordalba else [])
+        self.projection_names = ([n.replace("/lambda_", f"/mu_{lvl}_") for lvl in ("p", "v") for n in multipliers]
+                                 if self.bordalba else [])
+        self.algebraic_names = (self.derivative_names + self.multiplier_names + self.slack_names
+                                + self.projected_state_names + self.projection_names)
+        self.nq, self.ny, self.nx, self.na = nq, lay.ny, lay.nx, lay.na
+        self.nl, self.nres, self.npar = nl, lay.nres, len(problem.parameters)
+        self.nb = lay.size
         # kinematic-constraint rows: columns of K = [φ, φ̇, φ̈] used at mesh points and at midpoints
-        nl = self.nl
-        if not nl:
+        if not nl or prescribed is not None:
             mesh_cols, mid_cols = [], []
         elif self.bordalba:  # φ, φ̇ at mesh points; φ̈ at every grid point
             mesh_cols, mid_cols = list(range(3 * nl)), list(range(2 * nl, 3 * nl))
@@ -105,17 +182,13 @@ class Transcription:
         else:  # Posa et al.: φ, φ̇, φ̈ at mesh points
             mesh_cols, mid_cols = list(range(3 * nl)), []
         self.kin_mesh_cols, self.kin_mid_cols = np.array(mesh_cols, int), np.array(mid_cols, int)
-        self.nkin = 3 * nl
-        # columns of the algebraic block A: [u̇ (implicit), w, λ, γ̃, x̃, μ]
-        self.a_gam = self.nres + nl
-        self.a_xt = self.a_gam + self.ngam
-        self.a_mu = self.a_xt + self.nxt
-        self.na = self.a_mu + self.nmu
-        self.npar = len(problem.parameters)
-        self.nb = self.ny + self.nx + self.na
+        self.nkin = 3 * nl if prescribed is None else 0
         #: grid points where a projection (x̃, μ) applies: mesh points that end an interval
         self.projection_nodes = grid.is_mesh.copy()
         self.projection_nodes[0] = False
+        if prescribed is not None:
+            self.time_prescribed = prescribed.initial_time + grid.tau * (prescribed.final_time - prescribed.initial_time)
+            self.Qp, self.Up, self.Ap = prescribed.kinematics_on(self.time_prescribed)
 
         prog = self.prog = MathematicalProgram()
         ng = grid.num_points
@@ -127,13 +200,20 @@ class Transcription:
         self.P = prog.NewContinuousVariables(self.npar, "p") if self.npar else np.empty(0, dtype=object)
         self._add_bounds()
         self._add_midpoint_controls()
-        self.enabled_goals = [g for g in problem.goals if g.enabled]
-        #: weight w_λ of Moco's multiplier penalty w_λ ∫ ‖λ‖² dt (0 when off or without constraints)
-        self.multiplier_weight = (float(settings.lagrange_multiplier_weight)
-                                  if settings.minimize_lagrange_multipliers and self.nl else 0.0)
-        self.integral_goals = [g for g in self.enabled_goals if isinstance(g, (ControlGoal, StateTrackingGoal))]
+        # goals
+        ctx = _GoalContext(self)
+        self.bound_goals: list[BoundGoal] = [g.bind(ctx) for g in problem.goals if g.enabled]
+        self.bound_goals += self._solver_goals()
+        self.outputs = tuple(dict.fromkeys(n for b in self.bound_goals for n in b.outputs))
+        self.integral_costs = [b for b in self.bound_goals if b.plain_integral_cost]
+        self.integral_goals = [b for b in self.bound_goals if b.integrand is not None and not b.plain_integral_cost]
+        self.I = {b.name: prog.NewContinuousVariables(1, f"I_{b.name}")[0] for b in self.integral_goals}
         self._add_chunks()
-        self._add_other_goals()
+        self._add_endpoint_goals()
+        terms = _NativeTerms(self)
+        for b in self.bound_goals:
+            if b.native is not None:
+                b.native(terms)
         self._add_path_constraints()
 
     # ------------------------------------------------------------ variables
@@ -146,12 +226,17 @@ class Transcription:
         return self.prog.decision_variables()
 
     def _add_bounds(self):
-        p, grid = self.problem, self.grid
+        p, grid, lay, s = self.problem, self.grid, self.layout, self.settings
         ng = grid.num_points
         lo, hi = [], []
         variables = [np.array([self.t0]), np.array([self.tf])]
-        lo += [p.time_initial.lower, p.time_final.lower]
-        hi += [p.time_initial.upper, p.time_final.upper]
+        if self.prescribed is not None:
+            t0, tf = self.prescribed.initial_time, self.prescribed.final_time
+            lo += [t0, tf]
+            hi += [t0, tf]
+        else:
+            lo += [p.time_initial.lower, p.time_final.lower]
+            hi += [p.time_initial.upper, p.time_final.upper]
         self.state_infos = [p.state_info(n) for n in self.state_names]
         self.control_infos = [p.control_info(n) for n in self.control_names]
         for infos, V in ((self.state_infos, self.Y), (self.control_infos, self.X)):
@@ -168,27 +253,26 @@ class Transcription:
             lo.append(L.reshape(-1))
             hi.append(U.reshape(-1))
         if self.na:
-            vb = float(self.settings.implicit_acceleration_bounds)
-            nw = self.nres - self.nacc
-            mlo, mhi = self.settings.multiplier_bounds
-            glo, ghi = self.settings.velocity_correction_bounds
-            xt_lo = [i.bounds.lower for i in self.state_infos[:self.nxt]]
-            xt_hi = [i.bounds.upper for i in self.state_infos[:self.nxt]]
-            lo_row = ([-vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[0]] * nw + [mlo] * self.nl + [glo] * self.ngam
-                      + xt_lo + [self.settings.projection_slack_bounds[0]] * self.nmu)
-            hi_row = ([vb] * self.nacc + [IMPLICIT_DERIVATIVE_BOUNDS[1]] * nw + [mhi] * self.nl + [ghi] * self.ngam
-                      + xt_hi + [self.settings.projection_slack_bounds[1]] * self.nmu)
-            Lo, Hi = np.tile(lo_row, (ng, 1)), np.tile(hi_row, (ng, 1))
-            gcols = slice(self.a_gam, self.a_xt)
-            Lo[grid.is_mesh, gcols] = 0.0  # γ̃ lives at interval midpoints only
-            Hi[grid.is_mesh, gcols] = 0.0
+            Lo, Hi = np.zeros((ng, self.na)), np.zeros((ng, self.na))
+            col = lambda group: lay.in_algebraic(group)  # noqa: E731
+            vb = float(s.implicit_acceleration_bounds)
+            Lo[:, col(lay.acc)], Hi[:, col(lay.acc)] = -vb, vb
+            wb = np.array([self.model.implicit_derivative_bounds(n) for n in self.implicit_names]).reshape(-1, 2)
+            Lo[:, col(lay.w)], Hi[:, col(lay.w)] = wb[:, 0], wb[:, 1]
+            Lo[:, col(lay.lam)], Hi[:, col(lay.lam)] = s.multiplier_bounds
+            gc = col(lay.gam)
+            Lo[:, gc], Hi[:, gc] = s.velocity_correction_bounds
+            Lo[grid.is_mesh, gc] = Hi[grid.is_mesh, gc] = 0.0  # γ̃ lives at interval midpoints only
             if self.bordalba:  # x̃, μ live at the mesh points that end an interval
-                pcols = slice(self.a_xt, self.na)
-                Lo[~self.projection_nodes, pcols] = 0.0
-                Hi[~self.projection_nodes, pcols] = 0.0
-                for k, info in enumerate(self.state_infos[:self.nxt]):
+                xc, mc = col(lay.xt), col(lay.mu)
+                Lo[:, xc] = [i.bounds.lower for i in self.state_infos[:lay.nxt]]
+                Hi[:, xc] = [i.bounds.upper for i in self.state_infos[:lay.nxt]]
+                Lo[:, mc], Hi[:, mc] = s.projection_slack_bounds
+                pc = slice(xc.start, mc.stop)
+                Lo[~self.projection_nodes, pc] = Hi[~self.projection_nodes, pc] = 0.0
+                for k, info in enumerate(self.state_infos[:lay.nxt]):
                     if info.final is not None:
-                        Lo[-1, self.a_xt + k], Hi[-1, self.a_xt + k] = info.final.lower, info.final.upper
+                        Lo[-1, xc.start + k], Hi[-1, xc.start + k] = info.final.lower, info.final.upper
             variables.append(self.A.reshape(-1))
             lo.append(Lo.reshape(-1))
             hi.append(Hi.reshape(-1))
@@ -202,14 +286,60 @@ class Transcription:
                                            np.hstack(variables))
 
     def _add_midpoint_controls(self):
-        if self.scheme != "hermite-simpson" or self.nx == 0:
-            return
+        if self.scheme != "hermite-simpson" or self.nx == 0 or self.prescribed is not None:
+            return  # Moco's MocoInverse leaves midpoint controls free
         coeffs = np.array([[1.0, -0.5, -0.5]])
         for i in range(self.grid.num_mesh_intervals):
             for j in range(self.nx):
                 self.prog.AddLinearEqualityConstraint(
                     coeffs, [0.0], [self.X[2 * i + 1, j], self.X[2 * i, j], self.X[2 * i + 2, j]]
                 ).evaluator().set_description(f"midpoint control {self.control_names[j]}")
+
+    # --------------------------------------------------------------- solver-setting goals
+    def _solver_goals(self) -> list[BoundGoal]:
+        """Costs the solver settings ask for, as bound goals (integrands over algebraic columns)."""
+        s, lay, out = self.settings, self.layout, []
+
+        def algebraic_effort(name, cols, weight):
+            cols = np.arange(self.na)[cols]
+
+            def integrand(d: NodeData, jac: bool):
+                V = d.A[:, cols]
+                s_ = np.sum(V * V, axis=1)
+                if not jac:
+                    return s_, {}
+                dA = np.zeros_like(d.A)
+                dA[:, cols] = 2 * V
+                return s_, {"A": dA}
+
+            return BoundGoal(name, float(weight), integrand=integrand)
+
+        if s.minimize_lagrange_multipliers and lay.nl:
+            out.append(algebraic_effort("lagrange_multipliers", lay.in_algebraic(lay.lam), s.lagrange_multiplier_weight))
+        if getattr(s, "minimize_implicit_multibody_accelerations", False) and lay.nacc:
+            out.append(algebraic_effort("implicit_multibody_accelerations", lay.in_algebraic(lay.acc),
+                                        s.implicit_multibody_accelerations_weight))
+        if getattr(s, "minimize_implicit_auxiliary_derivatives", False) and lay.nw:
+            out.append(algebraic_effort("implicit_auxiliary_derivatives", lay.in_algebraic(lay.w),
+                                        s.implicit_auxiliary_derivatives_weight))
+        if self.bordalba and s.minimize_state_projection_distance:
+            w, n = float(s.state_projection_distance_weight), lay.nxt
+            xc = lay.in_algebraic(lay.xt)
+            nodes = self.projection_nodes
+
+            def native(terms):
+                I = np.eye(n)
+                Qm = 2 * w * np.block([[I, -I], [-I, I]])
+                for k in np.flatnonzero(nodes):
+                    v = np.concatenate([terms.Y[k, :n], terms.A[k, xc]])
+                    terms.prog.AddQuadraticCost(Qm, np.zeros(2 * n), v, is_convex=True)
+
+            def value(sol):
+                d = sol["A"][nodes, xc] - sol["Y"][nodes, :n]
+                return float(w * np.sum(d ** 2))
+
+            out.append(BoundGoal("state_projection", w, native=native, value=value))
+        return out
 
     # --------------------------------------------------------------- chunks
     def _add_chunks(self):
@@ -219,142 +349,184 @@ class Transcription:
         for i0 in range(0, N, size):
             chunk = _Chunk(self, i0, min(N, i0 + size))
             self.chunks.append(chunk)
-            b = self.prog.AddConstraint(drake_callable(chunk.constraint, scalar=False), chunk.lower, chunk.upper, chunk.vars,
-                                        description=f"dynamics [{i0}, {chunk.i1})")
+            b = self.prog.AddConstraint(drake_callable(chunk.constraint, scalar=False), chunk.lower, chunk.upper,
+                                        chunk.vars, description=f"dynamics [{i0}, {chunk.i1})")
             b.evaluator().SetGradientSparsityPattern(chunk.sparsity)
-            if self.integral_goals or self.multiplier_weight:
-                self.prog.AddCost(drake_callable(chunk.cost, scalar=True), chunk.vars)
+            if self.integral_costs:
+                self.prog.AddCost(drake_callable(chunk.cost, scalar=True), chunk.cost_vars)
+        # I = Σ chunk partial integrals (each chunk constrains its own partial-integral variable)
+        for b in self.integral_goals:
+            parts = [c.partial[b.name] for c in self.chunks]
+            self.prog.AddLinearEqualityConstraint(np.array([[1.0] + [-1.0] * len(parts)]), [0.0],
+                                                  np.array([self.I[b.name], *parts]))
 
-    def node_dynamics(self, Y, X, Acc, P, jac: bool):
-        """Dynamics at nodes: state derivatives ``F``, residuals ``R`` and kinematic-constraint rows ``K``.
+    # --------------------------------------------------------------- node quantities
+    def node_inputs(self, idx: np.ndarray, B: np.ndarray) -> dict:
+        """Kernel inputs at grid points ``idx`` from their node blocks ``B`` (n, nb)."""
+        lay = self.layout
+        if self.prescribed is not None:
+            Q, U, Acc = self.Qp[idx], self.Up[idx], self.Ap[idx]
+        else:
+            Q, U = B[:, lay.q], B[:, lay.u]
+            Acc = B[:, lay.acc] if lay.nacc else None
+        return {"Q": Q, "U": U, "Z": B[:, lay.z], "X": B[:, lay.x], "A": Acc, "W": B[:, lay.w],
+                "L": B[:, lay.lam] if lay.nl else None, "Gam": B[:, lay.gam] if lay.ngam else None,
+                "Mu": B[:, lay.mu] if lay.nmu else None}
 
-        The state is ``y = [q, u, z]`` (z: muscle states); ``F = [u, udot, zdot]``
-        with ``udot`` from forward dynamics (explicit) or the acceleration
-        variables (implicit). The node block is ``[y, x, a]`` with ``a = [udot
-        (implicit), w (implicit tendons), λ, γ̃]``.
+    def _block(self, J: dict, rows: int, n: int) -> np.ndarray:
+        """Derivatives w.r.t. the node block from a kernel Jacobian dict (keys dq, du, dz, dw, dx, dl, da)."""
+        lay = self.layout
+        B = np.zeros((n, rows, self.nb))
+        if not lay.prescribed:
+            B[:, :, lay.q] = J["dq"]
+            B[:, :, lay.u] = J["du"]
+            if "da" in J and lay.nacc:
+                B[:, :, lay.acc] = J["da"]
+        B[:, :, lay.z] = J["dz"]
+        B[:, :, lay.x] = J["dx"]
+        B[:, :, lay.w] = J["dw"]
+        if lay.nl:
+            B[:, :, lay.lam] = J["dl"]
+        return B
+
+    def node_dynamics(self, idx: np.ndarray, B: np.ndarray, P: np.ndarray, jac: bool):
+        """Dynamics at grid points ``idx``: state derivatives ``F``, residuals ``R``, kinematic rows ``K``.
+
+        ``F`` holds the derivatives of the variable states ``[q̇ = u (+ G(q)ᵀγ̃), u̇, ż]`` (only ``ż``
+        with prescribed kinematics); ``u̇`` comes from forward dynamics (explicit) or the acceleration
+        variables (implicit). ``R`` holds the residual rows (multibody residual in implicit or prescribed
+        mode, then the implicit derivatives' residuals); ``K`` the kinematic-constraint rows
+        ``[φ, φ̇, φ̈]``.
 
         Returns
         -------
-        F : (n, ny); dF : (n, ny, nb) w.r.t. the node block; dFp : (n, ny, np);
+        F : (n, ny); dF : (n, ny, nb); dFp : (n, ny, np);
         R : (n, nres); dR : (n, nres, nb); dRp : (n, nres, np);
-        kin : dict or None (models with kinematic constraints): ``K`` (n, nkin)
-            rows ``φ`` (trapezoidal) or ``[φ, φ̇, φ̈]`` (Hermite–Simpson);
-            ``corr`` (n, nq) the velocity correction ``G(q)ᵀγ̃``; with ``jac``,
-            ``dK`` (n, nkin, nb), ``dKp`` (n, nkin, np) and ``dcorr`` (n, nq, nb).
+        kin : dict or None: ``K`` (n, nkin), with ``jac`` ``dK`` (n, nkin, nb), ``dKp``.
         """
-        nq, ny, nx, npar, nacc, nres, nl = self.nq, self.ny, self.nx, self.npar, self.nacc, self.nres, self.nl
-        n = Y.shape[0]
-        Q, U, Z = Y[:, :nq], Y[:, nq:2 * nq], Y[:, 2 * nq:]
-        Lam = Acc[:, nres:nres + nl] if nl else None
-        Gam = Acc[:, self.a_gam:self.a_gam + self.ngam]
-        Acc, W = Acc[:, :nacc], Acc[:, nacc:nres]
+        lay = self.layout
+        nq, ny, npar, nl = self.nq, self.ny, self.npar, lay.nl
+        n = B.shape[0]
+        inp = self.node_inputs(idx, B)
+        Q, U, Z, X, Acc, W, Lam = inp["Q"], inp["U"], inp["Z"], inp["X"], inp["A"], inp["W"], inp["L"]
         explicit = self.mode == "explicit"
         res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W, L=Lam)
-        F = np.empty((n, ny))
-        F[:, :nq] = U
-        udot = res["A"] if explicit else Acc
-        F[:, nq:2 * nq] = udot
-        F[:, 2 * nq:] = res["Zd"]
-        R = res["Rw"] if explicit else np.hstack([res["R"], res["Rw"]])
         kin = None
-        if nl:
-            c = res["constraints"]
-            phidd = np.einsum("nlq,nq->nl", c["G"], udot) + c["bias"]
-            K = np.hstack([c["phi"], c["phid"], phidd])
-            if self.ngam:
-                c_gam = self.kernel.constraints(Q, U, Lam, Gam[:, :self.ngam])
-                corr = c_gam["GtG"]
-            else:
-                corr = np.zeros((n, nq))
-            kin = {"K": K, "corr": corr}
-            # Posa et al.'s velocity correction, as Moco applies it: q̇ = u + G(q)ᵀγ̃ at interval
-            # midpoints (γ̃ is fixed to 0 at mesh points), so the Simpson rule for q sees it
-            F[:, :nq] += corr
+        F = np.empty((n, ny))
+        if lay.prescribed:
+            F[:] = res["Zd"]
+            R = np.hstack([res["R"], res["Rw"]])
+        else:
+            F[:, :nq] = U
+            udot = res["A"] if explicit else Acc
+            F[:, nq:2 * nq] = udot
+            F[:, 2 * nq:] = res["Zd"]
+            R = res["Rw"] if explicit else np.hstack([res["R"], res["Rw"]])
+            if self.nkin:
+                c = self.kernel.constraints(Q, U, Lam, inp["Gam"], A=udot)
+                phidd = np.einsum("nlq,nq->nl", c["G"], udot) + c["bias"]
+                kin = {"K": np.hstack([c["phi"], c["phid"], phidd])}
+                # Posa et al.'s velocity correction, as Moco applies it: q̇ = u + G(q)ᵀγ̃ at interval midpoints
+                # (γ̃ is fixed to 0 at mesh points), so the Simpson rule for q sees it
+                if lay.ngam:
+                    F[:, :nq] += c["GtG"]
         if not jac:
             return F, None, None, R, None, None, kin
-
-        def block(J, rows):
-            """Derivatives w.r.t. the node block [q, u, z, x, accelerations, w, λ, γ̃] from a kernel Jacobian dict."""
-            B = np.zeros((n, rows, self.nb))
-            B[:, :, :nq] = J["dq"]
-            B[:, :, nq:2 * nq] = J["du"]
-            B[:, :, 2 * nq:ny] = J["dz"]
-            B[:, :, ny:ny + nx] = J["dx"]
-            if "da" in J:
-                B[:, :, ny + nx:ny + nx + nacc] = J["da"]
-            B[:, :, ny + nx + nacc:ny + nx + nres] = J["dw"]
-            if nl:
-                B[:, :, ny + nx + nres:ny + nx + nres + nl] = J["dl"]
-            return B
-
         dF = np.zeros((n, ny, self.nb))
-        dF[:, np.arange(nq), nq + np.arange(nq)] = 1.0
         dFp = np.zeros((n, ny, npar))
-        dF[:, 2 * nq:, :] = block(res["JZ"], ny - 2 * nq)
-        dFp[:, 2 * nq:, :] = res["JZ"]["dp"]
-        dRw = block(res["JW"], res["Rw"].shape[1])
-        if explicit:
-            dUdot = block(res["J"], nq)
-            dUdotp = res["J"]["dp"]
+        zrows = slice(ny - lay.nz, ny)
+        dF[:, zrows, :] = self._block(res["JZ"], lay.nz, n)
+        dFp[:, zrows, :] = res["JZ"]["dp"]
+        dRw = self._block(res["JW"], lay.nw, n)
+        if lay.prescribed:
+            dR = np.concatenate([self._block(res["J"], nq, n), dRw], axis=1)
+            dRp = np.concatenate([res["J"]["dp"], res["JW"]["dp"]], axis=1)
+        else:
+            dF[:, np.arange(nq), lay.u.start + np.arange(nq)] = 1.0
+            if explicit:
+                dUdot = self._block(res["J"], nq, n)
+                dUdotp = res["J"]["dp"]
+                dR, dRp = dRw, res["JW"]["dp"]
+            else:
+                dUdot = np.zeros((n, nq, self.nb))
+                dUdot[:, np.arange(nq), lay.acc.start + np.arange(nq)] = 1.0
+                dUdotp = np.zeros((n, nq, npar))
+                dR = np.concatenate([self._block(res["J"], nq, n), dRw], axis=1)
+                dRp = np.concatenate([res["J"]["dp"], res["JW"]["dp"]], axis=1)
             dF[:, nq:2 * nq, :] = dUdot
             dFp[:, nq:2 * nq, :] = dUdotp
-            dR, dRp = dRw, res["JW"]["dp"]
-        else:
-            dUdot = np.zeros((n, nq, self.nb))
-            dUdot[:, np.arange(nq), ny + nx + np.arange(nq)] = 1.0
-            dUdotp = np.zeros((n, nq, npar))
-            dF[:, nq:2 * nq, :] = dUdot
-            dR = np.concatenate([block(res["J"], nq), dRw], axis=1)
-            dRp = np.concatenate([res["J"]["dp"], res["JW"]["dp"]], axis=1)
-        if nl:
-            c = res["constraints"]
-            G = c["G"]
-            dK = np.zeros((n, self.nkin, self.nb))
-            dKp = np.zeros((n, self.nkin, npar))
-            dK[:, :nl, :nq] = G
-            dcorr = np.zeros((n, nq, self.nb))
-            dK[:, nl:2 * nl, :nq] = c["phid_q"]
-            dK[:, nl:2 * nl, nq:2 * nq] = G
-            # φ̈ = G(q) u̇ + Ġu: explicit terms in q, u, plus G times u̇'s derivatives
-            Ga_q = self.kernel.constraints(Q, U, A=udot)["Ga_q"]
-            dK[:, 2 * nl:, :] = np.einsum("nlq,nqb->nlb", G, dUdot)
-            dK[:, 2 * nl:, :nq] += Ga_q + c["bias_q"]
-            dK[:, 2 * nl:, nq:2 * nq] += c["bias_u"]
-            dKp[:, 2 * nl:, :] = np.einsum("nlq,nqp->nlp", G, dUdotp)
-            if self.ngam:
-                dcorr[:, :, :nq] = c_gam["GtG_q"]
-                g0 = ny + nx + self.a_gam
-                dcorr[:, :, g0:g0 + self.ngam] = np.transpose(G, (0, 2, 1))
-            dF[:, :nq, :] += dcorr
-            kin.update(dK=dK, dKp=dKp, dcorr=dcorr)
+            if self.nkin:
+                G = c["G"]
+                dK = np.zeros((n, self.nkin, self.nb))
+                dKp = np.zeros((n, self.nkin, npar))
+                dK[:, :nl, lay.q] = G
+                dK[:, nl:2 * nl, lay.q] = c["phid_q"]
+                dK[:, nl:2 * nl, lay.u] = G
+                # φ̈ = G(q) u̇ + Ġu: explicit terms in q, u, plus G times u̇'s derivatives
+                dK[:, 2 * nl:, :] = np.einsum("nlq,nqb->nlb", G, dUdot)
+                dK[:, 2 * nl:, lay.q] += c["Ga_q"] + c["bias_q"]
+                dK[:, 2 * nl:, lay.u] += c["bias_u"]
+                dKp[:, 2 * nl:, :] = np.einsum("nlq,nqp->nlp", G, dUdotp)
+                if lay.ngam:
+                    dF[:, :nq, lay.q] += c["GtG_q"]
+                    dF[:, :nq, lay.gam] += np.transpose(G, (0, 2, 1))
+                kin.update(dK=dK, dKp=dKp)
         return F, dF, dFp, R, dR, dRp, kin
 
-    # ---------------------------------------------------------- other goals
-    def _add_other_goals(self):
-        prog = self.prog
-        if self.bordalba and self.settings.minimize_state_projection_distance:
-            w, n = float(self.settings.state_projection_distance_weight), self.nxt
-            I = np.eye(n)
-            Qm = 2 * w * np.block([[I, -I], [-I, I]])
-            for k in np.flatnonzero(self.projection_nodes):
-                v = np.concatenate([self.Y[k, :n], self.A[k, self.a_xt:self.a_xt + n]])
-                prog.AddQuadraticCost(Qm, np.zeros(2 * n), v, is_convex=True)
-        for g in self.enabled_goals:
-            if isinstance(g, FinalTimeGoal):
-                prog.AddLinearCost(np.array([g.weight]), 0.0, np.array([self.tf]))
-            elif isinstance(g, PeriodicityGoal):
-                for a, b, neg in g.pairs:
-                    s = -1.0 if neg else 1.0
-                    v = [self._endpoint(self.Y, self.X, b, -1), self._endpoint(self.Y, self.X, a, 0)]
-                    if g.mode == "endpoint_constraint":
-                        prog.AddLinearEqualityConstraint(np.array([[1.0, -s]]), [0.0], v)
-                    else:
-                        Qm = 2 * g.weight * np.array([[1.0, -s], [-s, 1.0]])
-                        prog.AddQuadraticCost(Qm, np.zeros(2), v, is_convex=True)
-            elif isinstance(g, UserGoal):
-                self._add_user_goal(g)
+    def node_outputs(self, idx: np.ndarray, B: np.ndarray, P: np.ndarray, jac: bool) -> tuple[dict, dict]:
+        """The goals' model outputs at grid points ``idx``: values ``{name: (n, k)}`` and, with ``jac``,
+        ``{name: (d/d block (n, k, nb), d/dP (n, k, np))}``."""
+        if not self.outputs:
+            return {}, {}
+        inp = self.node_inputs(idx, B)
+        out = self.kernel.outputs(self.outputs, inp["Q"], inp["U"], inp["X"], P, Z=inp["Z"], A=inp["A"],
+                                  W=inp["W"], L=inp["L"], jac=jac)
+        values = {n: out[n] for n in self.outputs}
+        if not jac:
+            return values, {}
+        n, k = B.shape[0], None
+        derivs = {}
+        for name in self.outputs:
+            J = out["J"][name]
+            k = values[name].shape[1]
+            derivs[name] = (self._block(J, k, n), J["dp"])
+        return values, derivs
 
-    def _endpoint(self, Y, X, name: str, row: int):
+    def node_data(self, idx: np.ndarray, B: np.ndarray, P: np.ndarray, t: np.ndarray, jac: bool):
+        """A goal's :class:`~moco_lab.ocp.goals.NodeData` at grid points ``idx`` (and output derivatives)."""
+        lay = self.layout
+        outs, douts = self.node_outputs(idx, B, P, jac)
+        Y = B[:, lay.y]
+        return NodeData(t, Y, B[:, lay.x], B[:, lay.a], P, outs), douts
+
+    def chain_goal_derivative(self, d: dict, douts: dict, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Derivatives of a goal quantity w.r.t. node blocks ``(n, nb)``, parameters ``(n, np)`` and time ``(n,)``."""
+        lay = self.layout
+        dB = np.zeros((n, self.nb))
+        for key, sl in (("Y", lay.y), ("X", lay.x), ("A", lay.a)):
+            if d.get(key) is not None:
+                dB[:, sl] += d[key]
+        dP = np.zeros((n, self.npar)) if d.get("P") is None else np.array(d["P"], float).reshape(n, self.npar)
+        for name, g in (d.get("outputs") or {}).items():
+            Jb, Jp = douts[name]
+            dB += np.einsum("nk,nkb->nb", g, Jb)
+            dP += np.einsum("nk,nkp->np", g, Jp)
+        dt = np.zeros(n) if d.get("t") is None else np.asarray(d["t"], float)
+        return dB, dP, dt
+
+    # ---------------------------------------------------------- endpoint goals
+    def _add_endpoint_goals(self):
+        """One binding per goal whose value is an endpoint function, a division or a constrained integral."""
+        self.endpoint_goals = [b for b in self.bound_goals if b.native is None and not b.plain_integral_cost]
+        for b in self.endpoint_goals:
+            ep = _Endpoint(self, b)
+            if b.mode == "cost":
+                self.prog.AddCost(drake_callable(ep.cost, scalar=True), ep.vars)
+            else:
+                self.prog.AddConstraint(drake_callable(ep.constraint, scalar=False), b.lower, b.upper, ep.vars,
+                                        description=f"goal {b.name}")
+
+    def endpoint(self, Y, X, name: str, row: int):
         """Row ``row`` of the state or control column ``name`` (variables or values)."""
         if name in self.state_names:
             return Y[row, self.state_names.index(name)]
@@ -363,36 +535,6 @@ class Transcription:
     def _named(self, y, x, p):
         return (NamedValues(self.state_names, y), NamedValues(self.control_names, x),
                 NamedValues(self.param_names, p))
-
-    def _add_user_goal(self, g: UserGoal):
-        prog, ny, nx = self.prog, self.ny, self.nx
-        w = g.weight
-        if g.integrand_fn is not None:
-            for k, (tau, c) in enumerate(zip(self.grid.tau, self.grid.quadrature)):
-                vars_k = np.concatenate([[self.t0, self.tf], self.Y[k], self.X[k], self.P])
-
-                def cost(z, tau=tau, c=c):
-                    t0, tf = z[0], z[1]
-                    y, x, p = z[2:2 + ny], z[2 + ny:2 + ny + nx], z[2 + ny + nx:]
-                    t = t0 + tau * (tf - t0)
-                    return w * c * (tf - t0) * g.integrand_fn(t, *self._named(y, x, p))
-
-                prog.AddCost(cost, vars_k)
-        if g.endpoint_fn is not None:
-            vars_e = np.concatenate([[self.t0, self.tf], self.Y[0], self.Y[-1], self.X[0], self.X[-1], self.P])
-
-            def ecost(z):
-                t0, tf = z[0], z[1]
-                o = 2
-                y0, yf = z[o:o + ny], z[o + ny:o + 2 * ny]
-                o += 2 * ny
-                x0, xf = z[o:o + nx], z[o + nx:o + 2 * nx]
-                p = z[o + 2 * nx:]
-                s0, c0, pp = self._named(y0, x0, p)
-                sf, cf, _ = self._named(yf, xf, p)
-                return w * g.endpoint_fn(t0, tf, s0, sf, c0, cf, pp)
-
-            prog.AddCost(ecost, vars_e)
 
     def _add_path_constraints(self):
         ny, nx = self.ny, self.nx
@@ -404,7 +546,12 @@ class Transcription:
                 def con(z, tau=tau, pc=pc):
                     t = z[0] + tau * (z[1] - z[0])
                     y, x, p = z[2:2 + ny], z[2 + ny:2 + ny + nx], z[2 + ny + nx:]
-                    out = pc.func(t, *self._named(y, x, p))
+                    try:
+                        out = pc.func(t, *self._named(y, x, p))
+                    except TypeError as err:
+                        from ..ocp.goals import _explain_autodiff
+
+                        raise _explain_autodiff(err, f"Path constraint {pc.name!r}") from err
                     return np.atleast_1d(np.asarray(out, dtype=z.dtype))
 
                 self.prog.AddConstraint(con, pc.lower, pc.upper, vars_k, description=f"path {pc.name}")
@@ -420,51 +567,36 @@ class Transcription:
         return out
 
     def goal_values(self, sol: dict) -> dict[str, float]:
-        """Weighted value of each enabled goal at an unpacked solution.
+        """Weighted value of each goal at an unpacked solution (0 for goals enforced as constraints).
 
         With ``minimize_lagrange_multipliers``, the multiplier penalty is
         reported as ``"lagrange_multipliers"`` (so the values sum to the objective).
         """
-        t0, tf, Y, X, P = sol["t0"], sol["tf"], sol["Y"], sol["X"], sol["P"]
+        t0, tf, P = sol["t0"], sol["tf"], sol["P"]
         T = t0 + self.grid.tau * (tf - t0)
         q = self.grid.quadrature * (tf - t0)
+        ng = self.grid.num_points
+        idx = np.arange(ng)
+        B = np.hstack([sol["Y"], sol["X"], sol["A"]])
+        data, _ = self.node_data(idx, B, P, T, False)
+        info = {"tf": tf, "t0": t0, "time": T, "quadrature": q, "Y": sol["Y"], "X": sol["X"], "A": sol["A"], "P": P,
+                "endpoint": lambda name, row: self.endpoint(sol["Y"], sol["X"], name, row)}
         values = {}
-        if self.bordalba and self.settings.minimize_state_projection_distance:
-            pn, n = self.projection_nodes, self.nxt
-            d = sol["A"][pn, self.a_xt:self.a_xt + n] - sol["Y"][pn, :n]
-            values["state_projection"] = float(self.settings.state_projection_distance_weight * np.sum(d ** 2))
-        if self.multiplier_weight:
-            Lam = sol["A"][:, self.nres:self.nres + self.nl]
-            values["lagrange_multipliers"] = self.multiplier_weight * float(q @ np.sum(Lam ** 2, axis=1))
-        for g in self.enabled_goals:
-            if g in self.integral_goals:
-                s = g.integrand(T, Y, X, P)[0]
-                values[g.name] = g.weight * float(q @ s)
-            elif isinstance(g, FinalTimeGoal):
-                values[g.name] = g.weight * float(tf)
-            elif isinstance(g, PeriodicityGoal):
-                if g.mode == "cost":
-                    tot = 0.0
-                    for a, b, neg in g.pairs:
-                        s = -1.0 if neg else 1.0
-                        tot += (self._endpoint(Y, X, b, -1) - s * self._endpoint(Y, X, a, 0)) ** 2
-                    values[g.name] = g.weight * tot
-                else:
-                    values[g.name] = 0.0
-            elif isinstance(g, UserGoal):
-                v = 0.0
-                if g.integrand_fn is not None:
-                    for k in range(self.grid.num_points):
-                        v += q[k] * float(g.integrand_fn(T[k], *self._named(Y[k], X[k], P)))
-                if g.endpoint_fn is not None:
-                    s0, c0, pp = self._named(Y[0], X[0], P)
-                    sf, cf, _ = self._named(Y[-1], X[-1], P)
-                    v += float(g.endpoint_fn(t0, tf, s0, sf, c0, cf, pp))
-                values[g.name] = g.weight * v
+        for b in self.bound_goals:
+            if b.native is not None:
+                values[b.name] = float(b.value(info)) if b.value is not None else 0.0
+                continue
+            integral = float(q @ b.integrand(data, False)[0]) if b.integrand is not None else 0.0
+            if b.plain_integral_cost:
+                values[b.name] = b.weight * integral
+                continue
+            E = EndpointData(t0, tf, P, integral, data.row(0), data.row(ng - 1))
+            g = _goal_value(b, E, False)[0]
+            values[b.name] = b.weight * float(np.sum(g)) if b.mode == "cost" else 0.0
         return values
 
     def describe(self) -> dict:
-        """Size of the nonlinear program (variables, constraints, bindings)."""
+        """Size of the nonlinear program (variables, constraints, bindings, declared Jacobian non-zeros)."""
         prog = self.prog
         ncons = sum(b.evaluator().num_constraints() for b in prog.GetAllConstraints()
                     if b not in prog.bounding_box_constraints())
@@ -476,11 +608,125 @@ class Transcription:
             "num_variables": prog.num_vars(),
             "num_constraints": int(ncons),
             "num_dynamics_bindings": len(self.chunks),
+            "declared_dynamics_nonzeros": int(sum(len(c.sparsity) for c in self.chunks)),
         }
 
 
+def _goal_value(b: BoundGoal, E: EndpointData, jac: bool):
+    """A bound goal's value vector ``g`` (its endpoint function or ``[I]``, then the divisions) and derivatives."""
+    if b.endpoint is not None:
+        g, d = b.endpoint(E, jac)
+        g = np.atleast_1d(np.asarray(g, float))
+    else:
+        g, d = np.array([E.integral]), ({"integral": np.array([1.0])} if jac else {})
+    m = g.size
+    if not (b.divide_by_displacement or b.divide_by_duration or b.divide_by_mass):
+        return g, d
+    d = {k: v for k, v in d.items()}
+    if b.divide_by_mass:
+        g = g / b.total_mass
+        if jac:
+            d = _scale_derivatives(d, 1.0 / b.total_mass)
+    if b.divide_by_duration:
+        T = E.tf - E.t0
+        if jac:
+            d = _scale_derivatives(d, 1.0 / T)
+            d["t0"] = d.get("t0", np.zeros(m)) + g / T
+            d["tf"] = d.get("tf", np.zeros(m)) - g / T
+        g = g / T
+    if b.divide_by_displacement:
+        r0 = E.first.outputs["/com_position"][0]
+        r1 = E.last.outputs["/com_position"][0]
+        dv = r1 - r0
+        D = float(np.sqrt(dv @ dv))
+        if jac:
+            d = _scale_derivatives(d, 1.0 / D)
+            unit = dv / D if D > 0 else np.zeros(3)
+            for side, sign in (("first", -1.0), ("last", 1.0)):
+                block = dict(d.get(side, {}))
+                outs = dict(block.get("outputs", {}))
+                extra = -(g / D)[:, None, None] * (sign * unit)[None, None, :]
+                outs["/com_position"] = outs.get("/com_position", 0.0) + extra
+                block["outputs"] = outs
+                d[side] = block
+        g = g / D
+    return g, d
+
+
+def _scale_derivatives(d: dict, f: float) -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out[k] = _scale_derivatives(v, f)
+        elif v is None:
+            out[k] = None
+        else:
+            out[k] = np.asarray(v) * f
+    return out
+
+
+class _Endpoint:
+    """The binding of one goal's endpoint value: variables t0, tf, P, the first and last node blocks, its ``I``."""
+
+    def __init__(self, tr: Transcription, b: BoundGoal):
+        self.tr, self.b = tr, b
+        ng = tr.grid.num_points
+        self.idx = np.array([0, ng - 1])
+        blocks = [np.concatenate([tr.Y[k], tr.X[k], tr.A[k]]) for k in self.idx]
+        extra = [tr.I[b.name]] if b.name in tr.I else []
+        self.vars = np.concatenate([[tr.t0, tr.tf], tr.P, *blocks, extra])
+        self.off = 2 + tr.npar
+
+    def _evaluate(self, z, jac):
+        tr, b, o, nb = self.tr, self.b, self.off, self.tr.nb
+        t0, tf, P = z[0], z[1], z[2:o]
+        B = z[o:o + 2 * nb].reshape(2, nb)
+        integral = z[o + 2 * nb] if b.name in tr.I else 0.0
+        t = t0 + tr.grid.tau[self.idx] * (tf - t0)
+        data, douts = tr.node_data(self.idx, B, P, t, jac)
+        E = EndpointData(t0, tf, P, integral, data.row(0), data.row(1))
+        g, d = _goal_value(b, E, jac)
+        if not jac:
+            return g, None
+        m = g.size
+        J = np.zeros((m, self.vars.size))
+        J[:, 0] += np.broadcast_to(d.get("t0", 0.0), (m,))
+        J[:, 1] += np.broadcast_to(d.get("tf", 0.0), (m,))
+        if d.get("P") is not None:
+            J[:, 2:o] += np.asarray(d["P"]).reshape(m, tr.npar)
+        for k, side in enumerate(("first", "last")):
+            sd = d.get(side) or {}
+            sub = {name: (Jb[k:k + 1], Jp[k:k + 1]) for name, (Jb, Jp) in douts.items()}
+            tau = tr.grid.tau[self.idx[k]]
+            for r in range(m):
+                dr = {}
+                for key, v in sd.items():
+                    if v is None:
+                        continue
+                    if key == "outputs":
+                        dr["outputs"] = {nm: np.asarray(a)[r] for nm, a in v.items()}
+                    else:
+                        dr[key] = np.asarray(v)[r]
+                dB, dP, dt = tr.chain_goal_derivative(dr, sub, 1)
+                J[r, o + k * nb:o + (k + 1) * nb] += dB[0]
+                J[r, 2:o] += dP[0]
+                J[r, 0] += dt[0] * (1 - tau)
+                J[r, 1] += dt[0] * tau
+        if b.name in tr.I:
+            J[:, -1] = np.broadcast_to(d.get("integral", 0.0), (m,))
+        return g, J
+
+    def cost(self, z, jac):
+        g, J = self._evaluate(z, jac)
+        w = self.b.weight
+        return w * float(np.sum(g)), (w * np.sum(J, axis=0) if jac else None)
+
+    def constraint(self, z, jac):
+        return self._evaluate(z, jac)
+
+
 class _Chunk:
-    """Defects (and implicit residuals) of mesh intervals ``[i0, i1)`` in one binding."""
+    """Defects, residuals, kinematic rows and goal partial integrals of mesh intervals ``[i0, i1)`` in one binding."""
 
     def __init__(self, tr: Transcription, i0: int, i1: int):
         self.tr = tr
@@ -489,22 +735,24 @@ class _Chunk:
         self.g = np.arange(s * i0, s * i1 + 1)
         self.nloc = self.g.size
         self.L = i1 - i0
-        ny = tr.ny
         self.off = 2 + tr.npar
         blocks = [np.concatenate([tr.Y[k], tr.X[k], tr.A[k]]) for k in self.g]
-        self.vars = np.concatenate([[tr.t0, tr.tf], tr.P, *blocks])
+        # one partial-integral variable per goal that needs its integral
+        self.partial = {b.name: tr.prog.NewContinuousVariables(1, f"I_{b.name}_{i0}")[0] for b in tr.integral_goals}
+        self.node_vars = np.concatenate([[tr.t0, tr.tf], tr.P, *blocks])
+        self.vars = np.concatenate([self.node_vars, list(self.partial.values())])
+        self.cost_vars = self.node_vars
         self.nvar = self.vars.size
         self.dtau = np.diff(tr.grid.mesh)[i0:i1]
         self.tau = tr.grid.tau[self.g]
         # the chunk's first and last nodes are shared with neighbouring chunks:
         # quadrature weights only from this chunk's own intervals
         self.quad = quadrature_weights(tr.scheme, self.dtau)
-        # implicit residual rows at the nodes this chunk owns
+        # residual and kinematic rows at the nodes this chunk owns
         last = i1 == tr.grid.num_mesh_intervals
         self.owned = np.arange(self.nloc if last else self.nloc - 1)
-        # kinematic constraints at the owned nodes: (local node, columns of K = [φ, φ̇, φ̈])
         self.kin_rows = []
-        for k in self.owned if tr.nl else []:
+        for k in self.owned if tr.nkin else []:
             cols = tr.kin_mesh_cols if tr.grid.is_mesh[self.g[k]] else tr.kin_mid_cols
             if cols.size:
                 self.kin_rows.append((int(k), cols))
@@ -512,60 +760,48 @@ class _Chunk:
         # Bordalba: projection rows x − x̃ − F_xᵀμ at owned mesh points that end an interval
         self.proj_nodes = np.array([k for k in self.owned if tr.projection_nodes[self.g[k]]], int) \
             if tr.bordalba else np.zeros(0, int)
-        self.ndef = self.L * ny * (1 if tr.scheme == "trapezoidal" else 2)
+        self.ndef = self.L * tr.ny * (1 if tr.scheme == "trapezoidal" else 2)
         self.nres_rows = self.owned.size * tr.nres
-        self.nout = self.ndef + self.nres_rows + self.nkin_rows + self.proj_nodes.size * tr.nxt
+        self.nint = len(self.partial)
+        self.nout = self.ndef + self.nres_rows + self.nkin_rows + self.proj_nodes.size * tr.layout.nxt + self.nint
         self.lower = np.zeros(self.nout)
         self.upper = np.zeros(self.nout)
-        self.sparsity = self._pattern()
+        self.sparsity = self._structure()
 
     def _node_cols(self, k):
         o = self.off + k * self.tr.nb
         return np.arange(o, o + self.tr.nb)
 
-    def _pattern(self):
-        tr = self.tr
-        ny, na = tr.ny, tr.nres
-        glob = np.arange(self.off)
-        pairs = []
-        per = 1 if tr.scheme == "trapezoidal" else 2
-        for l in range(self.L):
-            nodes = [l, l + 1] if per == 1 else [2 * l, 2 * l + 1, 2 * l + 2]
-            cols = np.concatenate([glob, *[self._node_cols(k) for k in nodes]])
-            for r in range(l * ny * per, (l + 1) * ny * per):
-                pairs.extend((r, int(c)) for c in cols)
-        for j, k in enumerate(self.owned):
-            cols = np.concatenate([np.arange(2, self.off), self._node_cols(k)])
-            for r in range(self.ndef + j * na, self.ndef + (j + 1) * na):
-                pairs.extend((r, int(c)) for c in cols)
-        r = self.ndef + self.nres_rows
-        for k, kcols in self.kin_rows:
-            cols = np.concatenate([np.arange(2, self.off), self._node_cols(k)])
-            for _ in kcols:
-                pairs.extend((r, int(c)) for c in cols)
-                r += 1
-        for k in self.proj_nodes:
-            cols = self._node_cols(k)
-            for _ in range(tr.nxt):
-                pairs.extend((r, int(c)) for c in cols)
-                r += 1
-        return pairs
-
     def _split(self, z):
         tr = self.tr
         t0, tf = z[0], z[1]
         P = z[2:self.off]
-        B = z[self.off:].reshape(self.nloc, tr.nb)
-        Y = B[:, :tr.ny]
-        X = B[:, tr.ny:tr.ny + tr.nx]
-        A = B[:, tr.ny + tr.nx:]
-        return t0, tf, P, Y, X, A
+        B = z[self.off:self.off + self.nloc * tr.nb].reshape(self.nloc, tr.nb)
+        return t0, tf, P, B
 
+    # -------------------------------------------------------------- the exact structure
+    def _structure(self) -> list[tuple[int, int]]:
+        """Structural non-zeros of the chunk's Jacobian: its assembly run on the derivatives' patterns."""
+        rng = np.random.default_rng(12345)
+        z = rng.uniform(0.5, 1.5, self.nvar)
+        z[1] = z[0] + 1.0  # tf > t0
+        saved = self.tr.node_dynamics, self.tr.node_data
+        try:
+            self.tr.node_dynamics = lambda idx, B, P, jac: _pattern_dynamics(self.tr, idx, B.shape[0], rng)
+            self.tr.node_data = lambda idx, B, P, t, jac: _pattern_node_data(self.tr, idx, B, P, t, rng)
+            _, J = self.constraint(z, True)
+        finally:
+            self.tr.node_dynamics, self.tr.node_data = saved
+        rows, cols = np.nonzero(J)
+        return [(int(r), int(c)) for r, c in zip(rows, cols)]
+
+    # -------------------------------------------------------------- constraint rows
     def constraint(self, z, jac):
-        tr = self.tr
+        tr, lay = self.tr, self.tr.layout
         ny, nb = tr.ny, tr.nb
-        t0, tf, P, Y, X, Acc = self._split(z)
-        F, dF, dFp, R, dR, dRp, kin = tr.node_dynamics(Y, X, Acc, P, jac)
+        t0, tf, P, B = self._split(z)
+        F, dF, dFp, R, dR, dRp, kin = tr.node_dynamics(self.g, B, P, jac)
+        Y = B[:, lay.y]
         L = self.L
         out = np.empty(self.nout)
         d = self.dtau[:, None]
@@ -575,20 +811,32 @@ class _Chunk:
         Yend = Y
         if tr.bordalba:
             Yend = Y.copy()
-            Yend[:, :tr.nxt] = Acc[:, tr.a_xt:tr.a_xt + tr.nxt]
+            Yend[:, :lay.nxt] = B[:, lay.xt]
         if not jac:
             out[:self.ndef] = collocation_defects(tr.scheme, Y, F, h[:, 0], Yend)[0]
+        r = self.ndef
         if tr.nres:
-            out[self.ndef:self.ndef + self.nres_rows] = R[self.owned].reshape(-1)
-        r = self.ndef + self.nres_rows
+            out[r:r + self.nres_rows] = R[self.owned].reshape(-1)
+        r += self.nres_rows
         for k, kcols in self.kin_rows:
             out[r:r + kcols.size] = kin["K"][k, kcols]
             r += kcols.size
         if self.proj_nodes.size:
-            pn, nxt = self.proj_nodes, tr.nxt
-            mu = Acc[pn, tr.a_mu:tr.a_mu + tr.nmu]
-            pr = tr.kernel.projection(Y[pn, :tr.nq], Y[pn, tr.nq:nxt], mu)
-            out[r:] = (Y[pn, :nxt] - Acc[pn, tr.a_xt:tr.a_xt + nxt] - pr["proj"]).reshape(-1)
+            pn, nxt = self.proj_nodes, lay.nxt
+            inp = tr.node_inputs(self.g[pn], B[pn])
+            pr = tr.kernel.projection(inp["Q"], inp["U"], inp["Mu"])
+            out[r:r + pn.size * nxt] = (Y[pn, :nxt] - B[pn][:, lay.xt] - pr["proj"]).reshape(-1)
+            r += pn.size * nxt
+        # partial integrals: J_c − ∫_chunk s dt = 0
+        integ = {}
+        if self.nint:
+            T = t0 + self.tau * dur
+            data, douts = tr.node_data(self.g, B, P, T, jac)
+            for j, b in enumerate(tr.integral_goals):
+                s, ds = b.integrand(data, jac)
+                Sq = float(self.quad @ s)
+                out[r + j] = z[self.off + self.nloc * nb + j] - dur * Sq
+                integ[b.name] = (s, ds, Sq)
         if not jac:
             return out, None
         J = np.zeros((self.nout, self.nvar))
@@ -597,9 +845,8 @@ class _Chunk:
         Eend = E  # derivative of the interval's end state
         if tr.bordalba:
             Eend = E.copy()
-            xt0 = ny + tr.nx + tr.a_xt
-            Eend[np.arange(tr.nxt), np.arange(tr.nxt)] = 0.0
-            Eend[np.arange(tr.nxt), xt0 + np.arange(tr.nxt)] = 1.0
+            Eend[np.arange(lay.nxt), np.arange(lay.nxt)] = 0.0
+            Eend[np.arange(lay.nxt), lay.xt.start + np.arange(lay.nxt)] = 1.0
         out[:self.ndef], Jnodes = collocation_defects(tr.scheme, Y, F, h[:, 0], Yend, dF, E, Eend)
         h3 = h[:, :, None]  # (L, 1, 1)
         if tr.scheme == "trapezoidal":
@@ -620,16 +867,17 @@ class _Chunk:
                 Ph = -h3 / 8 * (dFp[a] - dFp[b])
                 Ps = -h3 / 6 * (dFp[a] + 4 * dFp[m] + dFp[b])
                 J[:self.ndef, 2:self.off] = np.stack([Ph, Ps], axis=1).reshape(-1, tr.npar)
-        J[:self.ndef, self.off:] = Jnodes
+        J[:self.ndef, self.off:self.off + self.nloc * nb] = Jnodes
+        r = self.ndef
         if tr.nres:
             na = tr.nres
             for j, k in enumerate(self.owned):
-                rows = slice(self.ndef + j * na, self.ndef + (j + 1) * na)
+                rows = slice(r + j * na, r + (j + 1) * na)
                 cols = self._node_cols(k)
                 J[rows, cols[0]:cols[-1] + 1] = dR[k]
                 if tr.npar:
                     J[rows, 2:self.off] = dRp[k]
-        r = self.ndef + self.nres_rows
+        r += self.nres_rows
         for k, kcols in self.kin_rows:
             rows = slice(r, r + kcols.size)
             cols = self._node_cols(k)
@@ -638,47 +886,184 @@ class _Chunk:
                 J[rows, 2:self.off] = kin["dKp"][k][kcols]
             r += kcols.size
         if self.proj_nodes.size:
-            nxt, xt0, mu0 = tr.nxt, ny + tr.nx + tr.a_xt, ny + tr.nx + tr.a_mu
+            nxt = lay.nxt
             for j, k in enumerate(self.proj_nodes):
                 rows = slice(r + j * nxt, r + (j + 1) * nxt)
                 c0 = self._node_cols(k)[0]
                 Jb = np.zeros((nxt, nb))
                 Jb[:, :nxt] = np.eye(nxt) - pr["proj_x"][j]
-                Jb[:, xt0:xt0 + nxt] = -np.eye(nxt)
-                Jb[:, mu0:mu0 + tr.nmu] = -np.transpose(pr["Fx"][j])
+                Jb[:, lay.xt] = -np.eye(nxt)
+                Jb[:, lay.mu] = -np.transpose(pr["Fx"][j])
                 J[rows, c0:c0 + nb] = Jb
+            r += self.proj_nodes.size * nxt
+        for j, bg in enumerate(tr.integral_goals):
+            s, ds, Sq = integ[bg.name]
+            row = r + j
+            dB, dP, dT = tr.chain_goal_derivative(ds, douts, self.nloc)
+            J[row, 0] = Sq - dur * float(self.quad @ (dT * (1 - self.tau)))
+            J[row, 1] = -Sq - dur * float(self.quad @ (dT * self.tau))
+            J[row, 2:self.off] = -dur * (self.quad @ dP)
+            J[row, self.off:self.off + self.nloc * nb] = -(dur * self.quad[:, None] * dB).reshape(-1)
+            J[row, self.off + self.nloc * nb + j] = 1.0
         return out, J
 
+    # -------------------------------------------------------------- plain integral costs
     def cost(self, z, jac):
         tr = self.tr
-        t0, tf, P, Y, X, Acc = self._split(z)
+        t0, tf, P, B = self._split(z)
         dur = tf - t0
         T = t0 + self.tau * dur
+        data, douts = tr.node_data(self.g, B, P, T, jac)
         total = 0.0
-        grad = np.zeros(self.nvar) if jac else None
+        grad = np.zeros(self.node_vars.size) if jac else None
         q = self.quad
-        for g in tr.integral_goals:
-            s, dY, dX, dP, dT = g.integrand(T, Y, X, P)
-            w = g.weight
+        for b in tr.integral_costs:
+            s, ds = b.integrand(data, jac)
+            w = b.weight
             Sq = float(q @ s)
             total += w * dur * Sq
             if jac:
+                dB, dP, dT = tr.chain_goal_derivative(ds, douts, self.nloc)
                 grad[0] += w * (-Sq + dur * float(q @ (dT * (1 - self.tau))))
                 grad[1] += w * (Sq + dur * float(q @ (dT * self.tau)))
                 if tr.npar:
                     grad[2:self.off] += w * dur * (q @ dP)
-                B = grad[self.off:].reshape(self.nloc, tr.nb)
-                B[:, :tr.ny] += w * dur * q[:, None] * dY
-                B[:, tr.ny:tr.ny + tr.nx] += w * dur * q[:, None] * dX
-        if tr.multiplier_weight:
-            w = tr.multiplier_weight
-            lo = tr.ny + tr.nx + tr.nres
-            Lam = Acc[:, tr.nres:tr.nres + tr.nl]
-            Sq = float(q @ np.sum(Lam ** 2, axis=1))
-            total += w * dur * Sq
-            if jac:
-                grad[0] -= w * Sq
-                grad[1] += w * Sq
-                B = grad[self.off:].reshape(self.nloc, tr.nb)
-                B[:, lo:lo + tr.nl] += 2 * w * dur * q[:, None] * Lam
+                grad[self.off:] += (w * dur * q[:, None] * dB).reshape(-1)
         return total, grad
+
+
+# ---------------------------------------------------------------- structural patterns
+def _node_patterns(tr: Transcription) -> dict:
+    """Structural patterns (0/1 arrays) of the node functions' derivatives w.r.t. the node block and ``P``."""
+    cache = tr.__dict__.get("_patterns")
+    if cache is not None:
+        return cache
+    k, lay = tr.kernel, tr.layout
+    klay = k.layout
+    nb, npar, nq = tr.nb, tr.npar, tr.nq
+    # kernel input column -> node block column (-1: data, not a variable)
+    kin2blk = np.full(klay.total + npar, -1)
+    mapping = {"z": lay.z, "x": lay.x, "w": lay.w, "lam": lay.lam, "gam": lay.gam, "mu": lay.mu}
+    if not lay.prescribed:
+        mapping.update(q=lay.q, u=lay.u)
+        if lay.nacc:
+            mapping["a"] = lay.acc
+    for name, sl in mapping.items():
+        ks = klay.slice(name)
+        if ks.stop > ks.start and sl.stop > sl.start:
+            kin2blk[ks] = np.arange(sl.start, sl.stop)
+
+    def pattern(block, r: slice) -> tuple[np.ndarray, np.ndarray]:
+        Pb = np.zeros((r.stop - r.start, nb))
+        Pp = np.zeros((r.stop - r.start, npar))
+        sel = (block.rows >= r.start) & (block.rows < r.stop)
+        for row, col in zip(block.rows[sel] - r.start, block.cols[sel]):
+            if col >= klay.total:
+                Pp[row, col - klay.total] = 1.0
+            elif kin2blk[col] >= 0:
+                Pb[row, kin2blk[col]] = 1.0
+        return Pb, Pp
+
+    dj = k.block("dynamics_jacobian")
+    nz, nw = k.nz, k.nw
+    pat = {}
+    pat["R"] = pattern(dj, slice(0, nq))
+    pat["Zd"] = pattern(dj, slice(nq, nq + nz))
+    pat["Rw"] = pattern(dj, slice(nq + nz, nq + nz + nw))
+    if tr.mode == "explicit" and not lay.prescribed:
+        dyn = k.block("dynamics")
+        Mp = np.zeros((nq, nq), bool)
+        sel = dyn.rows < nq
+        a0 = klay.offset["a"]
+        Mp[dyn.rows[sel], dyn.cols[sel] - a0] = True
+        closure = Mp | np.eye(nq, dtype=bool)
+        while True:  # the inverse's pattern: everything connected through M's pattern
+            nxt = (closure.astype(int) @ closure.astype(int)) > 0
+            if np.array_equal(nxt, closure):
+                break
+            closure = nxt
+        Rb, Rp = pat["R"]
+        pat["udot"] = ((closure.astype(float) @ Rb) > 0).astype(float), ((closure.astype(float) @ Rp) > 0).astype(float)
+    if tr.nkin:
+        cb = k.block("constraints")
+        nl = tr.nl
+        o = 0
+        for key, size in (("phi", nl), ("phid", nl), ("bias", nl), ("Ga", nl), ("GtG", nq)):
+            pat[key] = pattern(cb, slice(o, o + size))
+            o += size
+    tr._patterns = pat
+    return pat
+
+
+def _pattern_dynamics(tr: Transcription, idx: np.ndarray, n: int, rng) -> tuple:
+    """:meth:`Transcription.node_dynamics` with random positive entries where derivatives can be non-zero."""
+    pat, lay = _node_patterns(tr), tr.layout
+    nq, ny, nb, npar, nl = tr.nq, tr.ny, tr.nb, tr.npar, tr.nl
+
+    def rnd(p):
+        return p * rng.uniform(0.5, 1.5, (n,) + p.shape)
+
+    F = rng.uniform(0.5, 1.5, (n, ny))
+    dF = np.zeros((n, ny, nb))
+    dFp = np.zeros((n, ny, npar))
+    zr = slice(ny - lay.nz, ny)
+    dF[:, zr], dFp[:, zr] = rnd(pat["Zd"][0]), rnd(pat["Zd"][1])
+    R = rng.uniform(0.5, 1.5, (n, tr.nres))
+    if lay.prescribed:
+        dR = np.concatenate([rnd(pat["R"][0]), rnd(pat["Rw"][0])], axis=1)
+        dRp = np.concatenate([rnd(pat["R"][1]), rnd(pat["Rw"][1])], axis=1)
+        return F, dF, dFp, R, dR, dRp, None
+    dF[:, np.arange(nq), lay.u.start + np.arange(nq)] = 1.0
+    if tr.mode == "explicit":
+        dUdot, dUdotp = rnd(pat["udot"][0]), rnd(pat["udot"][1])
+        dR, dRp = rnd(pat["Rw"][0]), rnd(pat["Rw"][1])
+    else:
+        dUdot = np.zeros((n, nq, nb))
+        dUdot[:, np.arange(nq), lay.acc.start + np.arange(nq)] = 1.0
+        dUdotp = np.zeros((n, nq, npar))
+        dR = np.concatenate([rnd(pat["R"][0]), rnd(pat["Rw"][0])], axis=1)
+        dRp = np.concatenate([rnd(pat["R"][1]), rnd(pat["Rw"][1])], axis=1)
+    dF[:, nq:2 * nq], dFp[:, nq:2 * nq] = dUdot, dUdotp
+    kin = None
+    if tr.nkin:
+        G = rnd(pat["phi"][0][:, lay.q])
+        dK = np.zeros((n, tr.nkin, nb))
+        dKp = np.zeros((n, tr.nkin, npar))
+        dK[:, :nl, lay.q] = G
+        dK[:, nl:2 * nl] = rnd(pat["phid"][0])
+        dK[:, 2 * nl:] = np.einsum("nlq,nqb->nlb", G, dUdot) + rnd(pat["bias"][0]) + rnd(pat["Ga"][0])
+        dKp[:, 2 * nl:] = np.einsum("nlq,nqp->nlp", G, dUdotp)
+        if lay.ngam:
+            dF[:, :nq] += rnd(pat["GtG"][0])
+        kin = {"K": rng.uniform(0.5, 1.5, (n, tr.nkin)), "dK": dK, "dKp": dKp}
+    return F, dF, dFp, R, dR, dRp, kin
+
+
+def _pattern_node_data(tr: Transcription, idx: np.ndarray, B: np.ndarray, P: np.ndarray, t: np.ndarray, rng):
+    """:meth:`Transcription.node_data` for structure: real values, output derivatives on their patterns."""
+    lay = tr.layout
+    n = B.shape[0]
+    outs, douts = {}, {}
+    if tr.outputs:
+        blk, rows = tr.kernel.output_block(tr.outputs)
+        # map kernel input columns to node-block columns as in _node_patterns
+        pat_full = {}
+        for name, r in rows.items():
+            k = r.stop - r.start
+            outs[name] = rng.uniform(0.5, 1.5, (n, k))
+            Pb = np.zeros((k, tr.nb))
+            Pp = np.zeros((k, tr.npar))
+            klay = tr.kernel.layout
+            sel = (blk.rows >= r.start) & (blk.rows < r.stop)
+            for row, col in zip(blk.rows[sel] - r.start, blk.cols[sel]):
+                if col >= klay.total:
+                    Pp[row, col - klay.total] = 1.0
+                    continue
+                for name_, sl in (("q", lay.q), ("u", lay.u), ("a", lay.acc), ("z", lay.z), ("x", lay.x),
+                                  ("w", lay.w), ("lam", lay.lam)):
+                    ks = klay.slice(name_)
+                    if ks.start <= col < ks.stop and sl.stop > sl.start:
+                        Pb[row, sl.start + col - ks.start] = 1.0
+            pat_full[name] = (Pb, Pp)
+            douts[name] = (Pb * rng.uniform(0.5, 1.5, (n, k, tr.nb)), Pp * rng.uniform(0.5, 1.5, (n, k, tr.npar)))
+    return NodeData(t, B[:, lay.y], B[:, lay.x], B[:, lay.a], P, outs), douts

@@ -26,6 +26,7 @@ from typing import Iterable
 import numpy as np
 from pydrake.multibody.plant import MultibodyPlant
 from pydrake.multibody.tree import (
+    PlanarJoint,
     PrismaticJoint,
     RevoluteJoint,
     RigidBody,
@@ -472,17 +473,40 @@ class ModelBuilder:
         self._body_paths[name] = path or f"/bodyset/{name}"
         return body
 
-    def _add_joint(self, cls, name, parent, child, axis, coordinate, path, parent_offset, child_offset, rng):
-        X_P = RigidTransform(np.asarray(parent_offset, float))
-        X_C = RigidTransform(np.asarray(child_offset, float))
+    def _joint_frames(self, name, parent, child, parent_offset, child_offset):
+        X_P = parent_offset if isinstance(parent_offset, RigidTransform) else RigidTransform(
+            np.asarray(parent_offset, float))
+        X_C = child_offset if isinstance(child_offset, RigidTransform) else RigidTransform(
+            np.asarray(child_offset, float))
         parent_frame = self._frame(parent)
         child_frame = self._frame(child)
-        if np.any(X_P.translation()):
+        if not X_P.IsExactlyIdentity():
             parent_frame = self.plant.AddFrame(_fixed_frame(f"{name}_parent", parent_frame, X_P))
-        if np.any(X_C.translation()):
+        if not X_C.IsExactlyIdentity():
             child_frame = self.plant.AddFrame(_fixed_frame(f"{name}_child", child_frame, X_C))
+        return parent_frame, child_frame
+
+    def _add_joint(self, cls, name, parent, child, axis, coordinate, path, parent_offset, child_offset, rng):
+        parent_frame, child_frame = self._joint_frames(name, parent, child, parent_offset, child_offset)
         joint = self.plant.AddJoint(cls(name, parent_frame, child_frame, np.asarray(axis, float)))
-        self._coords.append((coordinate or name, path or f"/jointset/{name}", joint, rng))
+        self._coords.append((coordinate or name, path or f"/jointset/{name}", joint, rng, 0))
+        return joint
+
+    def add_planar_joint(self, name, parent, child, coordinates=("tx", "ty", "rz"), path=None,
+                         parent_offset=(0, 0, 0), child_offset=(0, 0, 0), ranges=None):
+        """Add a planar joint (Drake ``PlanarJoint``): translations x, y and a rotation about z of the joint frames.
+
+        ``coordinates`` names the three coordinates in Drake's order ``(x, y, θ)``;
+        ``ranges`` gives their ranges (default unbounded). The child frame is
+        translated by ``(x, y, 0)`` in the parent frame, then rotated by θ about z.
+        """
+        parent_frame, child_frame = self._joint_frames(name, parent, child, parent_offset, child_offset)
+        joint = self.plant.AddJoint(PlanarJoint(name, parent_frame, child_frame, np.zeros(3)))
+        ranges = ranges or [(-np.inf, np.inf)] * 3
+        if len(coordinates) != 3 or len(ranges) != 3:
+            raise ValueError(f"Planar joint {name!r} needs three coordinate names and three ranges")
+        for k, (cname, rng) in enumerate(zip(coordinates, ranges)):
+            self._coords.append((cname, path or f"/jointset/{name}", joint, rng, k))
         return joint
 
     def add_slider_joint(self, name, parent, child, axis=(1, 0, 0), coordinate=None, path=None,
@@ -532,7 +556,7 @@ class ModelBuilder:
             raise TypeError(f"Expected a moco_lab.constraints.KinematicConstraint, got {type(constraint).__name__}")
         if any(c.name == constraint.name for c in self._constraints):
             raise ValueError(f"Duplicate constraint name {constraint.name!r}")
-        coords = [(cname, f"{jpath}/{cname}") for cname, jpath, _joint, _rng in self._coords]
+        coords = [(cname, f"{jpath}/{cname}") for cname, jpath, _joint, _rng, _k in self._coords]
         constraint.validate_names(coords, list(self._body_paths))
         self._constraints.append(constraint)
         return constraint
@@ -540,8 +564,9 @@ class ModelBuilder:
     def build(self) -> Model:
         self.plant.Finalize()
         coords = [
-            Coordinate(cname, jpath, joint.position_start(), joint.velocity_start(), tuple(float(r) for r in rng))
-            for cname, jpath, joint, rng in self._coords
+            Coordinate(cname, jpath, joint.position_start() + k, joint.velocity_start() + k,
+                       tuple(float(r) for r in rng))
+            for cname, jpath, joint, rng, k in self._coords
         ]
         return Model(self.plant, coords, self._actuators, self._forces, self._body_paths, self.name, self.spec,
                      muscles=self._muscles, constraints=self._constraints, elements=self._elements)

@@ -1,135 +1,406 @@
-"""Goals: composable, named, weighted terms of the objective (Moco's ``MocoGoal``).
+"""Goals: composable, named, weighted terms of the objective, or endpoint constraints (Moco's ``MocoGoal``).
 
-Each goal has a ``name`` (unique in a problem) and a ``weight``; the study's
-objective is ``sum(weight * value)`` over enabled goals. Integral goals are
-evaluated with the transcription's quadrature (trapezoidal or Simpson) over
-all grid points, vectorized in numpy with exact derivatives.
+A goal is a *stateless description* (name, weight, mode, its own settings).
+When a problem is transcribed, each enabled goal is *bound* to it
+(:meth:`Goal.bind`): the :class:`BoundGoal` holds what the transcription needs
+— column indices, weights per variable, interpolated references — so one goal
+object can serve several problems, and a new goal type needs no change in the
+transcription.
 
-============================  ==================================================
-goal                          value
-============================  ==================================================
-:class:`ControlGoal`          ``∫ Σ_j w_j |x_j|^exponent dt`` (Moco ``MocoControlGoal``)
-:class:`FinalTimeGoal`        ``t_f`` (``MocoFinalTimeGoal``)
-:class:`StateTrackingGoal`    ``∫ Σ_i w_i (y_i - r_i(t))² dt`` (``MocoStateTrackingGoal``)
-:class:`PeriodicityGoal`      endpoint constraint ``y_f = ±y_0`` or a penalty
-:class:`UserGoal`             your own Python integrand and/or endpoint function
-============================  ==================================================
+Like Moco's goals, a goal may have an **integrand** ``s(t, y, x, a, p,
+outputs)`` integrated over the motion (``I = ∫ s dt``) and an **endpoint
+function** of the initial and final nodes, ``t0``, ``tf`` and ``I``. Its value
+is the endpoint function (default: ``I``), optionally divided by the
+centre-of-mass displacement, the duration or the total mass
+(``divide_by_displacement`` / ``divide_by_duration`` / ``divide_by_mass``). In
+``mode="cost"`` the objective gains ``weight × value``; in
+``mode="endpoint_constraint"`` the value must lie within ``bounds``.
+
+==============================  =========================================================================
+goal                            value
+==============================  =========================================================================
+:class:`ControlGoal`            ``∫ Σ_j w_j |x_j|^p dt`` (``MocoControlGoal``; per-control and pattern weights)
+:class:`FinalTimeGoal`          ``t_f`` (``MocoFinalTimeGoal``)
+:class:`StateTrackingGoal`      ``∫ Σ_i w_i (y_i − r_i(t))² dt`` (``MocoStateTrackingGoal``)
+:class:`SumSquaredStateGoal`    ``∫ Σ_i w_i y_i² dt`` over states matching a pattern (``MocoSumSquaredStateGoal``)
+:class:`PeriodicityGoal`        ``y_f = ±y_0`` (constraint) or a penalty (``MocoPeriodicityGoal``)
+:class:`InitialActivationGoal`  ``a(t0) = e(t0)`` for every muscle (``MocoInitialActivationGoal``)
+:class:`AverageSpeedGoal`       ``v − ‖r_com(tf) − r_com(t0)‖ / (tf − t0)`` (``MocoAverageSpeedGoal``)
+:class:`ContactTrackingGoal`    ``∫ Σ_groups ‖P(F_model − F_ref(t))‖² dt / (m g)`` (``MocoContactTrackingGoal``)
+:class:`MarkerTrackingGoal`     ``∫ Σ_m w_m ‖p_m(q) − r_m(t)‖² dt`` (``MocoMarkerTrackingGoal``)
+:class:`UserGoal`               your own Python integrand and/or endpoint function
+==============================  =========================================================================
 """
 from __future__ import annotations
 
 import math
 import re
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..results.tables import reference_columns
 from ..results.trajectory import Trajectory
 from ..util.names import NamedValues, did_you_mean
 
-__all__ = ["Goal", "ControlGoal", "FinalTimeGoal", "StateTrackingGoal", "PeriodicityGoal", "UserGoal",
-           "NamedValues", "goal_from_dict"]
+__all__ = ["Goal", "BoundGoal", "NodeData", "EndpointData", "GoalContext", "ControlGoal", "FinalTimeGoal",
+           "StateTrackingGoal", "SumSquaredStateGoal", "PeriodicityGoal", "InitialActivationGoal", "AverageSpeedGoal",
+           "ContactTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "UserGoal", "goal_from_dict", "GOAL_TYPES"]
+
+MODES = ("cost", "endpoint_constraint")
+
+
+# ---------------------------------------------------------------------------------------- data a bound goal sees
+@dataclass
+class NodeData:
+    """Values at ``n`` grid points, as a bound goal's integrand or endpoint function sees them.
+
+    Attributes
+    ----------
+    t : ndarray (n,)
+    Y : ndarray (n, ny)
+        States, columns :attr:`GoalContext.state_names`.
+    X : ndarray (n, nx)
+        Controls, columns :attr:`GoalContext.control_names`.
+    A : ndarray (n, na)
+        Algebraic variables (implicit accelerations, implicit derivatives,
+        multipliers, ...), columns :attr:`GoalContext.algebraic_names`.
+    P : ndarray (np,)
+        Parameters.
+    outputs : dict of str -> ndarray (n, k)
+        The model outputs the goal asked for (:attr:`BoundGoal.outputs`).
+    """
+
+    t: np.ndarray
+    Y: np.ndarray
+    X: np.ndarray
+    A: np.ndarray
+    P: np.ndarray
+    outputs: dict = field(default_factory=dict)
+
+    def row(self, k: int) -> "NodeData":
+        """Grid point ``k`` as a one-row NodeData."""
+        return NodeData(self.t[k:k + 1], self.Y[k:k + 1], self.X[k:k + 1], self.A[k:k + 1], self.P,
+                        {n: v[k:k + 1] for n, v in self.outputs.items()})
+
+
+@dataclass
+class EndpointData:
+    """What an endpoint function sees: times, parameters, the integral and the first and last grid points."""
+
+    t0: float
+    tf: float
+    P: np.ndarray
+    integral: float
+    first: NodeData
+    last: NodeData
+
+
+class GoalContext:
+    """What a goal is bound to (implemented by the transcription).
+
+    Attributes
+    ----------
+    model : moco_lab.modeling.Model
+    state_names, control_names, algebraic_names, parameter_names : list of str
+        Columns of :class:`NodeData` ``Y``, ``X``, ``A`` and ``P``.
+    total_mass : float
+        kg.
+    gravity : float
+        Magnitude of gravity (m/s²).
+    """
+
+    model: Any
+    state_names: list
+    control_names: list
+    algebraic_names: list
+    parameter_names: list
+    total_mass: float
+    gravity: float
+
+    def output(self, name: str) -> str:
+        """Ask for a model output at the grid points (``KeyError`` with suggestions if there is none)."""
+        raise NotImplementedError
+
+    def point_output(self, name: str, body: str, location) -> tuple[str, str]:
+        """Ask for the position and velocity of a point fixed on a body; returns the two output names."""
+        raise NotImplementedError
+
+
+@dataclass
+class BoundGoal:
+    """A goal bound to one problem: everything the transcription needs, nothing it must know about goal types.
+
+    Attributes
+    ----------
+    name : str
+    weight : float
+        Objective weight (cost mode).
+    mode : {"cost", "endpoint_constraint"}
+    size : int
+        Number of values (endpoint constraint rows).
+    lower, upper : ndarray (size,)
+        Bounds of the values in constraint mode.
+    outputs : tuple of str
+        Model outputs needed by the integrand and the endpoint function.
+    integrand : callable ``(NodeData, jac) -> (s, d)``, optional
+        ``s`` (n,); with ``jac``, ``d`` holds derivatives ``"Y"`` (n, ny), ``"X"``,
+        ``"A"``, ``"P"`` (n, np), ``"t"`` (n,), ``"outputs"`` {name: (n, k)} (missing = 0).
+    endpoint : callable ``(EndpointData, jac) -> (g, d)``, optional
+        ``g`` (size,); with ``jac``, ``d`` holds ``"t0"``, ``"tf"``, ``"integral"``
+        (size,), ``"P"`` (size, np), and ``"first"`` / ``"last"``: dicts like an
+        integrand's (with a leading ``size`` dimension). Default: ``g = [I]``.
+    native : callable ``(NativeTerms) -> None``, optional
+        Adds Drake costs or constraints directly (linear goals: final time,
+        periodicity, initial activation); then the goal has no integrand/endpoint.
+    value : callable ``(solution arrays) -> float``, optional
+        The goal's weighted value at a solution, for native goals.
+    divide_by_displacement, divide_by_duration, divide_by_mass : bool
+    total_mass : float
+    """
+
+    name: str
+    weight: float = 1.0
+    mode: str = "cost"
+    size: int = 1
+    lower: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    upper: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    outputs: tuple = ()
+    integrand: Callable | None = None
+    endpoint: Callable | None = None
+    native: Callable | None = None
+    value: Callable | None = None
+    divide_by_displacement: bool = False
+    divide_by_duration: bool = False
+    divide_by_mass: bool = False
+    total_mass: float = 1.0
+
+    @property
+    def plain_integral_cost(self) -> bool:
+        """A cost that is just ``weight × ∫ s dt`` (added chunk by chunk, no extra variables)."""
+        return (self.mode == "cost" and self.integrand is not None and self.endpoint is None
+                and not (self.divide_by_displacement or self.divide_by_duration or self.divide_by_mass))
 
 
 class Goal:
-    """Base class. ``kind`` is ``"integral"``, ``"endpoint"`` or ``"constraint"``."""
+    """Base class of goals (see the module docstring).
 
-    kind = "integral"
+    Parameters
+    ----------
+    name : str, optional
+        Unique in a problem (default: the class's default name).
+    weight : float
+        Objective weight in cost mode.
+    enabled : bool
+    mode : {"cost", "endpoint_constraint"}, optional
+        Default: the goal type's default mode.
+    bounds : (lower, upper) or number, optional
+        Endpoint-constraint bounds (default 0: the value must vanish).
+    divide_by_displacement, divide_by_duration, divide_by_mass : bool
+        Divide the value by the centre-of-mass displacement ``‖r_com(tf) −
+        r_com(t0)‖``, the duration ``tf − t0`` or the total mass (Moco's options
+        of the same names).
+    """
+
     default_name = "goal"
+    default_mode = "cost"
+    supports_endpoint_constraint = False
 
-    def __init__(self, name: str | None = None, weight: float = 1.0, enabled: bool = True):
+    def __init__(self, name: str | None = None, weight: float = 1.0, enabled: bool = True, mode: str | None = None,
+                 bounds=None, divide_by_displacement: bool = False, divide_by_duration: bool = False,
+                 divide_by_mass: bool = False):
         self.name = name or self.default_name
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"A goal name must be a non-empty string, got {name!r}")
         self.weight = float(weight)
         if not math.isfinite(self.weight):
             raise ValueError(f"Goal {self.name!r}: weight must be finite, got {weight}")
         self.enabled = bool(enabled)
+        self.mode = mode or self.default_mode
+        if self.mode not in MODES:
+            raise ValueError(f"Goal {self.name!r}: mode must be one of {list(MODES)}, got {mode!r}")
+        if self.mode == "endpoint_constraint" and not self.supports_endpoint_constraint:
+            raise ValueError(f"{type(self).__name__} {self.name!r} cannot be an endpoint constraint")
+        self.bounds = self._parse_bounds(bounds)
+        self.divide_by_displacement = bool(divide_by_displacement)
+        self.divide_by_duration = bool(divide_by_duration)
+        self.divide_by_mass = bool(divide_by_mass)
 
-    # hooks used by the transcription -----------------------------------
-    def prepare(self, problem) -> None:
-        """Check names against the problem; called before every solve."""
+    def _parse_bounds(self, bounds):
+        if bounds is None:
+            return (0.0, 0.0)
+        if np.isscalar(bounds):
+            b = float(bounds)
+            return (b, b)
+        lo, hi = (float(v) for v in bounds)
+        if math.isnan(lo) or math.isnan(hi) or lo > hi:
+            raise ValueError(f"Goal {self.name!r}: bounds must be (lower, upper) with lower <= upper, got {bounds}")
+        return (lo, hi)
 
-    def integrand(self, T, Y, X, P):
-        """Vectorized integrand.
+    @property
+    def kind(self) -> str:
+        """``"constraint"`` in endpoint-constraint mode, else ``"cost"`` (used by the dashboards)."""
+        return "constraint" if self.mode == "endpoint_constraint" else "cost"
 
-        Parameters
-        ----------
-        T : ndarray (n,)
-        Y : ndarray (n, ny), X : ndarray (n, nx), P : ndarray (np,)
-
-        Returns
-        -------
-        s : ndarray (n,)
-        ds_dY : (n, ny), ds_dX : (n, nx), ds_dP : (n, np), ds_dT : (n,)
-        """
+    # -- binding
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        """Check the goal against a problem and return what the transcription needs."""
         raise NotImplementedError
 
+    def _bound(self, ctx: GoalContext, **kwargs) -> BoundGoal:
+        """A BoundGoal carrying this goal's name, weight, mode, bounds and division options."""
+        size = kwargs.pop("size", 1)
+        outputs = tuple(kwargs.pop("outputs", ()))
+        if self.divide_by_displacement:
+            outputs += (ctx.output("/com_position"),)
+        return BoundGoal(self.name, self.weight if self.mode == "cost" else 1.0, self.mode, size,
+                         np.full(size, self.bounds[0]), np.full(size, self.bounds[1]), tuple(dict.fromkeys(outputs)),
+                         divide_by_displacement=self.divide_by_displacement,
+                         divide_by_duration=self.divide_by_duration, divide_by_mass=self.divide_by_mass,
+                         total_mass=ctx.total_mass, **kwargs)
+
+    # -- files
     def to_dict(self) -> dict:
-        return {"type": type(self).__name__, "name": self.name, "weight": self.weight, "enabled": self.enabled}
+        d = {"type": type(self).__name__, "name": self.name, "weight": self.weight, "enabled": self.enabled,
+             "mode": self.mode}
+        if self.mode == "endpoint_constraint":
+            d["bounds"] = list(self.bounds)
+        for key in ("divide_by_displacement", "divide_by_duration", "divide_by_mass"):
+            if getattr(self, key):
+                d[key] = True
+        return d
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} weight={self.weight:g}>"
 
 
+def _check(names: Sequence[str], name: str, owner: str, what: str) -> int:
+    if name not in names:
+        raise KeyError(f"{owner}: " + did_you_mean(name, list(names), what))
+    return list(names).index(name)
+
+
+# ----------------------------------------------------------------------------------------- control effort
 class ControlGoal(Goal):
-    """Minimize ``∫ Σ_j w_j |x_j|^exponent dt`` over the controls (Moco ``MocoControlGoal``).
+    """Minimize ``∫ Σ_j w_j |x_j|^exponent dt`` over the controls (Moco's ``MocoControlGoal``).
 
     Parameters
     ----------
     exponent : float
         ``>= 2`` (default 2), as in Moco.
     control_weights : dict, optional
-        Per-control weights ``w_j`` (default 1); set with :meth:`set_weight_for_control`.
+        Per-control weights ``w_j`` (default 1); a weight of 0 leaves the control out.
+    control_weights_pattern : dict, optional
+        ``{regular expression: weight}``: weights for every control whose name
+        matches (explicit ``control_weights`` win), as Moco's
+        ``setWeightForControlPattern``.
+    divide_by_displacement : bool
+        Divide by the centre-of-mass displacement (Moco's effort per distance
+        travelled, e.g. in predictive walking).
     """
 
     default_name = "effort"
 
     def __init__(self, name: str | None = None, weight: float = 1.0, exponent: float = 2.0,
-                 control_weights: dict[str, float] | None = None, enabled: bool = True):
-        super().__init__(name, weight, enabled)
+                 control_weights: dict[str, float] | None = None, enabled: bool = True,
+                 control_weights_pattern: dict[str, float] | None = None, **options):
+        super().__init__(name, weight, enabled, **options)
         self.exponent = float(exponent)
-        if self.exponent < 2:
+        if not self.exponent >= 2:
             raise ValueError(f"ControlGoal {self.name!r}: exponent must be >= 2 (got {exponent}), as in Moco.")
-        self.control_weights = dict(control_weights or {})
+        self.control_weights = {str(k): float(v) for k, v in (control_weights or {}).items()}
+        self.control_weights_pattern = {str(k): float(v) for k, v in (control_weights_pattern or {}).items()}
+        for pattern in self.control_weights_pattern:
+            re.compile(pattern)
 
     def set_weight_for_control(self, control: str, weight: float) -> None:
         self.control_weights[control] = float(weight)
 
-    def prepare(self, problem) -> None:
-        names = problem.control_names()
-        for c in self.control_weights:
-            if c not in names:
-                raise KeyError(f"ControlGoal {self.name!r}: " + did_you_mean(c, names, "control"))
-        self._w = np.array([self.control_weights.get(c, 1.0) for c in names])
+    def set_weight_for_control_pattern(self, pattern: str, weight: float) -> None:
+        re.compile(pattern)
+        self.control_weights_pattern[pattern] = float(weight)
 
-    def integrand(self, T, Y, X, P):
-        n = X.shape[0]
+    def weights_for(self, names: Sequence[str]) -> np.ndarray:
+        """The weight of each control in ``names`` (patterns first, explicit weights win)."""
+        for c in self.control_weights:
+            _check(names, c, f"ControlGoal {self.name!r}", "control")
+        w = np.ones(len(names))
+        for pattern, value in self.control_weights_pattern.items():
+            for j, n in enumerate(names):
+                if re.fullmatch(pattern, n):
+                    w[j] = value
+        for c, value in self.control_weights.items():
+            w[list(names).index(c)] = value
+        return w
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        w = self.weights_for(ctx.control_names)
         p = self.exponent
-        w = self._w
-        if p == 2:
-            s = X ** 2 @ w
-            dX = 2 * X * w
-        else:
-            ax = np.abs(X)
-            s = ax ** p @ w
-            dX = p * ax ** (p - 1) * np.sign(X) * w
-        return s, np.zeros((n, Y.shape[1])), dX, np.zeros((n, P.shape[0])), np.zeros(n)
+
+        def integrand(d: NodeData, jac: bool):
+            X = d.X
+            if p == 2:
+                s = X ** 2 @ w
+                dX = 2 * X * w if jac else None
+            else:
+                ax = np.abs(X)
+                s = ax ** p @ w
+                dX = p * ax ** (p - 1) * np.sign(X) * w if jac else None
+            return s, {"X": dX}
+
+        return self._bound(ctx, integrand=integrand)
 
     def to_dict(self) -> dict:
-        return {**super().to_dict(), "exponent": self.exponent, "control_weights": self.control_weights}
+        d = {**super().to_dict(), "exponent": self.exponent, "control_weights": self.control_weights}
+        if self.control_weights_pattern:
+            d["control_weights_pattern"] = self.control_weights_pattern
+        return d
 
 
 class FinalTimeGoal(Goal):
-    """Minimize the final time ``t_f`` (Moco ``MocoFinalTimeGoal``)."""
+    """Minimize the final time ``t_f`` (Moco's ``MocoFinalTimeGoal``)."""
 
-    kind = "endpoint"
     default_name = "final_time"
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        w = self.weight
+
+        def native(terms):
+            terms.prog.AddLinearCost(np.array([w]), 0.0, np.array([terms.tf]))
+
+        return self._bound(ctx, native=native, value=lambda sol: w * float(sol["tf"]))
+
+
+# ----------------------------------------------------------------------------------------- states
+def _reference(reference, owner: str):
+    if reference is None:
+        return None
+    time, cols, _ = reference_columns(reference, f"{owner} reference")
+    time = np.asarray(time, float)
+    if time.ndim != 1 or time.size < 2 or np.any(np.diff(time) <= 0):
+        raise ValueError(f"{owner}: reference time must be increasing with >= 2 samples")
+    cols = {k: np.asarray(v, float) for k, v in cols.items()}
+    for k, v in cols.items():
+        if v.shape != time.shape:
+            raise ValueError(f"{owner}: reference column {k!r} has {v.size} values, time has {time.size}")
+    return time, cols
+
+
+def _interp_with_slope(T, t, col):
+    """Linear interpolation of a table column at ``T`` (end values held) and its time derivative."""
+    val = np.interp(T, t, col)
+    seg = np.clip(np.searchsorted(t, T, side="right") - 1, 0, t.size - 2)
+    slope = (col[seg + 1] - col[seg]) / (t[seg + 1] - t[seg])
+    return val, np.where((T < t[0]) | (T > t[-1]), 0.0, slope)
 
 
 class StateTrackingGoal(Goal):
-    """Track a reference: ``∫ Σ_i w_i (y_i(t) - r_i(t))² dt`` (Moco ``MocoStateTrackingGoal``).
+    """Track a reference: ``∫ Σ_i w_i (y_i(t) − r_i(t))² dt`` (Moco's ``MocoStateTrackingGoal``).
 
     Parameters
     ----------
-    reference : Trajectory or (time, {state name: values})
+    reference : Trajectory, .sto path, or (time, {state name: values})
         Reference table; columns must be state names (unless
         ``allow_unused_references``). Interpolated linearly in time; outside
         its time range the end values are held.
@@ -143,9 +414,9 @@ class StateTrackingGoal(Goal):
 
     def __init__(self, name: str | None = None, weight: float = 1.0, reference=None,
                  weights: dict[str, float] | None = None, pattern: str | None = None,
-                 allow_unused_references: bool = False, enabled: bool = True):
-        super().__init__(name, weight, enabled)
-        self.weights = dict(weights or {})
+                 allow_unused_references: bool = False, enabled: bool = True, **options):
+        super().__init__(name, weight, enabled, **options)
+        self.weights = {str(k): float(v) for k, v in (weights or {}).items()}
         self.pattern = pattern
         self.allow_unused_references = allow_unused_references
         self.reference = None
@@ -153,69 +424,49 @@ class StateTrackingGoal(Goal):
             self.set_reference(reference)
 
     def set_reference(self, reference) -> None:
-        if isinstance(reference, Trajectory):
-            time, columns = reference.time, dict(reference.states)
-        else:
-            time, columns = reference
-        time = np.asarray(time, float)
-        if time.ndim != 1 or time.size < 2 or np.any(np.diff(time) <= 0):
-            raise ValueError(f"StateTrackingGoal {self.name!r}: reference time must be increasing with >= 2 samples")
-        cols = {k: np.asarray(v, float) for k, v in columns.items()}
-        for k, v in cols.items():
-            if v.shape != time.shape:
-                raise ValueError(f"StateTrackingGoal {self.name!r}: column {k!r} has {v.size} values, time has {time.size}")
-        self.reference = (time, cols)
+        self.reference = _reference(reference, f"StateTrackingGoal {self.name!r}")
 
     def set_weight(self, state: str, weight: float) -> None:
         self.weights[state] = float(weight)
 
-    def prepare(self, problem) -> None:
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        owner = f"StateTrackingGoal {self.name!r}"
         if self.reference is None:
-            raise ValueError(f"StateTrackingGoal {self.name!r}: no reference; call set_reference().")
-        names = problem.state_names()
-        time, cols = self.reference
+            raise ValueError(f"{owner}: no reference; call set_reference().")
+        names = ctx.state_names
         for k in self.weights:
-            if k not in names:
-                raise KeyError(f"StateTrackingGoal {self.name!r} weight: " + did_you_mean(k, names, "state"))
-        self._tracked = []
-        for k in cols:
+            _check(names, k, f"{owner} weight", "state")
+        time, cols = self.reference
+        tracked = []
+        for k, col in cols.items():
             if self.pattern and not re.fullmatch(self.pattern, k):
                 continue
             if k not in names:
                 if self.allow_unused_references:
                     continue
-                raise KeyError(f"StateTrackingGoal {self.name!r} reference column: " + did_you_mean(k, names, "state")
+                raise KeyError(f"{owner} reference column: " + did_you_mean(k, names, "state")
                                + " (set allow_unused_references=True to ignore it)")
             w = self.weights.get(k, 1.0)
             if w != 0:
-                self._tracked.append((names.index(k), w, cols[k]))
-        if not self._tracked:
-            raise ValueError(f"StateTrackingGoal {self.name!r}: no reference column matches a state to track")
-        self._time = time
+                tracked.append((names.index(k), w, col))
+        if not tracked:
+            raise ValueError(f"{owner}: no reference column matches a state to track")
+        idx = np.array([i for i, _, _ in tracked])
+        w = np.array([wt for _, wt, _ in tracked])
+        table = np.column_stack([c for _, _, c in tracked])
 
-    def _ref(self, T):
-        t = self._time
-        vals, slopes = [], []
-        for _, _, col in self._tracked:
-            vals.append(np.interp(T, t, col))
-            seg = np.clip(np.searchsorted(t, T, side="right") - 1, 0, t.size - 2)
-            slope = (col[seg + 1] - col[seg]) / (t[seg + 1] - t[seg])
-            slope = np.where((T < t[0]) | (T > t[-1]), 0.0, slope)
-            slopes.append(slope)
-        return vals, slopes
+        def integrand(d: NodeData, jac: bool):
+            ref, slope = zip(*(_interp_with_slope(d.t, time, table[:, j]) for j in range(len(idx))))
+            R, S = np.column_stack(ref), np.column_stack(slope)
+            e = d.Y[:, idx] - R
+            s = (e * e) @ w
+            if not jac:
+                return s, {}
+            dY = np.zeros_like(d.Y)
+            dY[:, idx] = 2 * e * w
+            return s, {"Y": dY, "t": -2 * (e * S) @ w}
 
-    def integrand(self, T, Y, X, P):
-        n = Y.shape[0]
-        s = np.zeros(n)
-        dY = np.zeros_like(Y)
-        dT = np.zeros(n)
-        vals, slopes = self._ref(T)
-        for (i, w, _), r, dr in zip(self._tracked, vals, slopes):
-            e = Y[:, i] - r
-            s += w * e * e
-            dY[:, i] += 2 * w * e
-            dT += -2 * w * e * dr
-        return s, dY, np.zeros((n, X.shape[1])), np.zeros((n, P.shape[0])), dT
+        return self._bound(ctx, integrand=integrand)
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "weights": self.weights, "pattern": self.pattern,
@@ -226,6 +477,52 @@ class StateTrackingGoal(Goal):
         return d
 
 
+class SumSquaredStateGoal(Goal):
+    """Minimize ``∫ Σ_i w_i y_i² dt`` over the states matching ``pattern`` (Moco's ``MocoSumSquaredStateGoal``).
+
+    Parameters
+    ----------
+    pattern : str
+        Regular expression on state names (default: every state), e.g.
+        ``".*/activation"`` for the sum of squared activations.
+    weights : dict, optional
+        Per-state weights (default 1).
+    """
+
+    default_name = "sum_squared_state"
+
+    def __init__(self, name: str | None = None, weight: float = 1.0, pattern: str = ".*",
+                 weights: dict[str, float] | None = None, enabled: bool = True, **options):
+        super().__init__(name, weight, enabled, **options)
+        re.compile(pattern)
+        self.pattern = pattern
+        self.weights = {str(k): float(v) for k, v in (weights or {}).items()}
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        names = ctx.state_names
+        for k in self.weights:
+            _check(names, k, f"SumSquaredStateGoal {self.name!r}", "state")
+        idx = [i for i, n in enumerate(names) if re.fullmatch(self.pattern, n)]
+        if not idx:
+            raise ValueError(f"SumSquaredStateGoal {self.name!r}: pattern {self.pattern!r} matches no state")
+        w = np.array([self.weights.get(names[i], 1.0) for i in idx])
+
+        def integrand(d: NodeData, jac: bool):
+            Y = d.Y[:, idx]
+            s = Y ** 2 @ w
+            if not jac:
+                return s, {}
+            dY = np.zeros_like(d.Y)
+            dY[:, idx] = 2 * Y * w
+            return s, {"Y": dY}
+
+        return self._bound(ctx, integrand=integrand)
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "pattern": self.pattern, "weights": self.weights}
+
+
+# ----------------------------------------------------------------------------------------- endpoint relations
 class PeriodicityGoal(Goal):
     """Relate final to initial values: ``v_final = v_initial`` (or ``= -v_initial``).
 
@@ -240,15 +537,15 @@ class PeriodicityGoal(Goal):
         (a symmetry condition, e.g. for half a gait cycle).
     """
 
-    kind = "constraint"
     default_name = "periodicity"
+    default_mode = "endpoint_constraint"
+    supports_endpoint_constraint = True
 
     def __init__(self, name: str | None = None, weight: float = 1.0, pairs=(), mode: str = "endpoint_constraint",
                  enabled: bool = True):
-        super().__init__(name, weight, enabled)
-        if mode not in ("endpoint_constraint", "cost"):
+        if mode not in MODES:
             raise ValueError(f"PeriodicityGoal mode must be 'endpoint_constraint' or 'cost', got {mode!r}")
-        self.mode = mode
+        super().__init__(name, weight, enabled, mode=mode)
         self.pairs = []
         for p in pairs:
             self.add_pair(*p)
@@ -256,17 +553,315 @@ class PeriodicityGoal(Goal):
     def add_pair(self, initial: str, final: str | None = None, negate: bool = False) -> None:
         self.pairs.append((initial, final or initial, bool(negate)))
 
-    def prepare(self, problem) -> None:
+    def bind(self, ctx: GoalContext) -> BoundGoal:
         if not self.pairs:
             raise ValueError(f"PeriodicityGoal {self.name!r} has no pairs; use add_pair().")
-        names = problem.state_names() + problem.control_names()
+        names = ctx.state_names + ctx.control_names
         for a, b, _ in self.pairs:
             for k in (a, b):
-                if k not in names:
-                    raise KeyError(f"PeriodicityGoal {self.name!r}: " + did_you_mean(k, names, "state or control"))
+                _check(names, k, f"PeriodicityGoal {self.name!r}", "state or control")
+        pairs, w, mode = list(self.pairs), self.weight, self.mode
+
+        def native(terms):
+            for a, b, neg in pairs:
+                s = -1.0 if neg else 1.0
+                v = [terms.endpoint_variable(b, -1), terms.endpoint_variable(a, 0)]
+                if mode == "endpoint_constraint":
+                    terms.prog.AddLinearEqualityConstraint(np.array([[1.0, -s]]), [0.0], v)
+                else:
+                    Qm = 2 * w * np.array([[1.0, -s], [-s, 1.0]])
+                    terms.prog.AddQuadraticCost(Qm, np.zeros(2), v, is_convex=True)
+
+        def value(sol):
+            if mode == "endpoint_constraint":
+                return 0.0
+            tot = 0.0
+            for a, b, neg in pairs:
+                s = -1.0 if neg else 1.0
+                tot += (sol["endpoint"](b, -1) - s * sol["endpoint"](a, 0)) ** 2
+            return w * tot
+
+        return self._bound(ctx, native=native, value=value)
 
     def to_dict(self) -> dict:
-        return {**super().to_dict(), "pairs": [list(p) for p in self.pairs], "mode": self.mode}
+        return {**super().to_dict(), "pairs": [list(p) for p in self.pairs]}
+
+
+class InitialActivationGoal(Goal):
+    """Each muscle's initial activation equals its initial excitation (Moco's ``MocoInitialActivationGoal``).
+
+    An endpoint constraint ``a(t0) = e(t0)`` for every muscle with activation
+    dynamics, so that activation does not start "for free".
+    """
+
+    default_name = "initial_activation"
+    default_mode = "endpoint_constraint"
+    supports_endpoint_constraint = True
+
+    def __init__(self, name: str | None = None, enabled: bool = True):
+        super().__init__(name, 1.0, enabled, mode="endpoint_constraint")
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        pairs = []
+        for m in ctx.model.muscles:
+            a = f"{m.path}/activation"
+            if a in ctx.state_names and m.path in ctx.control_names:
+                pairs.append((a, m.path))
+        if not pairs:
+            raise ValueError(f"InitialActivationGoal {self.name!r}: the model has no muscle with activation dynamics")
+
+        def native(terms):
+            for a, e in pairs:
+                terms.prog.AddLinearEqualityConstraint(
+                    np.array([[1.0, -1.0]]), [0.0], [terms.endpoint_variable(a, 0), terms.endpoint_variable(e, 0)]
+                ).evaluator().set_description(f"initial_activation {e}")
+
+        return self._bound(ctx, native=native, value=lambda sol: 0.0)
+
+
+def _com_displacement(E: EndpointData, jac: bool):
+    """``d = r_com(tf) − r_com(t0)``, ``‖d‖`` and the derivative of ‖d‖ w.r.t. the two positions."""
+    r0 = E.first.outputs["/com_position"][0]
+    r1 = E.last.outputs["/com_position"][0]
+    d = r1 - r0
+    norm = float(np.sqrt(d @ d))
+    return d, norm, (d / norm if norm > 0 else np.zeros(3))
+
+
+class AverageSpeedGoal(Goal):
+    """Achieve an average speed: ``v_desired − ‖r_com(tf) − r_com(t0)‖ / (tf − t0)`` (Moco's ``MocoAverageSpeedGoal``).
+
+    By default an endpoint constraint (the value must be 0); as a cost the
+    value is squared.
+
+    Parameters
+    ----------
+    desired_average_speed : float
+        m/s.
+    """
+
+    default_name = "average_speed"
+    default_mode = "endpoint_constraint"
+    supports_endpoint_constraint = True
+
+    def __init__(self, name: str | None = None, desired_average_speed: float = 0.0, weight: float = 1.0,
+                 enabled: bool = True, mode: str | None = None, bounds=None):
+        super().__init__(name, weight, enabled, mode=mode, bounds=bounds)
+        self.desired_average_speed = float(desired_average_speed)
+        if not math.isfinite(self.desired_average_speed):
+            raise ValueError(f"AverageSpeedGoal {self.name!r}: desired_average_speed must be finite")
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        v, cost = self.desired_average_speed, self.mode == "cost"
+        com = ctx.output("/com_position")
+
+        def endpoint(E: EndpointData, jac: bool):
+            d, norm, unit = _com_displacement(E, jac)
+            T = E.tf - E.t0
+            g = v - norm / T
+            val = g * g if cost else g
+            if not jac:
+                return np.array([val]), {}
+            f = 2 * g if cost else 1.0
+            dd = {"t0": np.array([f * (-norm / T ** 2)]), "tf": np.array([f * (norm / T ** 2)]),
+                  "first": {"outputs": {com: (f * unit / T)[None, None, :]}},
+                  "last": {"outputs": {com: (-f * unit / T)[None, None, :]}}}
+            return np.array([val]), dd
+
+        return self._bound(ctx, outputs=(com,), endpoint=endpoint)
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d.pop("divide_by_displacement", None)
+        return {**d, "desired_average_speed": self.desired_average_speed}
+
+
+# ----------------------------------------------------------------------------------------- contact and markers
+@dataclass
+class ContactGroup:
+    """Contact force elements whose summed force tracks one measured force.
+
+    Attributes
+    ----------
+    forces : list of str
+        Paths of contact force elements (each with a ``force`` output, e.g.
+        ``SmoothSphereHalfSpaceForce``), e.g. ``["/forceset/contactHeel_r", "/forceset/contactFront_r"]``.
+    columns : (str, str, str)
+        Reference columns of the measured force's x, y, z components (N),
+        e.g. ``("ground_force_r_vx", "ground_force_r_vy", "ground_force_r_vz")``.
+    """
+
+    forces: list
+    columns: tuple
+
+
+class ContactTrackingGoal(Goal):
+    """Track measured contact forces: ``(1/(m g)) ∫ Σ_groups ‖P(F_model − F_ref(t))‖² dt`` (``MocoContactTrackingGoal``).
+
+    ``F_model`` is the summed force of a group's contact elements on the
+    model (world frame), ``F_ref`` the measured force (linear interpolation in
+    time), ``m g`` the model's weight, ``P`` an optional projection:
+    ``"plane"`` removes the component along ``projection_vector`` (e.g.
+    ``(0, 0, 1)`` for a sagittal-plane model), ``"vector"`` keeps only it.
+
+    Parameters
+    ----------
+    reference : (time, {column: values}) or .sto path
+        The measured forces (N), columns as named in the groups.
+    groups : list of ContactGroup
+    projection : {"none", "plane", "vector"}
+    projection_vector : (3,)
+    """
+
+    default_name = "contact_tracking"
+
+    def __init__(self, name: str | None = None, weight: float = 1.0, reference=None,
+                 groups: Sequence[ContactGroup] = (), projection: str = "none", projection_vector=None,
+                 enabled: bool = True, **options):
+        super().__init__(name, weight, enabled, **options)
+        self.reference = None if reference is None else _reference(reference, f"ContactTrackingGoal {self.name!r}")
+        self.groups = [g if isinstance(g, ContactGroup) else ContactGroup(list(g[0]), tuple(g[1])) for g in groups]
+        if projection not in ("none", "plane", "vector"):
+            raise ValueError(f"ContactTrackingGoal {self.name!r}: projection must be 'none', 'plane' or 'vector', "
+                             f"got {projection!r}")
+        self.projection = projection
+        self.projection_vector = None if projection_vector is None else tuple(float(v) for v in projection_vector)
+        if projection != "none":
+            if self.projection_vector is None or not np.linalg.norm(self.projection_vector) > 0:
+                raise ValueError(f"ContactTrackingGoal {self.name!r}: projection {projection!r} needs a non-zero "
+                                 "projection_vector")
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        owner = f"ContactTrackingGoal {self.name!r}"
+        if self.reference is None:
+            raise ValueError(f"{owner}: no reference forces")
+        if not self.groups:
+            raise ValueError(f"{owner}: no contact groups")
+        time, cols = self.reference
+        groups = []
+        for g in self.groups:
+            names = [ctx.output(f"{path}/force") for path in g.forces]
+            missing = [c for c in g.columns if c not in cols]
+            if missing:
+                raise KeyError(f"{owner}: " + did_you_mean(missing[0], list(cols), "reference column"))
+            groups.append((names, np.column_stack([cols[c] for c in g.columns])))
+        if self.projection == "none":
+            Pm = np.eye(3)
+        else:
+            n = np.asarray(self.projection_vector, float)
+            n = n / np.linalg.norm(n)
+            Pm = np.outer(n, n) if self.projection == "vector" else np.eye(3) - np.outer(n, n)
+        scale = 1.0 / (ctx.total_mass * ctx.gravity) if ctx.gravity > 0 else 1.0 / ctx.total_mass
+        outputs = tuple(n for names, _ in groups for n in names)
+
+        def integrand(d: NodeData, jac: bool):
+            s = np.zeros(d.t.size)
+            douts, dt = {}, np.zeros(d.t.size)
+            for names, table in groups:
+                F = sum(d.outputs[n][:, :3] for n in names)
+                ref, slope = zip(*(_interp_with_slope(d.t, time, table[:, j]) for j in range(3)))
+                e = (F - np.column_stack(ref)) @ Pm.T
+                s += scale * np.sum(e * e, axis=1)
+                if jac:
+                    de = 2 * scale * e @ Pm
+                    for n in names:
+                        douts[n] = douts.get(n, 0.0) + de
+                    dt -= np.sum(de * np.column_stack(slope), axis=1)
+            return s, ({"outputs": douts, "t": dt} if jac else {})
+
+        return self._bound(ctx, integrand=integrand, outputs=outputs)
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        if self.reference is not None:
+            time, cols = self.reference
+            d["reference"] = {"time": time.tolist(), "columns": {k: v.tolist() for k, v in cols.items()}}
+        d["groups"] = [{"forces": list(g.forces), "columns": list(g.columns)} for g in self.groups]
+        d["projection"] = self.projection
+        if self.projection_vector is not None:
+            d["projection_vector"] = list(self.projection_vector)
+        return d
+
+
+class MarkerTrackingGoal(Goal):
+    """Track marker positions: ``∫ Σ_m w_m ‖p_m(q) − r_m(t)‖² dt`` (Moco's ``MocoMarkerTrackingGoal``).
+
+    Parameters
+    ----------
+    markers : dict of str -> (body, (x, y, z))
+        Marker name -> the body it is fixed on and its location in that body's frame (m).
+    reference : (time, {column: values}) or .sto path
+        Measured positions (m), one column per marker coordinate named
+        ``<marker>_x``, ``<marker>_y``, ``<marker>_z`` (a missing ``_z`` column
+        means a planar marker: the z error is not tracked).
+    weights : dict, optional
+        Per-marker weights (default 1).
+    """
+
+    default_name = "marker_tracking"
+
+    def __init__(self, name: str | None = None, weight: float = 1.0, markers: dict | None = None, reference=None,
+                 weights: dict[str, float] | None = None, enabled: bool = True, **options):
+        super().__init__(name, weight, enabled, **options)
+        self.markers = {str(k): (str(b), tuple(float(v) for v in loc)) for k, (b, loc) in (markers or {}).items()}
+        self.reference = None if reference is None else _reference(reference, f"MarkerTrackingGoal {self.name!r}")
+        self.weights = {str(k): float(v) for k, v in (weights or {}).items()}
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        owner = f"MarkerTrackingGoal {self.name!r}"
+        if self.reference is None or not self.markers:
+            raise ValueError(f"{owner}: needs markers and a reference")
+        for k in self.weights:
+            _check(list(self.markers), k, owner, "marker")
+        time, cols = self.reference
+        tracked = []
+        for name, (body, loc) in self.markers.items():
+            axes = [j for j, c in enumerate("xyz") if f"{name}_{c}" in cols]
+            if not axes:
+                raise KeyError(f"{owner}: no reference columns for marker {name!r} "
+                               f"(expected {name}_x, {name}_y[, {name}_z]); "
+                               + did_you_mean(f"{name}_x", list(cols), "reference column"))
+            pos, _ = ctx.point_output(f"/markerset/{name}", body, loc)
+            table = np.column_stack([cols[f"{name}_{'xyz'[j]}"] for j in axes])
+            tracked.append((pos, axes, table, self.weights.get(name, 1.0)))
+        outputs = tuple(t[0] for t in tracked)
+
+        def integrand(d: NodeData, jac: bool):
+            s = np.zeros(d.t.size)
+            douts, dt = {}, np.zeros(d.t.size)
+            for pos, axes, table, w in tracked:
+                ref, slope = zip(*(_interp_with_slope(d.t, time, table[:, j]) for j in range(len(axes))))
+                e = d.outputs[pos][:, axes] - np.column_stack(ref)
+                s += w * np.sum(e * e, axis=1)
+                if jac:
+                    g = np.zeros((d.t.size, 3))
+                    g[:, axes] = 2 * w * e
+                    douts[pos] = g
+                    dt -= 2 * w * np.sum(e * np.column_stack(slope), axis=1)
+            return s, ({"outputs": douts, "t": dt} if jac else {})
+
+        return self._bound(ctx, integrand=integrand, outputs=outputs)
+
+    def to_dict(self) -> dict:
+        d = {**super().to_dict(), "markers": {k: [b, list(loc)] for k, (b, loc) in self.markers.items()},
+             "weights": self.weights}
+        if self.reference is not None:
+            time, cols = self.reference
+            d["reference"] = {"time": time.tolist(), "columns": {k: v.tolist() for k, v in cols.items()}}
+        return d
+
+
+# ----------------------------------------------------------------------------------------- user goals
+_MATH_HINT = ("moco_lab calls your function with Drake AutoDiffXd numbers to take exact derivatives, and "
+              "Python's math module only accepts floats: use numpy's functions (np.sin, np.exp, np.sqrt, ...) "
+              "and arithmetic instead of math.sin, math.exp, ...")
+
+
+def _explain_autodiff(err: Exception, owner: str) -> Exception:
+    text = str(err)
+    if "AutoDiffXd" in text or "must be real number" in text:
+        return TypeError(f"{owner}: {text}. {_MATH_HINT}")
+    return err
 
 
 class UserGoal(Goal):
@@ -276,7 +871,7 @@ class UserGoal(Goal):
     ----------
     integrand : callable, optional
         ``integrand(t, states, controls, parameters) -> scalar``, integrated
-        over time. ``states`` etc. are :class:`NamedValues`.
+        over time. ``states`` etc. are :class:`~moco_lab.util.names.NamedValues`.
     endpoint : callable, optional
         ``endpoint(t0, tf, initial_states, final_states, initial_controls,
         final_controls, parameters) -> scalar``.
@@ -296,24 +891,93 @@ class UserGoal(Goal):
             raise ValueError(f"UserGoal {self.name!r}: give an integrand and/or an endpoint function")
         self.integrand_fn = integrand
         self.endpoint_fn = endpoint
-        self.kind = "user"
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        sn, cn, pn = list(ctx.state_names), list(ctx.control_names), list(ctx.parameter_names)
+        ny, nx = len(sn), len(cn)
+        w, owner = self.weight, f"UserGoal {self.name!r}"
+        integrand_fn, endpoint_fn = self.integrand_fn, self.endpoint_fn
+
+        def named(y, x, p):
+            return NamedValues(sn, y), NamedValues(cn, x), NamedValues(pn, p)
+
+        def call(fn, *args):
+            try:
+                return fn(*args)
+            except TypeError as err:
+                raise _explain_autodiff(err, owner) from err
+
+        def native(terms):
+            if integrand_fn is not None:
+                for k, (tau, c) in enumerate(zip(terms.tau, terms.quadrature)):
+                    vars_k = np.concatenate([[terms.t0, terms.tf], terms.Y[k], terms.X[k], terms.P])
+
+                    def cost(z, tau=tau, c=c):
+                        t0, tf = z[0], z[1]
+                        y, x, p = z[2:2 + ny], z[2 + ny:2 + ny + nx], z[2 + ny + nx:]
+                        t = t0 + tau * (tf - t0)
+                        return w * c * (tf - t0) * call(integrand_fn, t, *named(y, x, p))
+
+                    terms.prog.AddCost(cost, vars_k)
+            if endpoint_fn is not None:
+                vars_e = np.concatenate([[terms.t0, terms.tf], terms.Y[0], terms.Y[-1], terms.X[0], terms.X[-1],
+                                         terms.P])
+
+                def ecost(z):
+                    t0, tf = z[0], z[1]
+                    o = 2
+                    y0, yf = z[o:o + ny], z[o + ny:o + 2 * ny]
+                    o += 2 * ny
+                    x0, xf = z[o:o + nx], z[o + nx:o + 2 * nx]
+                    p = z[o + 2 * nx:]
+                    s0, c0, pp = named(y0, x0, p)
+                    sf, cf, _ = named(yf, xf, p)
+                    return w * call(endpoint_fn, t0, tf, s0, sf, c0, cf, pp)
+
+                terms.prog.AddCost(ecost, vars_e)
+
+        def value(sol):
+            v = 0.0
+            T, q = sol["time"], sol["quadrature"]
+            Y, X, P = sol["Y"], sol["X"], sol["P"]
+            if integrand_fn is not None:
+                for k in range(T.size):
+                    v += q[k] * float(call(integrand_fn, T[k], *named(Y[k], X[k], P)))
+            if endpoint_fn is not None:
+                s0, c0, pp = named(Y[0], X[0], P)
+                sf, cf, _ = named(Y[-1], X[-1], P)
+                v += float(call(endpoint_fn, sol["t0"], sol["tf"], s0, sf, c0, cf, pp))
+            return w * v
+
+        return self._bound(ctx, native=native, value=value)
 
     def to_dict(self) -> dict:
         raise TypeError(f"UserGoal {self.name!r} holds Python functions and cannot be saved to a study file.")
 
 
-_GOAL_TYPES = {c.__name__: c for c in (ControlGoal, FinalTimeGoal, StateTrackingGoal, PeriodicityGoal)}
+#: Goal types that can be read from a study file, by class name.
+GOAL_TYPES = {c.__name__: c for c in (ControlGoal, FinalTimeGoal, StateTrackingGoal, SumSquaredStateGoal,
+                                      PeriodicityGoal, InitialActivationGoal, AverageSpeedGoal, ContactTrackingGoal,
+                                      MarkerTrackingGoal)}
 
 
 def goal_from_dict(d: dict) -> Goal:
     """Rebuild a goal from :meth:`Goal.to_dict` output."""
     d = dict(d)
     kind = d.pop("type")
-    if kind not in _GOAL_TYPES:
-        raise ValueError(f"Unknown goal type {kind!r}; known: {sorted(_GOAL_TYPES)}")
-    if kind == "StateTrackingGoal" and "reference" in d:
+    if kind not in GOAL_TYPES:
+        raise ValueError(f"Unknown goal type {kind!r}; known: {sorted(GOAL_TYPES)}")
+    if "reference" in d and isinstance(d["reference"], dict):
         ref = d.pop("reference")
         d["reference"] = (np.asarray(ref["time"]), {k: np.asarray(v) for k, v in ref["columns"].items()})
     if kind == "PeriodicityGoal":
         d["pairs"] = [tuple(p) for p in d.get("pairs", [])]
-    return _GOAL_TYPES[kind](**d)
+        d.pop("bounds", None)
+    if kind == "InitialActivationGoal":
+        for key in ("weight", "mode", "bounds"):
+            d.pop(key, None)
+    if kind == "ContactTrackingGoal":
+        d["groups"] = [ContactGroup(list(g["forces"]), tuple(g["columns"])) for g in d.get("groups", [])]
+    if kind == "MarkerTrackingGoal":
+        d["markers"] = {k: (b, tuple(loc)) for k, (b, loc) in d.get("markers", {}).items()}
+    return GOAL_TYPES[kind](**d)

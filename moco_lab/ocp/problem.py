@@ -89,8 +89,30 @@ class PathConstraint:
             raise ValueError(f"Path constraint {self.name!r}: lower > upper")
 
 
+class _NamesOnlyContext:
+    """A goal context that knows the problem's names but computes nothing (for :meth:`Problem.validate`)."""
+
+    def __init__(self, problem: "Problem"):
+        model = problem.model
+        self.model = model
+        self.state_names = problem.state_names()
+        self.control_names = problem.control_names()
+        self.algebraic_names = model.accel_names() + model.implicit_derivative_names() + model.multiplier_names()
+        self.parameter_names = [p.name for p in problem.parameters]
+        self.total_mass = 1.0
+        self.gravity = 9.80665
+
+    def output(self, name: str) -> str:
+        return name
+
+    def point_output(self, name: str, body: str, location) -> tuple[str, str]:
+        if body not in ("ground", "world", *self.model.body_paths, *self.model.body_paths.values()):
+            raise KeyError(did_you_mean(body, ["ground", *self.model.body_paths], "body"))
+        return f"{name}/position", f"{name}/velocity"
+
+
 class Problem:
-    """An optimal control problem posed by name on a :class:`~moco_lab.model.Model`."""
+    """An optimal control problem posed by name on a :class:`~moco_lab.modeling.model.Model`."""
 
     def __init__(self):
         self.model: Model | None = None
@@ -271,9 +293,10 @@ class Problem:
             self.control_info(n)
         for p in self.parameters:
             model.property(p.property)
+        ctx = _NamesOnlyContext(self)
         for g in self.goals:
             if g.enabled:
-                g.prepare(self)
+                g.bind(ctx)  # checks the names the goal uses; the transcription binds again
         names = [g.name for g in self.goals]
         if len(set(names)) != len(names):
             raise ValueError(f"Goal names must be unique: {names}")

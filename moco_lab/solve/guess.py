@@ -14,7 +14,10 @@ __all__ = ["guess_from_bounds", "guess_from_trajectory", "set_guess"]
 def guess_from_bounds(tr: Transcription) -> dict:
     """Moco's default guess: midpoint of each variable's bounds (fixed values at fixed ends)."""
     p, ng = tr.problem, tr.grid.num_points
-    g = {"t0": p.time_initial.midpoint_guess(), "tf": p.time_final.midpoint_guess()}
+    if tr.prescribed is not None:
+        g = {"t0": tr.prescribed.initial_time, "tf": tr.prescribed.final_time}
+    else:
+        g = {"t0": p.time_initial.midpoint_guess(), "tf": p.time_final.midpoint_guess()}
     for key, infos in (("Y", tr.state_infos), ("X", tr.control_infos)):
         M = np.zeros((ng, len(infos)))
         for k, info in enumerate(infos):
@@ -37,25 +40,28 @@ def guess_from_trajectory(tr: Transcription, traj: Trajectory) -> dict:
     if isinstance(traj, Solution):
         traj = traj._data()  # a failed solve is still a usable guess; the caller's solution stays sealed
     p = tr.problem
-    g["t0"] = float(np.clip(traj.initial_time, p.time_initial.lower, p.time_initial.upper))
-    g["tf"] = float(np.clip(traj.final_time, p.time_final.lower, p.time_final.upper))
-    t = traj.initial_time + tr.grid.tau * (traj.final_time - traj.initial_time)
+    if tr.prescribed is None:
+        g["t0"] = float(np.clip(traj.initial_time, p.time_initial.lower, p.time_initial.upper))
+        g["tf"] = float(np.clip(traj.final_time, p.time_final.lower, p.time_final.upper))
+    t = g["t0"] + tr.grid.tau * (g["tf"] - g["t0"]) if tr.prescribed is not None else \
+        traj.initial_time + tr.grid.tau * (traj.final_time - traj.initial_time)
     for key, names, table in (("Y", tr.state_names, traj.states), ("X", tr.control_names, traj.controls)):
         for k, name in enumerate(names):
             if name in table:
                 g[key][:, k] = np.interp(t, traj.time, table[name])
-    for k, name in enumerate(tr.derivative_names):
-        if name in traj.derivatives:
-            g["A"][:, k] = np.interp(t, traj.time, traj.derivatives[name])
-    if tr.nacc:
+    lay = tr.layout
+    algebraic = {**traj.derivatives, **traj.multipliers}
+    for k, name in enumerate(tr.algebraic_names):
+        if name in algebraic:
+            g["A"][:, k] = np.interp(t, traj.time, algebraic[name])
+    if lay.nacc:
+        acc = lay.in_algebraic(lay.acc)
         for c in tr.model.coordinates:
             if c.accel_path in traj.derivatives:
                 continue
             if c.speed_path in traj.states and traj.num_times > 2:
-                g["A"][:, c.q_index] = np.interp(t, traj.time, np.gradient(traj.states[c.speed_path], traj.time))
-    for k, name in enumerate(tr.multiplier_names + tr.slack_names):
-        if name in traj.multipliers:
-            g["A"][:, tr.nres + k] = np.interp(t, traj.time, traj.multipliers[name])
+                g["A"][:, acc.start + c.q_index] = np.interp(t, traj.time,
+                                                             np.gradient(traj.states[c.speed_path], traj.time))
     for k, par in enumerate(p.parameters):
         if par.name in traj.parameters:
             g["P"][k] = traj.parameters[par.name]
@@ -63,11 +69,12 @@ def guess_from_trajectory(tr: Transcription, traj: Trajectory) -> dict:
 
 
 def set_guess(tr: Transcription, g: dict) -> None:
-    prog = tr.prog
+    """Set a guess (a dict of ``t0``, ``tf``, ``Y``, ``X``, ``A``, ``P``) on the transcription's program."""
+    prog, lay = tr.prog, tr.layout
     if tr.bordalba:  # projected end states start at the states themselves
         A = np.asarray(g["A"], float).copy()
         pn = tr.projection_nodes
-        A[pn, tr.a_xt:tr.a_xt + tr.nxt] = np.asarray(g["Y"], float)[pn, :tr.nxt]
+        A[pn, lay.in_algebraic(lay.xt)] = np.asarray(g["Y"], float)[pn, :lay.nxt]
         g = dict(g, A=A)
     prog.SetInitialGuess(tr.t0, g["t0"])
     prog.SetInitialGuess(tr.tf, g["tf"])
@@ -77,3 +84,17 @@ def set_guess(tr: Transcription, g: dict) -> None:
             prog.SetInitialGuess(V.reshape(-1), np.asarray(g[key], float).reshape(-1))
     if tr.npar:
         prog.SetInitialGuess(tr.P, g["P"])
+    # goal integrals: start at the integrals of the guess
+    if tr.integral_goals:
+        B = np.hstack([np.asarray(g["Y"], float), np.asarray(g["X"], float), np.asarray(g["A"], float)])
+        P = np.asarray(g["P"], float)
+        T = g["t0"] + tr.grid.tau * (g["tf"] - g["t0"])
+        for c in tr.chunks:
+            data, _ = tr.node_data(c.g, B[c.g], P, T[c.g], False)
+            for b in tr.integral_goals:
+                part = (g["tf"] - g["t0"]) * float(c.quad @ b.integrand(data, False)[0])
+                prog.SetInitialGuess(c.partial[b.name], part)
+        data, _ = tr.node_data(np.arange(tr.grid.num_points), B, P, T, False)
+        q = tr.grid.quadrature * (g["tf"] - g["t0"])
+        for b in tr.integral_goals:
+            prog.SetInitialGuess(tr.I[b.name], float(q @ b.integrand(data, False)[0]))

@@ -62,6 +62,12 @@ class SolverSettings:
         Add ``lagrange_multiplier_weight * ∫ ‖λ‖² dt`` to the objective (Moco's option of the same
         name; the paper's ``w_λ``, recommended with the trapezoidal scheme, Eq. 7).
     lagrange_multiplier_weight : float
+    minimize_implicit_multibody_accelerations, implicit_multibody_accelerations_weight : bool, float
+        Implicit mode: add ``weight * ∫ ‖u̇‖² dt`` (Moco's options of the same names; the squat-to-stand
+        problem of the Moco paper uses weight 0.001).
+    minimize_implicit_auxiliary_derivatives, implicit_auxiliary_derivatives_weight : bool, float
+        Add ``weight * ∫ ‖w‖² dt`` over the implicit derivative variables (e.g. tendon force rates of
+        muscles with implicit tendon dynamics).
     optim_solver_options : dict
         Extra options passed unchanged to the optimizer (IPOPT or SNOPT
         option names), e.g. ``{"mu_strategy": "adaptive"}``. By default
@@ -90,6 +96,10 @@ class SolverSettings:
     velocity_correction_bounds: tuple = (-0.1, 0.1)
     minimize_lagrange_multipliers: bool = False
     lagrange_multiplier_weight: float = 1.0
+    minimize_implicit_multibody_accelerations: bool = False
+    implicit_multibody_accelerations_weight: float = 1.0
+    minimize_implicit_auxiliary_derivatives: bool = False
+    implicit_auxiliary_derivatives_weight: float = 1.0
     optim_solver_options: dict = field(default_factory=dict)
 
     def validate(self) -> None:
@@ -121,8 +131,10 @@ class SolverSettings:
             if not lo <= 0 <= hi or lo == hi:
                 raise ValueError(f"{name} must be (lower, upper) with lower <= 0 <= upper and lower < upper, "
                                  f"got {(lo, hi)}")
-        if self.lagrange_multiplier_weight < 0:
-            raise ValueError(f"lagrange_multiplier_weight must be >= 0, got {self.lagrange_multiplier_weight}")
+        for name in ("lagrange_multiplier_weight", "implicit_multibody_accelerations_weight",
+                     "implicit_auxiliary_derivatives_weight"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     def to_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "guess"}

@@ -38,13 +38,26 @@ def package_solution(run: OptimizerRun, settings: SolverSettings, traj: Trajecto
 
 def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
     """Name the arrays of an unpacked solution vector."""
+    lay = tr.layout
     t = sol["t0"] + tr.grid.tau * (sol["tf"] - sol["t0"])
-    states = {n: sol["Y"][:, k] for k, n in enumerate(tr.state_names)}
+    states = {}
+    if tr.prescribed is not None:  # the prescribed kinematics are part of the motion
+        for k, c in enumerate(tr.model.coordinates):
+            states[c.value_path] = tr.Qp[:, k]
+            states[c.speed_path] = tr.Up[:, k]
+    states.update({n: sol["Y"][:, k] for k, n in enumerate(tr.state_names)})
     controls = {n: sol["X"][:, k] for k, n in enumerate(tr.control_names)}
-    derivs = {name: sol["A"][:, k] for k, name in enumerate(tr.derivative_names)}
-    # multipliers λ, then (Hermite–Simpson) the velocity corrections γ̃ (zero at mesh points)
-    mult = {name: sol["A"][:, tr.nres + k] for k, name in enumerate(tr.multiplier_names + tr.slack_names)}
-    # Bordalba: the projection slacks μ (zero where no interval ends)
-    mult.update({name: sol["A"][:, tr.a_mu + k] for k, name in enumerate(tr.projection_names)})
+    A = sol["A"]
+    col = lambda group: A[:, lay.in_algebraic(group)]  # noqa: E731
+    derivs = {}
+    if tr.prescribed is not None:
+        derivs.update({c.accel_path: tr.Ap[:, k] for k, c in enumerate(tr.model.coordinates)})
+    derivs.update(dict(zip(tr.accel_names, col(lay.acc).T)))
+    derivs.update(dict(zip(tr.implicit_names, col(lay.w).T)))
+    # multipliers λ, then (Hermite–Simpson) the velocity corrections γ̃ (zero at mesh points),
+    # then (Bordalba) the projection slacks μ (zero where no interval ends)
+    mult = dict(zip(tr.multiplier_names, col(lay.lam).T))
+    mult.update(zip(tr.slack_names, col(lay.gam).T))
+    mult.update(zip(tr.projection_names, col(lay.mu).T))
     params = {n: float(v) for n, v in zip(tr.param_names, sol["P"])}
     return Trajectory(t, states, controls, mult, derivs, params)

@@ -48,21 +48,21 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from pydrake.solvers import MathematicalProgram
 from scipy.interpolate import make_interp_spline
 
-from ..engine.callbacks import drake_callable
-from ..engine.collocation import SCHEMES, Grid, collocation_defects, quadrature_weights
-from ..engine.kernel import kernel_for
-from ..modeling.constraints import constraint_jacobian, constraint_values
+from ..engine.collocation import SCHEMES, Grid
+from ..engine.transcription import PrescribedKinematics, Transcription
+from ..modeling.constraints import constraint_values
 from ..modeling.forces import CoordinateActuator
 from ..modeling.model import Model
-from ..modeling.muscle import IMPLICIT_DERIVATIVE_BOUNDS
+from ..ocp.goals import ControlGoal, InitialActivationGoal, SumSquaredStateGoal
+from ..ocp.problem import Problem
 from ..results.tables import reference_columns
-from ..results.trajectory import Solution, Trajectory
+from ..results.trajectory import Solution
+from ..solve.guess import guess_from_bounds, set_guess
 from ..solve.optimizer import Progress, run_optimizer
 from ..solve.settings import SolverSettings
-from ..solve.solution import package_solution
+from ..solve.solution import package_solution, trajectory_from_solution
 from ..util.names import did_you_mean
 
 __all__ = ["Inverse", "InverseSolution", "add_reserves", "reserve_path"]
@@ -111,7 +111,8 @@ def add_reserves(model: Model, optimal_force: float, coordinates: list[str] | No
         raise ValueError(f"The model already has actuators named {sorted(clash)}")
     return Model(model.plant, model.coordinates, [*model.actuators, *reserves], model.forces,
                  dict(model.body_paths), name=model.name, spec=None, muscles=model.muscles,
-                 constraints=[copy.copy(c) for c in getattr(model, "constraints", [])])  # rebound to the copy
+                 constraints=[copy.copy(c) for c in getattr(model, "constraints", [])],  # rebound to the copy
+                 elements=model.elements)
 
 
 @dataclass
@@ -288,7 +289,9 @@ class Inverse:
                                        num_mesh_intervals=self.num_mesh_intervals, optim_solver=optim_solver,
                                        optim_convergence_tolerance=convergence_tolerance,
                                        optim_constraint_tolerance=constraint_tolerance,
-                                       optim_max_iterations=max_iterations)
+                                       optim_max_iterations=max_iterations,
+                                       minimize_implicit_auxiliary_derivatives=bool(self.model.implicit_derivative_names()),
+                                       implicit_auxiliary_derivatives_weight=self.implicit_auxiliary_derivatives_weight)
         self.settings.validate()
 
     def kinematics_on(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -299,251 +302,59 @@ class Inverse:
         A = np.stack([s.derivative(2)(t) for s in self.splines], axis=1)
         return Q, U, A
 
-    def transcribe(self) -> "InverseProgram":
-        """The nonlinear program (to inspect before solving)."""
-        return InverseProgram(self)
+    def problem(self) -> Problem:
+        """The optimal control problem this inverse solves (time fixed, Moco's goals)."""
+        model = self.model
+        p = Problem()
+        p.set_model(model)
+        p.set_time_bounds(self.initial_time, self.final_time)
+        p.add_goal(ControlGoal("excitation_effort", 1.0,
+                               control_weights_pattern={RESERVE_PATTERN: self.reserves_weight}))
+        has_activation = any(n.endswith("/activation") for n in model.auxiliary_state_names())
+        if self.initial_activation_from_excitation and has_activation:
+            p.add_goal(InitialActivationGoal("initial_activation"))
+        if self.minimize_sum_squared_activations and has_activation:
+            p.add_goal(SumSquaredStateGoal("activation_effort", 1.0, pattern=r".*/activation"))
+        return p
 
-    def solve(self, progress: Callable[[Progress], None] | None = None) -> InverseSolution:
-        """Solve; a failed solve returns a sealed solution (as Moco)."""
-        prog = self.transcribe()
-        prog.set_guess()
-        run = run_optimizer(prog.prog, self.settings, progress)
-        return prog.package(run)
-
-
-class InverseProgram:
-    """The ``MathematicalProgram`` of an :class:`Inverse` problem.
-
-    Variables (all visible on :attr:`prog`): ``Z`` (ng, nz) muscle states
-    (``model.auxiliary_state_names()``), ``X`` (ng, nx) controls
-    (``model.control_names()``), ``W`` (ng, nw) implicit tendon-force
-    derivatives, ``L`` (ng, nl) Lagrange multipliers
-    (``model.multiplier_names()``); ``ng`` grid points as in
-    :class:`~moco_lab.transcription.Grid`.
-    """
-
-    def __init__(self, inverse: Inverse, chunk_size: int = 10):
-        self.inverse = inv = inverse
-        self.model = model = inv.model
-        self.grid = grid = Grid(inv.transcription_scheme, inv.num_mesh_intervals)
-        self.t0, self.tf = inv.initial_time, inv.final_time
-        self.time = self.t0 + grid.tau * (self.tf - self.t0)
-        self.Q, self.U, self.Acc = inv.kinematics_on(self.time)
-        self.kernel = kernel_for(model)
-        self.state_names = model.auxiliary_state_names()
-        self.control_names = model.control_names()
-        self.derivative_names = model.implicit_derivative_names()
-        constraints = list(getattr(model, "constraints", []))
-        self.multiplier_names = model.multiplier_names() if constraints else []
-        self.nz, self.nx = len(self.state_names), len(self.control_names)
-        self.nw, self.nl = len(self.derivative_names), len(self.multiplier_names)
-        self.nb = self.nz + self.nx + self.nw + self.nl
-        ng, nq = grid.num_points, model.nq
-        # constraint Jacobians at the prescribed positions: constant data, so G^T λ is linear in λ
-        self.G = np.zeros((ng, self.nl, nq))
-        if self.nl:
-            phi = np.array([constraint_values(model, q) for q in self.Q])
+    def transcribe(self) -> Transcription:
+        """The nonlinear program (to inspect before solving): a :class:`~moco_lab.engine.transcription.Transcription`
+        with the kinematics prescribed; its variables are the force elements' states, the controls, the
+        implicit derivatives and the multipliers (plus ``t0``, ``tf``, fixed by their bounds)."""
+        model = self.model
+        if model.constraints:
+            grid = Grid(self.transcription_scheme, self.num_mesh_intervals)
+            t = self.initial_time + grid.tau * (self.final_time - self.initial_time)
+            Q = self.kinematics_on(t)[0]
+            phi = np.array([constraint_values(model, q) for q in Q])
             worst = float(np.max(np.abs(phi)))
             if worst > 1e-6:
                 raise ValueError(f"The kinematics violate the model's kinematic constraints by up to {worst:.3g} "
-                                 "(assemble them first, e.g. moco_lab.constraints.project_positions)")
-            self.G = np.stack([constraint_jacobian(model, q) for q in self.Q])
-        prog = self.prog = MathematicalProgram()
-        new = lambda n, name: (prog.NewContinuousVariables(ng, n, name) if n else np.empty((ng, 0), dtype=object))
-        self.Z, self.X, self.W, self.L = new(self.nz, "z"), new(self.nx, "x"), new(self.nw, "w"), new(self.nl, "lambda")
-        self._bounds()
-        self._initial_activation()
-        # integrand weights: controls (reserves weighted), activations, implicit derivatives
-        self.wx = np.array([inv.reserves_weight if re.fullmatch(RESERVE_PATTERN, n) else 1.0
-                            for n in self.control_names])
-        self.wz = np.array([1.0 if inv.minimize_sum_squared_activations and n.endswith("/activation") else 0.0
-                            for n in self.state_names])
-        self.ww = np.full(self.nw, inv.implicit_auxiliary_derivatives_weight)
-        self.chunks = []
-        N = grid.num_mesh_intervals
-        for i0 in range(0, N, chunk_size):
-            ch = _InverseChunk(self, i0, min(N, i0 + chunk_size))
-            self.chunks.append(ch)
-            b = prog.AddConstraint(drake_callable(ch.constraint, scalar=False), ch.lower, ch.upper, ch.vars,
-                                   description=f"inverse dynamics [{i0}, {ch.i1})")
-            b.evaluator().SetGradientSparsityPattern(ch.sparsity)
-            prog.AddCost(drake_callable(ch.cost, scalar=True), ch.vars)
+                                 "(assemble them first, e.g. moco_lab.modeling.constraints.project_positions)")
+        return Transcription(self.problem(), self.settings,
+                             PrescribedKinematics(self.initial_time, self.final_time, self.kinematics_on))
 
-    def _bounds(self):
-        m, ng = self.model, self.grid.num_points
-        self.state_bounds = np.array([m.default_state_bounds(n) for n in self.state_names]).reshape(-1, 2)
-        self.control_bounds = np.array([m.default_control_bounds(n) for n in self.control_names]).reshape(-1, 2)
-        for V, B in ((self.Z, self.state_bounds), (self.X, self.control_bounds),
-                     (self.W, np.array([IMPLICIT_DERIVATIVE_BOUNDS] * self.nw).reshape(-1, 2))):
-            if V.size:
-                self.prog.AddBoundingBoxConstraint(np.tile(B[:, 0], ng), np.tile(B[:, 1], ng), V.reshape(-1))
-
-    def _initial_activation(self):
-        """Moco's ``MocoInitialActivationGoal``: a(t0) = e(t0) for muscles with activation dynamics."""
-        if not self.inverse.initial_activation_from_excitation:
-            return
-        for j, pm in enumerate(self.model.muscles):
-            name = f"{pm.path}/activation"
-            if name in self.state_names:
-                a = self.Z[0, self.state_names.index(name)]
-                e = self.X[0, self.control_names.index(pm.path)]
-                self.prog.AddLinearEqualityConstraint(np.array([[1.0, -1.0]]), [0.0], [a, e]) \
-                    .evaluator().set_description(f"initial_activation {pm.path}")
-
-    def set_guess(self):
-        """Moco's default guess: the middle of each variable's bounds (0 when unbounded)."""
-
-        def mid(B):
-            lo, hi = B[:, 0], B[:, 1]
-            both = np.isfinite(lo) & np.isfinite(hi)
-            g = np.where(both, (np.where(both, lo, 0.0) + np.where(both, hi, 0.0)) / 2, 0.0)
-            g = np.where(np.isfinite(lo) & ~np.isfinite(hi), lo, g)
-            return np.where(~np.isfinite(lo) & np.isfinite(hi), hi, g)
-
-        ng = self.grid.num_points
-        for V, B in ((self.Z, self.state_bounds), (self.X, self.control_bounds)):
-            if V.size:
-                self.prog.SetInitialGuess(V, np.tile(mid(B), (ng, 1)))
-        for V in (self.W, self.L):
-            if V.size:
-                self.prog.SetInitialGuess(V, np.zeros(V.shape))
-
-    # ------------------------------------------------------------ evaluation
-    def node_values(self, idx, Z, X, W, Lam, jac: bool):
-        """Muscle-state derivatives ``Zd`` (n, nz) and path residuals ``[R + Gᵀλ, Rw]`` (n, nq + nw)
-        at the grid points ``idx`` (n,).
-
-        With ``jac``, also ``dZd`` (n, nz, nb) and ``dR`` (n, nq + nw, nb) w.r.t. the node block
-        ``[z, x, w, λ]``.
-        """
-        res = self.kernel.evaluate(self.Q[idx], self.U[idx], X, np.zeros(0), Z=Z, A=self.Acc[idx], jac=jac, W=W)
-        G = self.G[idx]
-        R = np.hstack([res["R"] + np.einsum("nlq,nl->nq", G, Lam), res["Rw"]])
-        if not jac:
-            return res["Zd"], R, None, None
-        nz, nx, nw = self.nz, self.nx, self.nw
-
-        def block(J):
-            B = np.zeros((Z.shape[0], J["dz"].shape[1], self.nb))
-            B[:, :, :nz] = J["dz"]
-            B[:, :, nz:nz + nx] = J["dx"]
-            B[:, :, nz + nx:nz + nx + nw] = J["dw"]
-            return B
-
-        dR = np.concatenate([block(res["J"]), block(res["JW"])], axis=1)
-        dR[:, :self.model.nq, nz + nx + nw:] = np.transpose(G, (0, 2, 1))
-        return res["Zd"], R, block(res["JZ"]), dR
-
-    def package(self, run) -> InverseSolution:
-        """Name the solution vector and evaluate the report."""
-        val = lambda V: run.x[self.prog.FindDecisionVariableIndices(V.reshape(-1))].reshape(V.shape) \
-            if V.size else np.zeros(V.shape)
-        Z, X, W, Lam = val(self.Z), val(self.X), val(self.W), val(self.L)
-        model = self.model
-        states = {}
-        for k, c in enumerate(model.coordinates):
-            states[c.value_path] = self.Q[:, k]
-            states[c.speed_path] = self.U[:, k]
-        states.update({n: Z[:, k] for k, n in enumerate(self.state_names)})
-        controls = {n: X[:, k] for k, n in enumerate(self.control_names)}
-        derivs = {c.accel_path: self.Acc[:, k] for k, c in enumerate(model.coordinates)}
-        derivs.update({n: W[:, k] for k, n in enumerate(self.derivative_names)})
-        mult = {n: Lam[:, k] for k, n in enumerate(self.multiplier_names)}
-        traj = Trajectory(self.time, states, controls, mult, derivs, {})
-        goal_values = self.goal_values(Z, X, W)
-        solution = package_solution(run, self.inverse.settings, traj, goal_values)
+    def solve(self, progress: Callable[[Progress], None] | None = None) -> InverseSolution:
+        """Solve; a failed solve returns a sealed solution (as Moco)."""
+        tr = self.transcribe()
+        set_guess(tr, guess_from_bounds(tr))
+        run = run_optimizer(tr.prog, self.settings, progress)
+        sol = tr.unpack(run.x)
+        solution = package_solution(run, self.settings, trajectory_from_solution(tr, sol), tr.goal_values(sol))
         # the generalized force the motion needs from actuators, muscles and constraints:
-        # ID(q, u, u̇) minus the passive force elements (springs, dampers) = τ_actuators + τ_muscles − Gᵀλ
+        # ID(q, u, u̇) minus the passive force elements (springs, dampers, contact) = τ_actuators + τ_muscles − Gᵀλ
+        model, lay = self.model, tr.layout
+        Z, X, W = sol["Y"][:, lay.z], sol["X"], sol["A"][:, lay.in_algebraic(lay.w)]
         P = np.zeros(0)
-        R = self.kernel.evaluate(self.Q, self.U, X, P, Z=Z, A=self.Acc, W=W)["R"]  # ID − τ_applied
-        tau_applied = self.kernel.applied(self.Q, self.U, Z, X, P)[0]
-        need = R + tau_applied - self.kernel.passive_forces(self.Q, self.U, Z, X, P)
+        R = tr.kernel.evaluate(tr.Qp, tr.Up, X, P, Z=Z, A=tr.Ap, W=W)["R"]  # ID − τ_applied
+        tau_applied = tr.kernel.applied(tr.Qp, tr.Up, Z, X, P)[0]
+        need = R + tau_applied - tr.kernel.passive_forces(tr.Qp, tr.Up, Z, X, P)
         net = {c.name: need[:, k] for k, c in enumerate(model.coordinates)}
+        controls = solution._controls
         reserves, coords = {}, {}
-        for a in model.actuators:
-            if re.fullmatch(RESERVE_PATTERN, a.path):
-                reserves[a.path] = a.optimal_force * controls[a.path]
-                coords[a.path] = a.coordinate
+        for act in model.actuators:
+            if re.fullmatch(RESERVE_PATTERN, act.path):
+                reserves[act.path] = act.optimal_force * controls[act.path]
+                coords[act.path] = act.coordinate
         return InverseSolution(solution, net, reserves, coords)
 
-    def goal_values(self, Z, X, W) -> dict[str, float]:
-        q = self.grid.quadrature * (self.tf - self.t0)
-        values = {"excitation_effort": float(q @ (X ** 2 @ self.wx))}
-        if self.inverse.minimize_sum_squared_activations:
-            values["activation_effort"] = float(q @ (Z ** 2 @ self.wz))
-        if self.nw:
-            values["implicit_auxiliary_derivatives"] = float(q @ (W ** 2 @ self.ww))
-        return values
-
-
-class _InverseChunk:
-    """Muscle-state defects and path residuals of mesh intervals ``[i0, i1)`` in one binding."""
-
-    def __init__(self, ip: InverseProgram, i0: int, i1: int):
-        self.ip = ip
-        self.i0, self.i1 = i0, i1
-        s = ip.grid.stride
-        self.g = np.arange(s * i0, s * i1 + 1)
-        self.nloc, self.L = self.g.size, i1 - i0
-        self.vars = np.concatenate([np.concatenate([ip.Z[k], ip.X[k], ip.W[k], ip.L[k]]) for k in self.g])
-        self.nvar = self.vars.size
-        dtau = np.diff(ip.grid.mesh)[i0:i1]
-        self.h = (ip.tf - ip.t0) * dtau
-        self.quad = quadrature_weights(ip.grid.scheme, dtau) * (ip.tf - ip.t0)
-        last = i1 == ip.grid.num_mesh_intervals
-        self.owned = np.arange(self.nloc if last else self.nloc - 1)
-        self.per = 1 if ip.grid.scheme == "trapezoidal" else 2
-        self.ndef = self.L * ip.nz * self.per
-        self.nres = ip.model.nq + ip.nw
-        self.nout = self.ndef + self.owned.size * self.nres
-        self.lower = np.zeros(self.nout)
-        self.upper = np.zeros(self.nout)
-        nb = ip.nb
-        pairs = []
-        for l in range(self.L):
-            nodes = [l, l + 1] if self.per == 1 else [2 * l, 2 * l + 1, 2 * l + 2]
-            cols = [c for k in nodes for c in range(k * nb, (k + 1) * nb)]
-            for r in range(l * ip.nz * self.per, (l + 1) * ip.nz * self.per):
-                pairs.extend((r, c) for c in cols)
-        for j, k in enumerate(self.owned):
-            for r in range(self.ndef + j * self.nres, self.ndef + (j + 1) * self.nres):
-                pairs.extend((r, c) for c in range(k * nb, (k + 1) * nb))
-        self.sparsity = pairs
-
-    def _split(self, z):
-        ip = self.ip
-        B = z.reshape(self.nloc, ip.nb)
-        o = np.cumsum([0, ip.nz, ip.nx, ip.nw, ip.nl])
-        return B[:, o[0]:o[1]], B[:, o[1]:o[2]], B[:, o[2]:o[3]], B[:, o[3]:o[4]]
-
-    def constraint(self, z, jac):
-        ip = self.ip
-        Z, X, W, Lam = self._split(z)
-        Zd, R, dZd, dR = ip.node_values(self.g, Z, X, W, Lam, jac)
-        nz, nb = ip.nz, ip.nb
-        out = np.empty(self.nout)
-        out[self.ndef:] = R[self.owned].reshape(-1)
-        scheme = ip.grid.scheme
-        if not jac:
-            out[:self.ndef] = collocation_defects(scheme, Z, Zd, self.h)[0]
-            return out, None
-        J = np.zeros((self.nout, self.nvar))
-        E = np.zeros((nz, nb))
-        E[:, :nz] = np.eye(nz)
-        out[:self.ndef], J[:self.ndef] = collocation_defects(scheme, Z, Zd, self.h, dF=dZd, E=E)
-        for j, k in enumerate(self.owned):
-            J[self.ndef + j * self.nres:self.ndef + (j + 1) * self.nres, k * nb:(k + 1) * nb] = dR[k]
-        return out, J
-
-    def cost(self, z, jac):
-        ip = self.ip
-        Z, X, W, _ = self._split(z)
-        q = self.quad
-        total = float(q @ (X ** 2 @ ip.wx + Z ** 2 @ ip.wz + W ** 2 @ ip.ww))
-        if not jac:
-            return total, None
-        grad = np.zeros((self.nloc, ip.nb))
-        grad[:, :ip.nz] = 2 * q[:, None] * Z * ip.wz
-        grad[:, ip.nz:ip.nz + ip.nx] = 2 * q[:, None] * X * ip.wx
-        grad[:, ip.nz + ip.nx:ip.nz + ip.nx + ip.nw] = 2 * q[:, None] * W * ip.ww
-        return total, grad.reshape(-1)
