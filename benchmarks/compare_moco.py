@@ -11,10 +11,12 @@ What is timed (wall clock, :func:`time.perf_counter`):
 moco_lab
     The whole ``study.solve()`` call of a study freshly built by
     :data:`moco_lab.examples.STUDIES` (fresh model too): transcription,
-    symbolic derivation and compilation of the dynamics and their Jacobians,
-    the IPOPT solve and packaging of the solution. SymPy's global cache is
-    cleared before each repeat so that every repeat pays the full
-    compilation. Building the model and study (``ml.models.*()``, bounds,
+    derivation, differentiation and compilation of the dynamics and their
+    Jacobians, the IPOPT solve and packaging of the solution. The compiled
+    dynamics are cleared from memory and from the disk cache (a temporary
+    ``MOCO_LAB_CACHE`` for this run) before each repeat, so every repeat pays
+    the full compilation, as Moco builds its CasADi functions on every solve.
+    Building the model and study (``ml.models.*()``, bounds,
     goals; about a millisecond) is not part of ``solve()``; its largest
     median is given below the table. The optimizer's share of ``solve()``
     (``Solution.solve_time``) is shown as "IPOPT".
@@ -57,11 +59,14 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
+import tempfile  # noqa: E402
+
+os.environ["MOCO_LAB_CACHE"] = tempfile.mkdtemp(prefix="moco_lab_compare_")  # never the user's cache
+
 import numpy as np  # noqa: E402
-import sympy  # noqa: E402
-from sympy.core.cache import clear_cache  # noqa: E402
 
 from moco_lab.engine.kernel import clear_kernel_cache  # noqa: E402
+from moco_lab.symbolic import codegen  # noqa: E402
 
 import moco_lab as ml  # noqa: E402
 from benchmarks import moco_reference as mr  # noqa: E402
@@ -84,8 +89,7 @@ DEFAULT_OUTPUT = _REPO_ROOT / "benchmarks" / "results.md"
 # ------------------------------------------------------------------- solving
 def run_moco_lab(problem: str, scheme: str, mode: str, N: int) -> dict:
     """Build a fresh moco_lab study, solve it, and time both steps."""
-    clear_cache()  # SymPy's global cache: make every repeat compile from scratch,
-    clear_kernel_cache()  # and moco_lab's compiled dynamics shared between factory models.
+    clear_kernel_cache(disk=True)  # every repeat derives and compiles the dynamics from scratch
     start = time.perf_counter()
     study = ml.examples.STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N)
     build = time.perf_counter() - start
@@ -185,7 +189,7 @@ def environment() -> dict:
         "casadi": _bundled_library_version("libcasadi.so.*"),
         "moco_ipopt": _bundled_library_version("libipopt.so.*"),
         "numpy": np.__version__,
-        "sympy": sympy.__version__,
+        "cc": codegen.c_compiler() or "none (numpy backend)",
     }
 
 
@@ -269,7 +273,7 @@ def results_markdown(rows: list[dict], env: dict, args, load_before: str, load_a
         f"- Machine: {env['nproc']} CPUs ({env['cpu']}); load average (1/5/15 min) "
         f"{load_before} at the start, {load_after} at the end.",
         f"- Python {env['python']}; moco_lab {env['moco_lab']}, drake {env['drake']} "
-        f"(IPOPT vendored by Drake, linear solver SPRAL); numpy {env['numpy']}, sympy {env['sympy']}.",
+        f"(IPOPT vendored by Drake, linear solver SPRAL); numpy {env['numpy']}, C compiler {env['cc']}.",
         f"- OpenSim {env['opensim']} (Moco, `MocoCasADiSolver`; CasADi {env['casadi']}, "
         f"IPOPT {env['moco_ipopt']} as shipped in the opensim wheel).",
         "",

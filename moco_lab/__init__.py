@@ -31,17 +31,24 @@ from .modeling.constraints import (CoordinateCouplerConstraint, FixedDistanceCon
                                    HolonomicConstraint, KinematicConstraint, PointOnCurveConstraint)
 from .modeling.forces import CoordinateActuator, SpringGeneralizedForce  # noqa: E402
 from .modeling.model import Coordinate, Model, ModelBuilder  # noqa: E402
-from .ocp.goals import ControlGoal, FinalTimeGoal, PeriodicityGoal, StateTrackingGoal, UserGoal  # noqa: E402
+from .modeling.contact import Gait2dContactPoint, SmoothSphereHalfSpaceForce  # noqa: E402
+from .modeling.forces import (ExpressionCoordinateForce, ForceElement, PathMuscle,  # noqa: E402
+                              PointToPointSpringDamper)
+from .modeling.passive import PassiveJointMoment  # noqa: E402
+from .ocp.goals import (AverageSpeedGoal, ContactGroup, ContactTrackingGoal, ControlGoal,  # noqa: E402
+                        FinalTimeGoal, InitialActivationGoal, MarkerTrackingGoal, PeriodicityGoal,
+                        StateTrackingGoal, SumSquaredStateGoal, UserGoal)
 from .ocp.problem import Parameter, PathConstraint, Problem  # noqa: E402
 from .results.trajectory import Solution, Trajectory  # noqa: E402
 from .solve.optimizer import Progress  # noqa: E402
 from .solve.settings import SolverSettings  # noqa: E402
+from .tools.analyze import analyze  # noqa: E402
 from .tools.simulate import simulate, simulate_solution  # noqa: E402
 from .tools.study import Study  # noqa: E402
 from .util import config  # noqa: E402
 from .util.bounds import Bounds  # noqa: E402
 from .util.names import NamedValues  # noqa: E402
-from .viz.plotting import plot_trajectories  # noqa: E402
+from .viz.plotting import plot_outputs, plot_trajectories  # noqa: E402
 
 from .util.version import __version__  # noqa: E402
 
@@ -51,5 +58,8 @@ __all__ = [
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
     "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
-    "simulate", "simulate_solution", "plot_trajectories",
+    "simulate", "simulate_solution", "analyze", "plot_trajectories", "plot_outputs", "AverageSpeedGoal", "ContactGroup", "ContactTrackingGoal",
+    "InitialActivationGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
+    "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
+    "PointToPointSpringDamper", "PassiveJointMoment",
 ]

@@ -50,8 +50,11 @@ def test_chunk_jacobians_match_finite_differences(scheme, mode):
         for r, c in chunk.sparsity:
             mask[r, c] = True
         assert not np.any((np.abs(Jfd) > 1e-9) & ~mask)
-        c, g = chunk.cost(z, True)
-        np.testing.assert_allclose(g, fd_jacobian(lambda zz: chunk.cost(zz, False)[0], z)[0], rtol=1e-5, atol=1e-6)
+        # the cost sees only the chunk's variables that goals use (times, parameters, cost columns)
+        zc = rng.uniform(-1, 1, chunk.cost_vars.size)
+        zc[0], zc[1], zc[2] = 0.1, 1.37, 1.2
+        c, g = chunk.cost(zc, True)
+        np.testing.assert_allclose(g, fd_jacobian(lambda zz: chunk.cost(zz, False)[0], zc)[0], rtol=1e-5, atol=1e-6)
 
 
 def test_kernel_matches_drake_forward_dynamics():

@@ -63,16 +63,16 @@ class CompiledBlock:
         Y = self.function(X, P)
         return Y[:, :self.num_values], Y[:, self.num_values:]
 
-    def dense(self, entries: np.ndarray, col_slice: slice, rows: slice | None = None) -> np.ndarray:
-        """Jacobian entries as a dense ``(n, num_values, width)`` block of the given input columns."""
+    def full(self, entries: np.ndarray) -> np.ndarray:
+        """The whole Jacobian as a dense ``(n, num_values, num_inputs + num_shared)`` array (one scatter)."""
         n = entries.shape[0]
-        lo, hi = col_slice.start, col_slice.stop
-        r0, r1 = (0, self.num_values) if rows is None else (rows.start, rows.stop)
-        out = np.zeros((n, r1 - r0, hi - lo))
-        sel = (self.cols >= lo) & (self.cols < hi) & (self.rows >= r0) & (self.rows < r1)
-        if np.any(sel):
-            out[:, self.rows[sel] - r0, self.cols[sel] - lo] = entries[:, sel]
-        return out
+        width = self.num_inputs + self.num_shared
+        flat = self.__dict__.get("_flat")
+        if flat is None:
+            flat = self._flat = self.rows * width + self.cols
+        out = np.zeros((n, self.num_values * width))
+        out[:, flat] = entries
+        return out.reshape(n, self.num_values, width)
 
 
 _BLOCKS: dict[str, CompiledBlock] = {}
@@ -151,12 +151,13 @@ class Kernel:
     """
 
     def __init__(self, model: Model, parameters: Sequence[str] = (), system: SymbolicSystem | None = None):
-        t0 = time.perf_counter()
         self.model = model
         self.parameters = list(parameters)
-        self.system = system if system is not None else SymbolicSystem(model, self.parameters)
-        s = self.system
-        build_statistics["derive"] = build_statistics.get("derive", 0.0) + time.perf_counter() - t0
+        if system is None:
+            t0 = time.perf_counter()
+            system = SymbolicSystem(model, self.parameters)
+            build_statistics["derive"] = build_statistics.get("derive", 0.0) + time.perf_counter() - t0
+        self.system = s = system
         self.layout = s.layout
         self.nq = model.nq
         self.nz, self.nw, self.nx = len(s.z), len(s.w), len(s.x)
@@ -236,7 +237,8 @@ class Kernel:
             cols = {"dq": lay.slice("q"), "du": lay.slice("u"), "da": lay.slice("a"), "dz": lay.slice("z"),
                     "dw": lay.slice("w"), "dx": lay.slice("x"), "dl": lay.slice("lam"),
                     "dp": slice(lay.total, lay.total + self.npar)}
-            out["J"] = {name: {k: blk.dense(ent, c, r) for k, c in cols.items()} for name, r in rows.items()}
+            full = blk.full(ent)
+            out["J"] = {name: {k: full[:, r, c] for k, c in cols.items()} for name, r in rows.items()}
         return out
 
     def compile_all(self) -> "Kernel":
@@ -292,7 +294,7 @@ class Kernel:
         res = {}
         if A is None:
             vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, L), P)
-            M = self.block("dynamics").dense(ent, self.layout.slice("a"), slice(0, nq))
+            M = self.block("dynamics").full(ent)[:, :nq, self.layout.slice("a")]
             R0 = vals[:, :nq]
             Aval = -np.linalg.solve(M, R0[:, :, None])[:, :, 0] if nq else np.zeros((n, 0))
             res["A"] = Aval
@@ -321,7 +323,8 @@ class Kernel:
                 "dw": lay.slice("w"), "dx": lay.slice("x"), "dl": lay.slice("lam"),
                 "dp": slice(lay.total, lay.total + npar)}
         groups = {"J": slice(0, nq), "JZ": slice(nq, nq + nz), "JW": slice(nq + nz, nq + nz + nw)}
-        out = {g: {k: blk.dense(ent, c, r) for k, c in cols.items()} for g, r in groups.items()}
+        full = blk.full(ent)
+        out = {g: {k: full[:, r, c] for k, c in cols.items()} for g, r in groups.items()}
         for g in ("JZ", "JW"):
             out[g].pop("da")
         JR = out["J"]
@@ -361,13 +364,14 @@ class Kernel:
             rows[key] = slice(o, o + size)
             o += size
         qs, us = lay.slice("q"), lay.slice("u")
-        out["G"] = blk.dense(ent, qs, rows["phi"])
-        out["phid_q"] = blk.dense(ent, qs, rows["phid"])
-        out["bias_q"] = blk.dense(ent, qs, rows["bias"])
-        out["bias_u"] = blk.dense(ent, us, rows["bias"])
-        out["Ga_q"] = blk.dense(ent, qs, rows["Ga"])
-        out["GtG_q"] = blk.dense(ent, qs, rows["GtG"])
-        out["GtL_q"] = blk.dense(ent, qs, rows["GtL"])
+        full = blk.full(ent)
+        out["G"] = full[:, rows["phi"], qs]
+        out["phid_q"] = full[:, rows["phid"], qs]
+        out["bias_q"] = full[:, rows["bias"], qs]
+        out["bias_u"] = full[:, rows["bias"], us]
+        out["Ga_q"] = full[:, rows["Ga"], qs]
+        out["GtG_q"] = full[:, rows["GtG"], qs]
+        out["GtL_q"] = full[:, rows["GtL"], qs]
         return out
 
     def projection(self, Q, U, Mu) -> dict:
@@ -382,11 +386,12 @@ class Kernel:
         o = 4 * nl + 2 * nq
         rows = slice(o, o + 2 * nq)
         lay = self.layout
-        proj_x = np.concatenate([blk.dense(ent, lay.slice("q"), rows), blk.dense(ent, lay.slice("u"), rows)], axis=2)
+        full = blk.full(ent)
+        proj_x = np.concatenate([full[:, rows, lay.slice("q")], full[:, rows, lay.slice("u")]], axis=2)
         Fx = np.zeros((n, 2 * nl, 2 * nq))
-        G = blk.dense(ent, lay.slice("q"), slice(0, nl))
+        G = full[:, :nl, lay.slice("q")]
         Fx[:, :nl, :nq] = G
-        Fx[:, nl:, :nq] = blk.dense(ent, lay.slice("q"), slice(nl, 2 * nl))
+        Fx[:, nl:, :nq] = full[:, nl:2 * nl, lay.slice("q")]
         Fx[:, nl:, nq:] = G
         return {"proj": vals[:, rows], "proj_x": proj_x, "Fx": Fx}
 
@@ -402,7 +407,7 @@ class Kernel:
         """
         n, nq = Q.shape
         vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, None), self._P(P))
-        M = self.block("dynamics").dense(ent, self.layout.slice("a"), slice(0, nq))
+        M = self.block("dynamics").full(ent)[:, :nq, self.layout.slice("a")]
         R0 = vals[:, :nq]
         if not self.nl:
             return -np.linalg.solve(M, R0[:, :, None])[:, :, 0], np.zeros((n, 0)), np.zeros((n, nq))
@@ -459,5 +464,7 @@ def kernel_for(model: Model, parameters: tuple[str, ...] = ()) -> Kernel:
     functions are reused when the hash matches (in memory or on disk), so an
     edited model never gets stale dynamics.
     """
+    t0 = time.perf_counter()
     system = SymbolicSystem(model, list(parameters))
+    build_statistics["derive"] = build_statistics.get("derive", 0.0) + time.perf_counter() - t0
     return Kernel(model, list(parameters), system)

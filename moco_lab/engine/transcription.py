@@ -112,6 +112,46 @@ class _NativeTerms:
         return self._tr.endpoint(self.Y, self.X, name, row)
 
 
+class _NodeCache:
+    """Every grid point's dynamics and goal data at the optimizer's latest point, computed in one pass.
+
+    Drake's IPOPT calls the program's visualization callbacks with the full
+    decision vector whenever it evaluates the objective at a new point, which
+    it does before it evaluates the constraints there. This cache is such a
+    callback: it evaluates the kernel for all grid points at once (one compiled
+    call instead of one per chunk) and keeps the result with the point. A chunk
+    uses it only if its own variables equal the cached point's, bit for bit;
+    otherwise it computes its nodes itself, so the cache can only save time,
+    never change a result.
+    """
+
+    def __init__(self, tr: "Transcription"):
+        self.tr = tr
+        self.x = None
+        self.terms = None
+        self.data = None
+        self.hits = self.misses = 0
+
+    def update(self, x: np.ndarray) -> None:
+        tr = self.tr
+        x = np.array(x, float)
+        t0, tf, P, B = tr.split_full(x)
+        idx = np.arange(tr.grid.num_points)
+        self.x = None  # invalid while computing (an exception leaves no stale data)
+        self.terms = tr.node_dynamics(idx, B, P, True)
+        T = t0 + tr.grid.tau * (tf - t0)
+        self.data = tr.node_data(idx, B, P, T, True) if tr.outputs or tr.integral_goals or tr.integral_costs \
+            else None
+        self.x = x
+
+    def lookup(self, var_index: np.ndarray, z: np.ndarray) -> bool:
+        if self.x is not None and np.array_equal(self.x[var_index], z):
+            self.hits += 1
+            return True
+        self.misses += 1
+        return False
+
+
 class Transcription:
     """The nonlinear program of a problem under given solver settings.
 
@@ -207,6 +247,7 @@ class Transcription:
         self.outputs = tuple(dict.fromkeys(n for b in self.bound_goals for n in b.outputs))
         self.integral_costs = [b for b in self.bound_goals if b.plain_integral_cost]
         self.integral_goals = [b for b in self.bound_goals if b.integrand is not None and not b.plain_integral_cost]
+        self.cost_columns = self._cost_columns()
         self.I = {b.name: prog.NewContinuousVariables(1, f"I_{b.name}")[0] for b in self.integral_goals}
         self._add_chunks()
         self._add_endpoint_goals()
@@ -215,6 +256,24 @@ class Transcription:
             if b.native is not None:
                 b.native(terms)
         self._add_path_constraints()
+        # the all-grid-point evaluation cache (see _NodeCache); chunks look up their variables in it
+        all_vars = prog.decision_variables()
+        self._full_index = {
+            "t0": prog.FindDecisionVariableIndex(self.t0), "tf": prog.FindDecisionVariableIndex(self.tf),
+            "P": prog.FindDecisionVariableIndices(self.P) if self.npar else np.zeros(0, int),
+            "B": np.array([prog.FindDecisionVariableIndices(np.concatenate([self.Y[k], self.X[k], self.A[k]]))
+                           for k in range(ng)], dtype=int).reshape(ng, self.nb)}
+        self.cache = _NodeCache(self)
+        if settings.optim_solver == "ipopt":
+            prog.AddVisualizationCallback(self.cache.update, all_vars)
+        for c in self.chunks:
+            c.var_index = np.asarray(prog.FindDecisionVariableIndices(c.node_vars), dtype=int)
+            c.cost_index = np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), dtype=int)
+
+    def split_full(self, x: np.ndarray):
+        """``(t0, tf, P, B (ng, nb))`` from a full decision vector."""
+        fi = self._full_index
+        return x[fi["t0"]], x[fi["tf"]], x[fi["P"]], x[fi["B"]]
 
     # ------------------------------------------------------------ variables
     def _new(self, rows, cols, name):
@@ -312,7 +371,7 @@ class Transcription:
                 dA[:, cols] = 2 * V
                 return s_, {"A": dA}
 
-            return BoundGoal(name, float(weight), integrand=integrand)
+            return BoundGoal(name, float(weight), integrand=integrand, columns={"A": cols})
 
         if s.minimize_lagrange_multipliers and lay.nl:
             out.append(algebraic_effort("lagrange_multipliers", lay.in_algebraic(lay.lam), s.lagrange_multiplier_weight))
@@ -340,6 +399,25 @@ class Transcription:
 
             out.append(BoundGoal("state_projection", w, native=native, value=value))
         return out
+
+    def _cost_columns(self) -> np.ndarray:
+        """Node-block columns the plain integral costs read (their ``columns`` and their outputs' inputs)."""
+        lay = self.layout
+        used = np.zeros(self.nb, bool)
+        groups = {"Y": lay.y, "X": lay.x, "A": lay.a}
+        for b in self.integral_costs:
+            if b.columns is None:
+                return np.arange(self.nb)
+            for key, idx in b.columns.items():
+                sl = groups[key]
+                cols = np.arange(sl.start, sl.stop)
+                used[cols if idx is None else cols[np.asarray(idx, int)]] = True
+        if any(b.outputs for b in self.integral_costs):
+            pat = _output_patterns(self)
+            for b in self.integral_costs:
+                for name in b.outputs:
+                    used |= pat[name][0].any(axis=0)
+        return np.flatnonzero(used)
 
     # --------------------------------------------------------------- chunks
     def _add_chunks(self):
@@ -631,8 +709,8 @@ def _goal_value(b: BoundGoal, E: EndpointData, jac: bool):
         T = E.tf - E.t0
         if jac:
             d = _scale_derivatives(d, 1.0 / T)
-            d["t0"] = d.get("t0", np.zeros(m)) + g / T
-            d["tf"] = d.get("tf", np.zeros(m)) - g / T
+            d["t0"] = d.get("t0", np.zeros(m)) + g / T ** 2
+            d["tf"] = d.get("tf", np.zeros(m)) - g / T ** 2
         g = g / T
     if b.divide_by_displacement:
         r0 = E.first.outputs["/com_position"][0]
@@ -645,7 +723,7 @@ def _goal_value(b: BoundGoal, E: EndpointData, jac: bool):
             for side, sign in (("first", -1.0), ("last", 1.0)):
                 block = dict(d.get(side, {}))
                 outs = dict(block.get("outputs", {}))
-                extra = -(g / D)[:, None, None] * (sign * unit)[None, None, :]
+                extra = -(g / D ** 2)[:, None, None] * (sign * unit)[None, None, :]
                 outs["/com_position"] = outs.get("/com_position", 0.0) + extra
                 block["outputs"] = outs
                 d[side] = block
@@ -741,7 +819,8 @@ class _Chunk:
         self.partial = {b.name: tr.prog.NewContinuousVariables(1, f"I_{b.name}_{i0}")[0] for b in tr.integral_goals}
         self.node_vars = np.concatenate([[tr.t0, tr.tf], tr.P, *blocks])
         self.vars = np.concatenate([self.node_vars, list(self.partial.values())])
-        self.cost_vars = self.node_vars
+        # the plain integral costs read only some columns of each node block: bind only those
+        self.cost_vars = np.concatenate([[tr.t0, tr.tf], tr.P, *[b[tr.cost_columns] for b in blocks]])
         self.nvar = self.vars.size
         self.dtau = np.diff(tr.grid.mesh)[i0:i1]
         self.tau = tr.grid.tau[self.g]
@@ -772,6 +851,29 @@ class _Chunk:
         o = self.off + k * self.tr.nb
         return np.arange(o, o + self.tr.nb)
 
+    def _cached(self, z) -> bool:
+        index = getattr(self, "var_index", None)
+        return index is not None and self.tr.cache.lookup(index, z[:index.size])
+
+    def _dynamics(self, z, B, P, jac):
+        """The chunk's node dynamics: from the all-node cache when it holds this point, else computed."""
+        if self._cached(z) and (jac <= (self.tr.cache.terms[1] is not None)):
+            F, dF, dFp, R, dR, dRp, kin = self.tr.cache.terms
+            g = self.g
+            take = lambda a: None if a is None else a[g]  # noqa: E731
+            kin = None if kin is None else {k: v[g] for k, v in kin.items()}
+            return F[g], take(dF), take(dFp), R[g], take(dR), take(dRp), kin
+        return self.tr.node_dynamics(self.g, B, P, jac)
+
+    def _data(self, z, B, P, T, jac):
+        """The goals' node data (and output derivatives) of the chunk's nodes, from the cache when possible."""
+        if self._cached(z) and self.tr.cache.data is not None:
+            data, douts = self.tr.cache.data
+            g = self.g
+            sub = NodeData(T, data.Y[g], data.X[g], data.A[g], P, {n: v[g] for n, v in data.outputs.items()})
+            return sub, {n: (a[g], b[g]) for n, (a, b) in douts.items()}
+        return self.tr.node_data(self.g, B, P, T, jac)
+
     def _split(self, z):
         tr = self.tr
         t0, tf = z[0], z[1]
@@ -800,7 +902,7 @@ class _Chunk:
         tr, lay = self.tr, self.tr.layout
         ny, nb = tr.ny, tr.nb
         t0, tf, P, B = self._split(z)
-        F, dF, dFp, R, dR, dRp, kin = tr.node_dynamics(self.g, B, P, jac)
+        F, dF, dFp, R, dR, dRp, kin = self._dynamics(z, B, P, jac)
         Y = B[:, lay.y]
         L = self.L
         out = np.empty(self.nout)
@@ -831,7 +933,7 @@ class _Chunk:
         integ = {}
         if self.nint:
             T = t0 + self.tau * dur
-            data, douts = tr.node_data(self.g, B, P, T, jac)
+            data, douts = self._data(z, B, P, T, jac)
             for j, b in enumerate(tr.integral_goals):
                 s, ds = b.integrand(data, jac)
                 Sq = float(self.quad @ s)
@@ -910,12 +1012,15 @@ class _Chunk:
     # -------------------------------------------------------------- plain integral costs
     def cost(self, z, jac):
         tr = self.tr
-        t0, tf, P, B = self._split(z)
+        cols = tr.cost_columns
+        t0, tf, P = z[0], z[1], z[2:self.off]
+        B = np.zeros((self.nloc, tr.nb))
+        B[:, cols] = z[self.off:].reshape(self.nloc, cols.size)
         dur = tf - t0
         T = t0 + self.tau * dur
-        data, douts = tr.node_data(self.g, B, P, T, jac)
+        data, douts = self._data_for_cost(z, B, P, T, jac)
         total = 0.0
-        grad = np.zeros(self.node_vars.size) if jac else None
+        grad = np.zeros(self.cost_vars.size) if jac else None
         q = self.quad
         for b in tr.integral_costs:
             s, ds = b.integrand(data, jac)
@@ -928,8 +1033,19 @@ class _Chunk:
                 grad[1] += w * (Sq + dur * float(q @ (dT * self.tau)))
                 if tr.npar:
                     grad[2:self.off] += w * dur * (q @ dP)
-                grad[self.off:] += (w * dur * q[:, None] * dB).reshape(-1)
+                grad[self.off:] += (w * dur * q[:, None] * dB[:, cols]).reshape(-1)
         return total, grad
+
+    def _data_for_cost(self, z, B, P, T, jac):
+        """Node data for the costs: from the all-node cache when its point matches, else computed."""
+        cache = self.tr.cache
+        index = getattr(self, "cost_index", None)
+        if index is not None and cache.data is not None and cache.lookup(index, z):
+            data, douts = cache.data
+            g = self.g
+            sub = NodeData(T, data.Y[g], data.X[g], data.A[g], P, {n: v[g] for n, v in data.outputs.items()})
+            return sub, {n: (a[g], b[g]) for n, (a, b) in douts.items()}
+        return self.tr.node_data(self.g, B, P, T, jac)
 
 
 # ---------------------------------------------------------------- structural patterns
@@ -1039,31 +1155,41 @@ def _pattern_dynamics(tr: Transcription, idx: np.ndarray, n: int, rng) -> tuple:
     return F, dF, dFp, R, dR, dRp, kin
 
 
-def _pattern_node_data(tr: Transcription, idx: np.ndarray, B: np.ndarray, P: np.ndarray, t: np.ndarray, rng):
-    """:meth:`Transcription.node_data` for structure: real values, output derivatives on their patterns."""
-    lay = tr.layout
-    n = B.shape[0]
-    outs, douts = {}, {}
+def _output_patterns(tr: Transcription) -> dict:
+    """Structural patterns of the goals' outputs: ``{name: (bool (k, nb), bool (k, np))}``."""
+    cache = tr.__dict__.get("_output_pats")
+    if cache is not None:
+        return cache
+    lay, klay = tr.layout, tr.kernel.layout
+    pats = {}
     if tr.outputs:
         blk, rows = tr.kernel.output_block(tr.outputs)
-        # map kernel input columns to node-block columns as in _node_patterns
-        pat_full = {}
+        groups = [("q", lay.q), ("u", lay.u), ("a", lay.acc), ("z", lay.z), ("x", lay.x), ("w", lay.w),
+                  ("lam", lay.lam)]
         for name, r in rows.items():
             k = r.stop - r.start
-            outs[name] = rng.uniform(0.5, 1.5, (n, k))
-            Pb = np.zeros((k, tr.nb))
-            Pp = np.zeros((k, tr.npar))
-            klay = tr.kernel.layout
+            Pb, Pp = np.zeros((k, tr.nb), bool), np.zeros((k, tr.npar), bool)
             sel = (blk.rows >= r.start) & (blk.rows < r.stop)
             for row, col in zip(blk.rows[sel] - r.start, blk.cols[sel]):
                 if col >= klay.total:
-                    Pp[row, col - klay.total] = 1.0
+                    Pp[row, col - klay.total] = True
                     continue
-                for name_, sl in (("q", lay.q), ("u", lay.u), ("a", lay.acc), ("z", lay.z), ("x", lay.x),
-                                  ("w", lay.w), ("lam", lay.lam)):
-                    ks = klay.slice(name_)
+                for gname, sl in groups:
+                    ks = klay.slice(gname)
                     if ks.start <= col < ks.stop and sl.stop > sl.start:
-                        Pb[row, sl.start + col - ks.start] = 1.0
-            pat_full[name] = (Pb, Pp)
-            douts[name] = (Pb * rng.uniform(0.5, 1.5, (n, k, tr.nb)), Pp * rng.uniform(0.5, 1.5, (n, k, tr.npar)))
+                        Pb[row, sl.start + col - ks.start] = True
+            pats[name] = (Pb, Pp)
+    tr._output_pats = pats
+    return pats
+
+
+def _pattern_node_data(tr: Transcription, idx: np.ndarray, B: np.ndarray, P: np.ndarray, t: np.ndarray, rng):
+    """:meth:`Transcription.node_data` for structure: output derivatives random on their patterns."""
+    lay = tr.layout
+    n = B.shape[0]
+    outs, douts = {}, {}
+    for name, (Pb, Pp) in _output_patterns(tr).items():
+        k = Pb.shape[0]
+        outs[name] = rng.uniform(0.5, 1.5, (n, k))
+        douts[name] = (Pb * rng.uniform(0.5, 1.5, (n, k, tr.nb)), Pp * rng.uniform(0.5, 1.5, (n, k, tr.npar)))
     return NodeData(t, B[:, lay.y], B[:, lay.x], B[:, lay.a], P, outs), douts

@@ -217,6 +217,18 @@ class KinematicConstraint:
             raise ValueError(f"{self.path}: φ(q) has {len(out)} entries, expected {self.num_equations}")
         return out
 
+    def description(self) -> dict:
+        """The constraint as plain data (type, name and settings; functions by their qualified names)."""
+        from .forces import _describe  # noqa: PLC0415
+
+        out = {"type": type(self).__name__, "name": self.name, "num_equations": self.num_equations}
+        for key, value in vars(self).items():
+            if not key.startswith("_") and key not in out:
+                out[key] = _describe(value)
+        if hasattr(self, "_user_phi"):
+            out["phi"] = _describe(self._user_phi)
+        return out
+
     def _phi(self, q: np.ndarray, points: Callable):
         """φ(q); ``points([(body, location), ...])`` gives world positions of body points for ``q``'s scalar type."""
         raise NotImplementedError

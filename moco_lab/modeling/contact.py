@@ -119,6 +119,10 @@ class SmoothSphereHalfSpaceForce(ForceElement):
     def body_names(self) -> list[str]:
         return [self.sphere_body, self.plane_body]
 
+    def output_units(self) -> dict[str, str]:
+        return {"force": "N", "point": "m", "indentation": "m", "normal_force": "N", "friction_force": "N",
+                "normal_speed": "m/s"}
+
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         xp = ctx.xp
         val = lambda k: ctx.value(self, k)  # noqa: E731
@@ -231,6 +235,9 @@ class Gait2dContactPoint(ForceElement):
 
     def body_names(self) -> list[str]:
         return [self.body]
+
+    def output_units(self) -> dict[str, str]:
+        return {"force": "N", "point": "m", "penetration": "m"}
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         xp = ctx.xp

@@ -51,8 +51,12 @@ import numpy as np
 from ..util.names import NamedValues
 from .path import GeometryPath
 
-__all__ = ["ForceContext", "ForceContribution", "ForceElement", "CoordinateActuator", "SpringGeneralizedForce",
+__all__ = ["GENERALIZED_FORCE", "ForceContext", "ForceContribution", "ForceElement", "CoordinateActuator", "SpringGeneralizedForce",
            "ExpressionCoordinateForce", "PointToPointSpringDamper", "PathMuscle"]
+
+
+#: Unit placeholder of a generalized force: N·m on a rotational coordinate, N on a translational one.
+GENERALIZED_FORCE = "generalized force"
 
 
 class ForceContext:
@@ -203,6 +207,14 @@ class ForceElement:
                 out[f.name] = _describe(getattr(self, f.name))
         return out
 
+    def output_units(self) -> dict[str, str]:
+        """Units of the element's outputs, ``{output name: unit}`` (``""``: dimensionless).
+
+        :data:`GENERALIZED_FORCE` stands for N·m or N, by the kind of the
+        element's coordinate. Outputs not listed are labelled without a unit.
+        """
+        return {}
+
     # -- names it refers to (checked when added to a model)
     def coordinate_names(self) -> list[str]:
         return []
@@ -260,9 +272,14 @@ class CoordinateActuator(ForceElement):
     def coordinate_names(self) -> list[str]:
         return [self.coordinate]
 
+    def output_units(self) -> dict[str, str]:
+        return {"actuation": GENERALIZED_FORCE}
+
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         out = ForceContribution()
-        out.add_generalized(ctx.coordinate_index(self.coordinate), ctx.value(self, "optimal_force") * ctx.control(self.path))
+        actuation = ctx.value(self, "optimal_force") * ctx.control(self.path)
+        out.add_generalized(ctx.coordinate_index(self.coordinate), actuation)
+        out.outputs["actuation"] = actuation  # OpenSim's Actuator output "actuation"
         return out
 
 
@@ -284,6 +301,9 @@ class SpringGeneralizedForce(ForceElement):
 
     def coordinate_names(self) -> list[str]:
         return [self.coordinate]
+
+    def output_units(self) -> dict[str, str]:
+        return {"generalized_force": GENERALIZED_FORCE}
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         i = ctx.coordinate_index(self.coordinate)
@@ -347,6 +367,9 @@ class ExpressionCoordinateForce(ForceElement):
     def coordinate_names(self) -> list[str]:
         return [self.coordinate]
 
+    def output_units(self) -> dict[str, str]:
+        return {"generalized_force": GENERALIZED_FORCE}
+
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         names = ctx.coordinate_names()
         q, u = NamedValues(names, ctx.q), NamedValues(names, ctx.u)
@@ -402,6 +425,9 @@ class PointToPointSpringDamper(ForceElement):
 
     def body_names(self) -> list[str]:
         return [self.body1, self.body2]
+
+    def output_units(self) -> dict[str, str]:
+        return {"length": "m", "lengthening_speed": "m/s", "tension": "N"}
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         p1, p2 = ctx.point_position(self.body1, self.point1), ctx.point_position(self.body2, self.point2)
@@ -489,6 +515,10 @@ class PathMuscle(ForceElement):
 
     def body_names(self) -> list[str]:
         return [p.body for p in self.geometry.points]
+
+    def output_units(self) -> dict[str, str]:
+        return {"tendon_force": "N", "length": "m", "lengthening_speed": "m/s", "activation": "",
+                "excitation": ""}
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         mus = self._muscle_for(ctx)

@@ -13,6 +13,7 @@ factory                     states / controls
 ``pendulum``                ``/jointset/j0/q0/{value,speed}`` / ``/tau0``
 ``double_pendulum``         ``.../j0/q0/...``, ``.../j1/q1/...`` /
                             ``/tau0``, ``/tau1``
+``n_link_pendulum``         ``.../j<i>/q<i>/...`` / ``/tau<i>``, i < n
 ==========================  =====================================================
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .constraints import PointOnCurveConstraint
 from .model import GRAVITY, Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 
-__all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "suspended_mass", "planar_point_mass", "CURVES", "FACTORIES", "from_spec"]
+__all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "n_link_pendulum", "suspended_mass", "planar_point_mass", "CURVES", "FACTORIES", "from_spec"]
 
 
 def _spec(builder: ModelBuilder, factory: str, **kwargs) -> Model:
@@ -105,6 +106,21 @@ def double_pendulum(mass: float = 1.0, length: float = 1.0, inertia: float = 1.0
     return _spec(b, "double_pendulum", mass=mass, length=length, inertia=inertia)
 
 
+def n_link_pendulum(n: int, mass: float = 1.0, length: float = 1.0, inertia: float = 1.0) -> Model:
+    """Planar chain of ``n`` links under gravity (OpenSim ``ModelFactory::createNLinkPendulum``).
+
+    Pin joints ``/jointset/j<i>`` with coordinates ``q<i>`` (each relative to
+    the previous link), torque actuators ``/tau<i>``; geometry as
+    :func:`double_pendulum` (which is ``n = 2``). Used to measure how the
+    engine's cost grows with the depth of a joint chain.
+    """
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"n_link_pendulum needs n >= 1 links, got {n}")
+    b = _n_link(n, "n_link_pendulum", mass, length, inertia)
+    return _spec(b, "n_link_pendulum", n=n, mass=mass, length=length, inertia=inertia)
+
+
 def suspended_mass(tendon: str = "rigid") -> Model:
     """Point mass in a vertical plane hung from three DeGrooteFregly2016 muscles (seed 000, Figure 4).
 
@@ -178,11 +194,18 @@ def planar_point_mass(curve: str | None = None, actuated: bool = True, mass: flo
     return _spec(b, "planar_point_mass", curve=curve, actuated=actuated, mass=mass, range=range)
 
 
+from . import coupled as _coupled  # noqa: E402 - registered below
+
+#: Model factories by name (what ``Model.spec["factory"]`` refers to).
 FACTORIES = {
+    "single_pin": _coupled.single_pin,
+    "patella_knee": _coupled.patella_knee,
+    "composite_joint": _coupled.composite_joint,
     "sliding_mass": sliding_mass,
     "linear_problem": linear_problem,
     "pendulum": pendulum,
     "double_pendulum": double_pendulum,
+    "n_link_pendulum": n_link_pendulum,
     "suspended_mass": suspended_mass,
     "planar_point_mass": planar_point_mass,
 }

@@ -39,6 +39,7 @@ from ..util.names import did_you_mean
 from .constraints import KinematicConstraint
 from .forces import CoordinateActuator, ForceElement, PathMuscle, SpringGeneralizedForce
 from .path import GeometryPath
+from .tree import read_tree
 
 GRAVITY = 9.80665  #: OpenSim's standard gravity (m/s^2)
 
@@ -370,6 +371,31 @@ class Model:
                              "model with the new mass, or optimize it as a parameter (problem.add_parameter)")
         self.force_element(prop.target).set_property(prop.attribute, float(value))
 
+    # ------------------------------------------------------------ description
+    def description(self) -> dict:
+        """Everything that determines the model's equations, as plain data (JSON-ready).
+
+        The plant's bodies (mass, centre of mass, inertia), joints (type, frames, axes, damping),
+        gravity, the coordinates' names and ranges, every force element's description and the
+        constraints. Two models with equal descriptions have equal equations; :meth:`Study.save`
+        uses it to tell whether a model was edited after its factory built it.
+        """
+        try:
+            tree = read_tree(self.plant)
+            bodies = {b.name: [b.mass, b.com.tolist(), b.inertia_com.tolist()] for b in tree.bodies.values()}
+            joints = [[j.name, j.type, j.parent, j.child, j.R_PF.tolist(), j.p_PF.tolist(), j.R_CM.tolist(),
+                       j.p_CM.tolist(), j.axis.tolist(), j.damping.tolist()] for j in tree.joints]
+            gravity = tree.gravity.tolist()
+        except NotImplementedError as err:  # a plant the engine cannot derive: describe what can be read
+            bodies, joints, gravity = {}, [str(err)], []
+        return {
+            "bodies": bodies, "joints": joints, "gravity": gravity,
+            "coordinates": [[c.name, c.joint_path, c.q_index, list(c.range)] for c in self.coordinates],
+            "force_elements": [e.description() for e in self.force_elements],
+            "constraints": [c.description() for c in self.constraints],
+            "body_paths": dict(self.body_paths),
+        }
+
     # ------------------------------------------------------------ constructors
     @classmethod
     def from_plant(cls, plant: MultibodyPlant, name: str = "model", actuators_from_plant: bool = True) -> "Model":
@@ -413,9 +439,13 @@ class Model:
         return cls(plant, coords, actuators, [], name=name)
 
     def __repr__(self) -> str:
+        def count(n: int, what: str) -> str:
+            return f"{n} {what}" + ("" if n == 1 else "s")
+
         return (
-            f"<moco_lab.Model {self.name!r}: {self.nq} coordinates, {len(self.actuators)} actuators, "
-            f"{len(self.muscles)} muscles, {len(self.forces)} other forces>"
+            f"<moco_lab.Model {self.name!r}: {count(self.nq, 'coordinate')}, {count(len(self.actuators), 'actuator')}, "
+            f"{count(len(self.muscles), 'muscle')}, {count(len(self.forces) + len(self.elements), 'other force element')}, "
+            f"{count(len(self.constraints), 'constraint')}>"
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .forces import ForceContext, ForceContribution, ForceElement
+from .forces import GENERALIZED_FORCE, ForceContext, ForceContribution, ForceElement
 
 __all__ = ["PassiveJointMoment", "soft_plus"]
 
@@ -59,6 +59,9 @@ class PassiveJointMoment(ForceElement):
 
     def coordinate_names(self) -> list[str]:
         return [self.coordinate]
+
+    def output_units(self) -> dict[str, str]:
+        return {"moment": GENERALIZED_FORCE}
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         i = ctx.coordinate_index(self.coordinate)

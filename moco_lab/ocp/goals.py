@@ -156,6 +156,11 @@ class BoundGoal:
         periodicity, initial activation); then the goal has no integrand/endpoint.
     value : callable ``(solution arrays) -> float``, optional
         The goal's weighted value at a solution, for native goals.
+    columns : dict, optional
+        What the integrand reads: ``{"Y": indices or None, "X": ..., "A": ...}``
+        (None: the whole group; a missing group: none of it), besides its
+        ``outputs``. Default None: everything. The transcription binds plain
+        integral costs only to these variables.
     divide_by_displacement, divide_by_duration, divide_by_mass : bool
     total_mass : float
     """
@@ -171,6 +176,7 @@ class BoundGoal:
     endpoint: Callable | None = None
     native: Callable | None = None
     value: Callable | None = None
+    columns: dict | None = None
     divide_by_displacement: bool = False
     divide_by_duration: bool = False
     divide_by_mass: bool = False
@@ -205,7 +211,7 @@ class Goal:
 
     default_name = "goal"
     default_mode = "cost"
-    supports_endpoint_constraint = False
+    supports_endpoint_constraint = True
 
     def __init__(self, name: str | None = None, weight: float = 1.0, enabled: bool = True, mode: str | None = None,
                  bounds=None, divide_by_displacement: bool = False, divide_by_duration: bool = False,
@@ -349,7 +355,7 @@ class ControlGoal(Goal):
                 dX = p * ax ** (p - 1) * np.sign(X) * w if jac else None
             return s, {"X": dX}
 
-        return self._bound(ctx, integrand=integrand)
+        return self._bound(ctx, integrand=integrand, columns={"X": None})
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "exponent": self.exponent, "control_weights": self.control_weights}
@@ -359,9 +365,10 @@ class ControlGoal(Goal):
 
 
 class FinalTimeGoal(Goal):
-    """Minimize the final time ``t_f`` (Moco's ``MocoFinalTimeGoal``)."""
+    """Minimize the final time ``t_f`` (Moco's ``MocoFinalTimeGoal``); bound the time with ``set_time_bounds``."""
 
     default_name = "final_time"
+    supports_endpoint_constraint = False
 
     def bind(self, ctx: GoalContext) -> BoundGoal:
         w = self.weight
@@ -466,7 +473,7 @@ class StateTrackingGoal(Goal):
             dY[:, idx] = 2 * e * w
             return s, {"Y": dY, "t": -2 * (e * S) @ w}
 
-        return self._bound(ctx, integrand=integrand)
+        return self._bound(ctx, integrand=integrand, columns={"Y": idx})
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "weights": self.weights, "pattern": self.pattern,
@@ -516,7 +523,7 @@ class SumSquaredStateGoal(Goal):
             dY[:, idx] = 2 * Y * w
             return s, {"Y": dY}
 
-        return self._bound(ctx, integrand=integrand)
+        return self._bound(ctx, integrand=integrand, columns={"Y": np.array(idx)})
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "pattern": self.pattern, "weights": self.weights}
@@ -769,7 +776,7 @@ class ContactTrackingGoal(Goal):
                     dt -= np.sum(de * np.column_stack(slope), axis=1)
             return s, ({"outputs": douts, "t": dt} if jac else {})
 
-        return self._bound(ctx, integrand=integrand, outputs=outputs)
+        return self._bound(ctx, integrand=integrand, outputs=outputs, columns={})
 
     def to_dict(self) -> dict:
         d = super().to_dict()
@@ -840,7 +847,7 @@ class MarkerTrackingGoal(Goal):
                     dt -= 2 * w * np.sum(e * np.column_stack(slope), axis=1)
             return s, ({"outputs": douts, "t": dt} if jac else {})
 
-        return self._bound(ctx, integrand=integrand, outputs=outputs)
+        return self._bound(ctx, integrand=integrand, outputs=outputs, columns={})
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "markers": {k: [b, list(loc)] for k, (b, loc) in self.markers.items()},
@@ -883,6 +890,7 @@ class UserGoal(Goal):
     """
 
     default_name = "user"
+    supports_endpoint_constraint = False
 
     def __init__(self, name: str | None = None, weight: float = 1.0, integrand: Callable | None = None,
                  endpoint: Callable | None = None, enabled: bool = True):

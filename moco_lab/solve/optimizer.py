@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 from pydrake.solvers import CommonSolverOption, IpoptSolver, SnoptSolver, SolverOptions
 
-__all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "Progress", "OptimizerRun", "run_optimizer", "max_constraint_violation"]
+__all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "IPOPT_DEFAULTS", "LARGE_PROBLEM_VARIABLES", "ipopt_defaults", "Progress", "OptimizerRun", "run_optimizer", "max_constraint_violation"]
 
 #: IPOPT 3.14's ``SolverReturn`` codes (as Drake reports them) -> Moco's status names.
 IPOPT_STATUS = {
@@ -35,6 +35,27 @@ IPOPT_STATUS = {
 }
 #: IPOPT statuses counted as success (Moco also accepts the acceptable level).
 IPOPT_SUCCESS = (0, 5)
+
+#: moco_lab's IPOPT options (override any through ``SolverSettings.optim_solver_options``). Drake's IPOPT
+#: factorizes with SPRAL; its default scaling made small collocation problems several times slower with the
+#: same iterates.
+IPOPT_DEFAULTS = {"spral_scaling": "none"}
+
+#: From this many decision variables on, IPOPT also gets ``spral_nemin`` 1. SPRAL's default node
+#: amalgamation (``spral_nemin`` 32) merges the small, sparse fronts of a collocation KKT system into dense
+#: ones: at gait scale (9 coordinates, 16 muscles, 4 contacts, N = 50, about 10,000 variables) ``spral_nemin``
+#: 1 factorizes 3x faster (``benchmarks/engine_scale.py``). Below this size the factorization is not where
+#: the time goes, and the default's pivot order keeps the iterates of the verification problems unchanged
+#: (with ``spral_nemin`` 1 the trapezoidal bead-on-a-parabola stalls at IPOPT's acceptable level).
+LARGE_PROBLEM_VARIABLES = 2000
+
+
+def ipopt_defaults(num_variables: int) -> dict:
+    """moco_lab's IPOPT options for a program with ``num_variables`` decision variables."""
+    extra = dict(IPOPT_DEFAULTS)
+    if num_variables >= LARGE_PROBLEM_VARIABLES:
+        extra["spral_nemin"] = 1
+    return extra
 
 
 #: Solver-settings attributes -> each optimizer's option names.
@@ -114,7 +135,7 @@ def run_optimizer(prog, settings, progress: Callable[[Progress], None] | None = 
         options.SetOption(sid, "file_print_level", 3)
         if settings.verbose >= 6:
             options.SetOption(sid, "print_timing_statistics", "yes")
-        extra = {"spral_scaling": "none", **settings.optim_solver_options}
+        extra = {**ipopt_defaults(prog.num_vars()), **settings.optim_solver_options}
     else:
         options.SetOption(CommonSolverOption.kPrintFileName, stats_file.name)
         extra = dict(settings.optim_solver_options)

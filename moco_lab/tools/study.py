@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..engine.transcription import Transcription
+from .analyze import OutputTable, analyze
 from ..modeling.library import from_spec
 from ..ocp.problem import Problem
 from ..results.trajectory import Solution
@@ -14,6 +15,57 @@ from ..solve.settings import SolverSettings
 from ..solve.solution import solve_transcription
 
 FORMAT = "moco_lab.study/1"
+
+
+def model_recipe(model) -> dict:
+    """How to rebuild ``model``: its factory and arguments, plus property edits made after it was built.
+
+    The model is rebuilt from its factory and compared with the current one
+    (:meth:`Model.description`). Differences that are property values (a
+    muscle's ``max_isometric_force``, a spring's stiffness, ...) are recorded as
+    ``"edits"``; any other difference (an element or constraint added or
+    removed, a body or joint changed) cannot be written down, and the model is
+    refused with a message naming the difference.
+
+    Raises
+    ------
+    TypeError
+        The model was not built by a factory, or was changed in a way a recipe cannot record.
+    """
+    if model.spec is None:
+        raise TypeError(
+            "This study's model was not built by a moco_lab.models factory, so it cannot be written to a "
+            "study file (save your plant-building code instead).")
+    spec = {k: v for k, v in model.spec.items() if k != "edits"}
+    fresh = from_spec(spec)
+    current, props = model.description(), model.properties()
+    fresh_props = fresh.properties()
+    edits = {}
+    for path, prop in props.items():
+        if path in fresh_props and prop.kind == "force" and prop.default != fresh_props[path].default:
+            fresh.set_property(path, prop.default)
+            edits[path] = prop.default
+    rebuilt = fresh.description()
+    if json.dumps(rebuilt, sort_keys=True) != json.dumps(current, sort_keys=True):
+        diffs = [key for key in current if json.dumps(current[key], sort_keys=True)
+                 != json.dumps(rebuilt.get(key), sort_keys=True)]
+        raise TypeError(
+            f"This study's model was changed after the factory {spec.get('factory')!r} built it, in ways a study "
+            f"file cannot record (differences in: {', '.join(diffs)}; only property edits such as "
+            "model.set_property(...) are recorded). Build the model with a factory that includes the change, "
+            "or save the code that builds it.")
+    if edits:
+        spec["edits"] = edits
+    return spec
+
+
+def model_from_recipe(recipe: dict):
+    """Rebuild a model written by :func:`model_recipe` (its factory, then its property edits)."""
+    model = from_spec({k: v for k, v in recipe.items() if k != "edits"})
+    for path, value in recipe.get("edits", {}).items():
+        model.set_property(path, value)
+    model.spec = dict(recipe)
+    return model
 
 
 class Study:
@@ -44,6 +96,15 @@ class Study:
         """Transcribe and solve; ``progress`` is called once per optimizer iteration."""
         return solve_transcription(self.transcribe(), self.solver, progress)
 
+    def analyze(self, trajectory, outputs=None) -> "OutputTable":
+        """Model outputs along ``trajectory`` (Moco's ``MocoStudy::analyze``); see :func:`~moco_lab.tools.analyze.analyze`.
+
+        ``outputs``: names or regular expressions (``".*normal_force"``); default all.
+        """
+        if self.problem.model is None:
+            raise RuntimeError("No model: call problem.set_model first.")
+        return analyze(self.problem.model, trajectory, outputs)
+
     # ----------------------------------------------------------------- files
     def to_dict(self) -> dict:
         model = self.problem.model
@@ -59,7 +120,7 @@ class Study:
         return {
             "format": FORMAT,
             "name": self.name,
-            "model": model.spec,
+            "model": model_recipe(model),
             "problem": self.problem.to_dict(),
             "solver": self.solver.to_dict(),
         }
@@ -73,7 +134,7 @@ class Study:
         if d.get("format") != FORMAT:
             raise ValueError(f"Not a moco_lab study file (format {d.get('format')!r}, expected {FORMAT!r})")
         study = cls(d.get("name", "study"))
-        model = from_spec(d["model"])
+        model = model_from_recipe(d["model"])
         study.problem = Problem.from_dict(d["problem"], model)
         study.solver = SolverSettings.from_dict(d["solver"])
         return study

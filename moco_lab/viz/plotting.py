@@ -25,7 +25,7 @@ from plotly.subplots import make_subplots
 
 from ..results.trajectory import Solution, Trajectory
 
-__all__ = ["plot_trajectories", "plot_path", "plot_path_forces", "short_names"]
+__all__ = ["plot_trajectories", "plot_outputs", "plot_path", "plot_path_forces", "short_names"]
 
 #: Groups a variable can belong to, in lookup order, with the y-axis label used for each.
 _GROUPS = {"states": "state", "controls": "control", "multipliers": "multiplier", "derivatives": "derivative"}
@@ -237,6 +237,72 @@ def plot_trajectories(trajectories, names: Sequence[str] | str | None = None,
         margin=dict(l=60, r=20, t=80 if title else 50, b=50),
         hovermode="closest",
     )
+    return fig
+
+
+def plot_outputs(tables, names: Sequence[str] | str | None = None, labels: Sequence[str] | None = None,
+                 title: str | None = None, columns: int = 2) -> go.Figure:
+    """Model outputs against time (an :class:`~moco_lab.tools.analyze.OutputTable` from ``analyze``).
+
+    Parameters
+    ----------
+    tables : OutputTable or sequence of OutputTable
+        E.g. the outputs of a solution and of its time-stepping simulation.
+    names : str or sequence of str, optional
+        Columns to plot (default: every column of the first table).
+    labels : sequence of str, optional
+        Legend entry of each table.
+    title : str, optional
+    columns : int, default 2
+        Subplots per row.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One subplot per column, the y axis labelled with the column's unit,
+        the x axis ``time (s)``.
+    """
+    tables = [tables] if hasattr(tables, "columns") else list(tables)
+    if not tables:
+        raise ValueError("no output tables to plot")
+    if int(columns) != columns or columns < 1:
+        raise ValueError(f"columns must be a positive integer, got {columns!r}")
+    names = list(tables[0].names) if names is None else ([names] if isinstance(names, str) else list(names))
+    if not names:
+        raise ValueError("nothing to plot: the table has no columns")
+    for name in names:
+        tables[0][name]  # KeyError with suggestions
+    if labels is None:
+        labels = ["outputs"] if len(tables) == 1 else [f"trajectory {i + 1}" for i in range(len(tables))]
+    labels = [labels] if isinstance(labels, str) else list(labels)
+    if len(labels) != len(tables):
+        raise ValueError(f"got {len(labels)} labels for {len(tables)} tables")
+    ncols = min(int(columns), len(names))
+    nrows = math.ceil(len(names) / ncols)
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=short_names(names),
+                        horizontal_spacing=0.1 if ncols > 1 else 0.02,
+                        vertical_spacing=min(0.12, 0.3 / nrows) if nrows > 1 else 0.1)
+    for i, (table, label) in enumerate(zip(tables, labels)):
+        shown = False
+        for k, name in enumerate(names):
+            if name not in table:
+                continue
+            row, col = k // ncols + 1, k % ncols + 1
+            unit = table.units.get(name, "")
+            fig.add_trace(go.Scatter(x=table.time, y=table[name], mode="lines", name=label,
+                                     line=dict(color=_PALETTE[i % len(_PALETTE)], width=2),
+                                     legendgroup=f"table{i}", showlegend=not shown,
+                                     hovertemplate=f"{name}<br>t=%{{x:.4g}} s<br>%{{y:.6g}} {unit}<extra>{label}</extra>"),
+                          row=row, col=col)
+            shown = True
+    for k, name in enumerate(names):
+        row, col = k // ncols + 1, k % ncols + 1
+        unit = tables[0].units.get(name)
+        fig.update_yaxes(title_text=f"({unit})" if unit else ("(–)" if unit == "" else ""), row=row, col=col)
+        if k + ncols >= len(names):
+            fig.update_xaxes(title_text="time (s)", row=row, col=col)
+    fig.update_layout(title=title, height=max(320, 260 * nrows), legend=dict(groupclick="togglegroup"),
+                      margin=dict(l=60, r=20, t=80 if title else 50, b=50), hovermode="closest")
     return fig
 
 

@@ -1,0 +1,89 @@
+"""Units of a model's variables and outputs, for axis labels and tables.
+
+SI throughout, as OpenSim: coordinates in rad (rotational) or m
+(translational), speeds in rad/s or m/s, generalized forces in N·m or N.
+Activations, excitations, normalized tendon forces and actuator controls are
+dimensionless (``""``).
+"""
+from __future__ import annotations
+
+from .forces import GENERALIZED_FORCE
+from .tree import read_tree
+
+__all__ = ["coordinate_motion", "unit_of", "with_unit"]
+
+
+def coordinate_motion(model, coordinate) -> str:
+    """``"rotational"`` or ``"translational"``: the kind of a coordinate (name, path or Coordinate).
+
+    Read from the Drake joint holding it: a revolute joint's coordinate and a
+    planar joint's angle rotate, a prismatic joint's coordinate and a planar
+    joint's x and y translate.
+    """
+    c = coordinate if hasattr(coordinate, "q_index") else model.coordinate(coordinate)
+    cache = model.__dict__.setdefault("_motion_cache", {})
+    key = id(model.plant)
+    if key not in cache:
+        kinds = {}
+        for j in read_tree(model.plant).joints:
+            for k in range(j.num_q):
+                if j.type == "revolute" or (j.type == "planar" and k == 2):
+                    kinds[j.q_start + k] = "rotational"
+                else:
+                    kinds[j.q_start + k] = "translational"
+        cache.clear()
+        cache[key] = kinds
+    return cache[key].get(c.q_index, "translational")
+
+
+_ROT = {"value": "rad", "speed": "rad/s", "accel": "rad/s²", "force": "N·m"}
+_TRANS = {"value": "m", "speed": "m/s", "accel": "m/s²", "force": "N"}
+
+
+def _coordinate_unit(model, coordinate, what: str) -> str:
+    table = _ROT if coordinate_motion(model, coordinate) == "rotational" else _TRANS
+    return table[what]
+
+
+def unit_of(model, name: str) -> str | None:
+    """The unit of a state, control, acceleration or output of ``model`` by path; None if not known.
+
+    Examples: ``/jointset/knee/knee_angle/value`` -> ``"rad"``,
+    ``/forceset/soleus_r/activation`` -> ``""``, ``/forceset/heel_r/normal_force``
+    -> ``"N"``, ``/com_velocity`` -> ``"m/s"``, ``/tau_knee`` (a coordinate
+    actuator's control) -> ``""``.
+    """
+    for c in model.coordinates:
+        for what, path in (("value", c.value_path), ("speed", c.speed_path), ("accel", c.accel_path)):
+            if name == path or name.startswith(path + "_"):  # also ".../value_x" column names
+                return _coordinate_unit(model, c, what)
+    if name.startswith("/com_position"):
+        return "m"
+    if name.startswith("/com_velocity"):
+        return "m/s"
+    for element in model.force_elements:
+        if name in element.control_names() or name in element.state_names():
+            return ""
+        if name in element.implicit_derivative_names():
+            return "1/s"
+        prefix = element.path.rstrip("/") + "/"
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            units = element.output_units()
+            base = rest if rest in units else rest.rsplit("_", 1)[0]  # vector columns "force_x"
+            if base in units:
+                unit = units[base]
+                if unit == GENERALIZED_FORCE:
+                    coords = element.coordinate_names()
+                    return _coordinate_unit(model, coords[0], "force") if len(coords) == 1 else "N or N·m"
+                return unit
+    if name.endswith("/position") or name.endswith(("/position_x", "/position_y", "/position_z")):
+        return "m"
+    if name.endswith("/velocity") or name.endswith(("/velocity_x", "/velocity_y", "/velocity_z")):
+        return "m/s"
+    return None
+
+
+def with_unit(label: str, unit: str | None) -> str:
+    """``"label (unit)"``; just the label for a dimensionless or unknown unit."""
+    return f"{label} ({unit})" if unit else label

@@ -1,0 +1,231 @@
+"""Every binding of the transcription: exact Jacobians against finite differences, declared sparsity against
+the Jacobian's true non-zeros.
+
+For each configuration (scheme × dynamics mode × kinematic-constraint method × muscles / contact / parameters /
+goals with outputs / prescribed kinematics) the program's Python bindings (dynamics chunks, goal endpoints, costs)
+are evaluated at a random point inside the bounds:
+
+* the Jacobian each returns matches central differences of its values (h = 1e-6, tolerance 1e-5 relative to
+  max(1, |entry|) plus round-off 1e-9·scale/h: central differences of these smooth functions are accurate to
+  ~1e-8, so a wrong entry — a missing chain-rule term, a sign — stands out by orders of magnitude);
+* every non-zero of that Jacobian is declared in the binding's sparsity pattern (an undeclared entry would be
+  dropped by IPOPT: a silent wrong gradient), and the declared pattern has at most 1.2 times as many entries
+  as the union of the non-zeros found at three random points (the issue's bound: declaring much more than the
+  structure costs factorization time).
+"""
+import numpy as np
+import pytest
+
+import moco_lab as ml
+from moco_lab.engine.transcription import PrescribedKinematics, Transcription
+from moco_lab.modeling.contact import Gait2dContactPoint, SmoothSphereHalfSpaceForce
+from moco_lab.modeling.muscle import DeGrooteFregly2016Muscle
+from moco_lab.modeling.passive import PassiveJointMoment
+
+
+def leg_model(contact: bool = True, tendon: str = "rigid"):
+    """A planar two-segment leg on a planar base, 3 muscles (one biarticular), contact at the foot."""
+    b = ml.ModelBuilder("leg", gravity=(0, -9.81, 0))
+    b.add_body("thigh", 7.5, com=(0, -0.19, 0), inertia=(0.15, 0.02, 0.15))
+    b.add_planar_joint("base", "ground", "thigh", coordinates=("px", "py", "rz"),
+                       ranges=[(-1, 1), (0.3, 1.2), (-1, 1)])
+    b.add_body("shank", 3.5, com=(0, -0.19, 0), inertia=(0.06, 0.01, 0.06))
+    b.add_pin_joint("knee", "thigh", "shank", coordinate="knee_angle", parent_offset=(0, -0.44, 0), range=(-2, 0.2))
+
+    def muscle(name, fmax, lopt, lslack):
+        kw = dict(ignore_tendon_compliance=tendon == "rigid")
+        if tendon != "rigid":
+            kw["tendon_compliance_dynamics_mode"] = tendon
+        return DeGrooteFregly2016Muscle(name=name, max_isometric_force=fmax, optimal_fiber_length=lopt,
+                                        tendon_slack_length=lslack, **kw)
+
+    b.add_muscle(muscle("vasti", 3000, 0.09, 0.22), [("thigh", (0.03, -0.2, 0)), ("thigh", (0.05, -0.42, 0)),
+                                                     ("shank", (0.04, -0.07, 0))])
+    b.add_muscle(muscle("hams", 2000, 0.10, 0.39), [("thigh", (-0.05, 0.0, 0)), ("shank", (-0.03, -0.05, 0))])
+    b.add_muscle(muscle("gas", 1500, 0.06, 0.365), [("thigh", (-0.02, -0.40, 0)), ("shank", (-0.03, -0.4, 0))])
+    b.add_force_element(PassiveJointMoment("/forceset/knee_rom", "knee_angle", -1.9, 0.05))
+    if contact:
+        b.add_force_element(SmoothSphereHalfSpaceForce("/forceset/heel", "shank", (0.0, -0.44, 0.0), 0.03,
+                                                       stiffness=3e6, dissipation=2.0, static_friction=0.8,
+                                                       dynamic_friction=0.8, viscous_friction=0.5,
+                                                       transition_velocity=0.2))
+        b.add_force_element(Gait2dContactPoint("/forceset/toe", "shank", (0.1, -0.46, 0.0)))
+    model = b.build()
+    model.add_force_element(ml.CoordinateActuator("/forceset/tau_knee", "knee_angle", 50.0, -1, 1))
+    model.add_force_element(ml.CoordinateActuator("/forceset/tau_rz", "rz", 50.0, -1, 1))
+    return model
+
+
+def leg_problem(model, goals=True):
+    p = ml.Problem()
+    p.set_model(model)
+    p.set_time_bounds(0, (0.2, 1.0))
+    p.set_state_info("/jointset/base/py/value", (0.3, 1.2), 0.9)
+    p.add_goal(ml.ControlGoal("effort", 1.0, exponent=3))
+    p.add_goal(ml.FinalTimeGoal("time", 0.1))
+    if goals:
+        p.add_goal(ml.AverageSpeedGoal("speed", 0.3, mode="endpoint_constraint", bounds=(-0.5, 0.5)))
+        p.add_goal(ml.ControlGoal("per_distance", 0.5, divide_by_displacement=True))
+        t = np.linspace(-0.53, 1.61, 13)  # beyond the time range, knots off the grid (no kinks to difference)
+        p.add_goal(ml.ContactTrackingGoal("grf", 0.1, reference=(t, {"fx": 10 * t, "fy": 500 + 50 * t, "fz": 0 * t}),
+                                          groups=[(["/forceset/heel", "/forceset/toe"], ("fx", "fy", "fz"))],
+                                          projection="plane", projection_vector=(0, 0, 1)))
+        p.add_goal(ml.MarkerTrackingGoal("markers", 1.0, markers={"knee": ("shank", (0, 0, 0)),
+                                                                  "toe": ("shank", (0.1, -0.46, 0))},
+                                         reference=(t, {"knee_x": 0.1 * t, "knee_y": 0.5 + 0 * t,
+                                                        "toe_x": 0.2 * t, "toe_y": 0.05 + 0 * t})))
+        p.add_goal(ml.StateTrackingGoal("track", 2.0, reference=(t, {"/jointset/knee/knee_angle/value": -t})))
+    return p
+
+
+def random_point(tr: Transcription, rng) -> np.ndarray:
+    """A random point inside the bounds (times ordered), as a full decision vector."""
+    prog = tr.prog
+    x = rng.uniform(-0.5, 0.5, prog.num_vars())
+    for b in prog.bounding_box_constraints():
+        idx = np.asarray(prog.FindDecisionVariableIndices(b.variables()), int)
+        lo, hi = b.evaluator().lower_bound(), b.evaluator().upper_bound()
+        lo_f = np.where(np.isfinite(lo), lo, -1.0)
+        hi_f = np.where(np.isfinite(hi), hi, 1.0)
+        lo_f, hi_f = np.minimum(lo_f, hi_f), np.maximum(lo_f, hi_f)
+        span = hi_f - lo_f
+        x[idx] = lo_f + span * rng.uniform(0.2, 0.8, idx.size)
+    # muscle states where the muscle equations are well inside their domain (explicit tendon dynamics divide
+    # by a·f_L and overflow far from it)
+    for k, name in enumerate(tr.state_names):
+        if name.endswith(("/activation", "/normalized_tendon_force")):
+            lo, hi = (0.3, 0.8) if name.endswith("/activation") else (0.2, 0.6)
+            idx = np.asarray(prog.FindDecisionVariableIndices(tr.Y[:, k]), int)
+            x[idx] = rng.uniform(lo, hi, idx.size)
+    t0 = x[prog.FindDecisionVariableIndex(tr.t0)]
+    tf = prog.FindDecisionVariableIndex(tr.tf)
+    x[tf] = max(x[tf], t0 + 0.3)
+    return x
+
+
+def check_bindings(tr: Transcription, rng, sparsity_ratio: float = 1.2):
+    prog = tr.prog
+    points = [random_point(tr, rng) for _ in range(3)]
+    checked = 0
+    for binding in list(prog.GetAllConstraints()) + list(prog.GetAllCosts()):
+        ev = binding.evaluator()
+        if type(ev).__name__ not in ("PyFunctionConstraint", "PyFunctionCost"):
+            continue
+        idx = np.asarray(prog.FindDecisionVariableIndices(binding.variables()), int)
+        from pydrake.autodiffutils import ExtractGradient, InitializeAutoDiff
+
+        union = None
+        for x in points:
+            z = x[idx]
+            J = ExtractGradient(ev.Eval(InitializeAutoDiff(z)))
+            nz = np.abs(J) > 0
+            union = nz if union is None else (union | nz)
+        z = points[0][idx]
+        J = ExtractGradient(ev.Eval(InitializeAutoDiff(z)))
+        f0 = np.atleast_1d(ev.Eval(z))
+        assert np.all(np.isfinite(J)) and np.all(np.isfinite(f0)), ev.get_description()
+        h = 1e-6
+        scale = max(1.0, float(np.max(np.abs(f0))))
+        for j in range(z.size):
+            zp, zm = z.copy(), z.copy()
+            zp[j] += h
+            zm[j] -= h
+            fd = (np.atleast_1d(ev.Eval(zp)) - np.atleast_1d(ev.Eval(zm))) / (2 * h)
+            assert np.all(np.isfinite(fd)), (ev.get_description(), j)
+            tol = 1e-5 * np.maximum(1.0, np.abs(J[:, j])) + 1e-9 * scale / h
+            bad = np.abs(fd - J[:, j]) > tol
+            assert not np.any(bad), (ev.get_description(), j, np.flatnonzero(bad)[:5],
+                                     np.abs(fd - J[:, j]).max())
+        pattern = ev.gradient_sparsity_pattern()
+        if pattern is not None:
+            declared = np.zeros_like(union)
+            if pattern:
+                r, c = zip(*pattern)
+                declared[list(r), list(c)] = True
+            missing = union & ~declared
+            assert not np.any(missing), (ev.get_description(), np.argwhere(missing)[:5])
+            assert declared.sum() <= sparsity_ratio * union.sum(), (ev.get_description(), declared.sum(), union.sum())
+        checked += 1
+    assert checked > 0
+    return checked
+
+
+CASES = [
+    ("hermite-simpson", "explicit"), ("hermite-simpson", "implicit"), ("trapezoidal", "explicit"),
+    ("trapezoidal", "implicit"),
+]
+
+
+@pytest.mark.parametrize("scheme, mode", CASES)
+def test_muscles_contact_and_goals_with_outputs(scheme, mode):
+    model = leg_model(contact=True)
+    study = ml.Study()
+    study.problem = leg_problem(model, goals=True)
+    study.solver.transcription_scheme = scheme
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    check_bindings(study.transcribe(), np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("tendon", ["explicit", "implicit"])
+def test_compliant_tendons_and_parameters(tendon):
+    model = leg_model(contact=False, tendon=tendon)
+    study = ml.Study()
+    p = study.problem = leg_problem(model, goals=False)
+    # joint angles where the fibers stay near their optimal lengths (explicit tendon dynamics overflow far away)
+    p.set_state_info("/jointset/knee/knee_angle/value", (-0.6, -0.3))
+    p.set_state_info("/jointset/base/rz/value", (-0.1, 0.1))
+    p.add_parameter("mass", "/bodyset/shank/mass", (2, 5))
+    p.add_parameter("fmax", "/forceset/vasti/max_isometric_force", (2000, 4000))
+    study.solver.num_mesh_intervals = 2
+    study.solver.multibody_dynamics_mode = "implicit"
+    study.solver.minimize_implicit_auxiliary_derivatives = tendon == "implicit"
+    check_bindings(study.transcribe(), np.random.default_rng(2))
+
+
+@pytest.mark.parametrize("scheme", ["hermite-simpson", "trapezoidal"])
+@pytest.mark.parametrize("method", ["Posa2016", "Bordalba2023"])
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_kinematic_constraints(scheme, method, mode):
+    study = ml.examples.parabola_study("move", w_lambda=0.5)
+    study.solver.transcription_scheme = scheme
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.kinematic_constraint_method = method
+    study.solver.num_mesh_intervals = 3
+    check_bindings(study.transcribe(), np.random.default_rng(3))
+
+
+def test_coupled_model_with_muscles_path_constraint_and_user_goal():
+    model = ml.coupled_models.patella_knee()
+    study = ml.Study()
+    p = study.problem
+    p.set_model(model)
+    p.set_time_bounds(0, 0.5)
+    p.add_goal(ml.ControlGoal("effort"))
+    p.add_goal(ml.UserGoal("user", 0.3, integrand=lambda t, s, c, par: s["/jointset/knee/knee_angle/speed"] ** 2
+                           + np.sin(s["/jointset/hip/hip_flexion/value"])))
+    p.add_path_constraint("knee_speed", lambda t, s, c, par: [s["/jointset/knee/knee_angle/speed"] * np.cos(t)],
+                          [-3], [3])
+    study.solver.num_mesh_intervals = 2
+    check_bindings(study.transcribe(), np.random.default_rng(4))
+
+
+def test_prescribed_kinematics():
+    model = leg_model(contact=True, tendon="implicit")
+    nq = model.nq
+
+    def kin(t):
+        t = np.asarray(t)[:, None]
+        base = np.array([0.0, 0.9, 0.1, -0.5])
+        return base + 0.1 * np.sin(3 * t + np.arange(nq)), 0.3 * np.cos(3 * t + np.arange(nq)), \
+            -0.9 * np.sin(3 * t + np.arange(nq))
+
+    p = ml.Problem()
+    p.set_model(model)
+    p.set_time_bounds(0, 0.4)
+    p.add_goal(ml.ControlGoal("effort"))
+    p.add_goal(ml.InitialActivationGoal())
+    settings = ml.SolverSettings(num_mesh_intervals=3, minimize_implicit_auxiliary_derivatives=True)
+    tr = Transcription(p, settings, PrescribedKinematics(0.0, 0.4, kin))
+    check_bindings(tr, np.random.default_rng(5))
