@@ -37,7 +37,7 @@ first case. Both use IPOPT with its default tolerances (``tol`` 1e-8,
 
 Usage::
 
-    cd /work/main
+    # from the repository root
     PYTHONPATH=. .venv/bin/python benchmarks/compare_moco.py               # N = 50 and 100, 3 repeats
     PYTHONPATH=. .venv/bin/python benchmarks/compare_moco.py --N 50 --repeats 5 \
         --problems double_pendulum --schemes hermite-simpson --no-save
@@ -65,11 +65,10 @@ os.environ["MOCO_LAB_CACHE"] = tempfile.mkdtemp(prefix="moco_lab_compare_")  # n
 
 import numpy as np  # noqa: E402
 
-from moco_lab.engine.kernel import clear_kernel_cache  # noqa: E402
-from moco_lab.symbolic import codegen  # noqa: E402
-
 import moco_lab as ml  # noqa: E402
 from benchmarks import moco_reference as mr  # noqa: E402
+from moco_lab.engine.kernel import clear_kernel_cache  # noqa: E402
+from moco_lab.symbolic import codegen  # noqa: E402
 
 SCHEMES = ("trapezoidal", "hermite-simpson")
 MODES = ("explicit", "implicit")

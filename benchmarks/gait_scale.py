@@ -11,8 +11,6 @@ course (that one is ``ml.models.gait2d``).
 """
 from __future__ import annotations
 
-import numpy as np
-
 import moco_lab as ml
 from moco_lab.modeling.contact import SmoothSphereHalfSpaceForce
 from moco_lab.modeling.muscle import DeGrooteFregly2016Muscle

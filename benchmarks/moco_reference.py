@@ -1,7 +1,7 @@
 """Reference solutions computed with the real OpenSim Moco 4.6.
 
 This module builds the verification problems of
-``/work/shared/reference/VERIFICATION_PROBLEMS.md`` with ``opensim``
+``VERIFICATION.md`` with ``opensim``
 (``import opensim as osim``) and solves them with ``MocoCasADiSolver`` so
 that moco_lab's own transcriptions can be compared against Moco, number for
 number and second for second.
@@ -688,7 +688,7 @@ def solve_suspended_mass_prediction(scheme: str = "hermite-simpson",
 
 
 def build_parabola_model(actuated: bool = False):
-    """Moco's parabola example model (VERIFICATION_PROBLEMS.md d1).
+    """Moco's parabola example model (VERIFICATION.md d1).
 
     ``ModelFactory.createPlanarPointMass()`` (massless ``intermed`` on ``tx``, 1 kg ``body`` on
     ``ty``, gravity −9.80665 y) with a ``CoordinateCouplerConstraint`` ty = tx²

@@ -25,32 +25,55 @@ import os as _os
 if "OPENBLAS_NUM_THREADS" not in _os.environ and "GOTO_NUM_THREADS" not in _os.environ:
     _os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
-from . import analysis, examples  # noqa: E402
-from .modeling import constraints, coupled as coupled_models, library as models, muscle  # noqa: E402
-from .modeling.constraints import (CoordinateCouplerConstraint, FixedDistanceConstraint,  # noqa: E402
-                                   HolonomicConstraint, KinematicConstraint, PointOnCurveConstraint)
-from .modeling.forces import CoordinateActuator, SpringGeneralizedForce  # noqa: E402
-from .modeling.model import Coordinate, Model, ModelBuilder  # noqa: E402
-from .modeling.contact import Gait2dContactPoint, SmoothSphereHalfSpaceForce  # noqa: E402
-from .modeling.forces import (ExpressionCoordinateForce, ForceElement, PathMuscle,  # noqa: E402
-                              PointToPointSpringDamper)
-from .modeling.passive import PassiveJointMoment  # noqa: E402
-from .ocp.goals import (AverageSpeedGoal, ContactGroup, ContactTrackingGoal, ControlGoal,  # noqa: E402
-                        FinalTimeGoal, InitialActivationGoal, MarkerTrackingGoal, PeriodicityGoal,
-                        StateTrackingGoal, SumSquaredStateGoal, UserGoal)
-from .ocp.problem import Parameter, PathConstraint, Problem  # noqa: E402
-from .results.trajectory import Solution, Trajectory  # noqa: E402
-from .solve.optimizer import Progress  # noqa: E402
-from .solve.settings import SolverSettings  # noqa: E402
-from .tools.analyze import analyze  # noqa: E402
-from .tools.simulate import simulate, simulate_solution  # noqa: E402
-from .tools.study import Study  # noqa: E402
-from .util import config  # noqa: E402
-from .util.bounds import Bounds  # noqa: E402
-from .util.names import NamedValues  # noqa: E402
-from .viz.plotting import plot_outputs, plot_trajectories  # noqa: E402
-
-from .util.version import __version__  # noqa: E402
+from . import analysis, examples
+from .modeling import constraints, muscle
+from .modeling import coupled as coupled_models
+from .modeling import library as models
+from .modeling.constraints import (
+    CoordinateCouplerConstraint,
+    FixedDistanceConstraint,
+    HolonomicConstraint,
+    KinematicConstraint,
+    PointOnCurveConstraint,
+)
+from .modeling.contact import Gait2dContactPoint, SmoothSphereHalfSpaceForce
+from .modeling.forces import (
+    CoordinateActuator,
+    ExpressionCoordinateForce,
+    ForceElement,
+    PathMuscle,
+    PointToPointSpringDamper,
+    SpringGeneralizedForce,
+)
+from .modeling.model import Coordinate, Model, ModelBuilder
+from .modeling.passive import PassiveJointMoment
+from .ocp.goals import (
+    AverageSpeedGoal,
+    ContactGroup,
+    ContactTrackingGoal,
+    ControlGoal,
+    FinalTimeGoal,
+    InitialActivationGoal,
+    MarkerTrackingGoal,
+    PeriodicityGoal,
+    StateTrackingGoal,
+    SumSquaredStateGoal,
+    UserGoal,
+)
+from .ocp.problem import Parameter, PathConstraint, Problem
+from .results.trajectory import Solution, Trajectory
+from .solve.optimizer import Progress
+from .solve.settings import SolverSettings
+from .tools.analyze import analyze
+from .tools.inverse import Inverse, add_reserves
+from .tools.simulate import simulate, simulate_solution
+from .tools.study import Study
+from .tools.track import Track
+from .util import config
+from .util.bounds import Bounds
+from .util.names import NamedValues
+from .util.version import __version__  # noqa: F401  (ml.__version__)
+from .viz.plotting import plot_outputs, plot_trajectories
 
 __all__ = [
     "analysis", "config", "examples", "models", "muscle", "constraints", "coupled_models", "Bounds", "ControlGoal",
@@ -58,7 +81,9 @@ __all__ = [
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
     "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
-    "simulate", "simulate_solution", "analyze", "plot_trajectories", "plot_outputs", "AverageSpeedGoal", "ContactGroup", "ContactTrackingGoal",
+    "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "Track", "plot_trajectories", "plot_outputs",
+    "AverageSpeedGoal", "ContactGroup",
+    "ContactTrackingGoal",
     "InitialActivationGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
     "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
     "PointToPointSpringDamper", "PassiveJointMoment",

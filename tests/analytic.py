@@ -1,6 +1,6 @@
 """Closed-form answers of the verification problems, derived independently of moco_lab.
 
-Linear problem (seed 000, Eq. 2; Kirk 2004, Example 5.1-1): the state
+Linear problem (the Moco paper, Eq. 2; Kirk 2004, Example 5.1-1): the state
 ``z = (q, u)`` obeys ``z' = F z + B x`` with ``F = [[0, 1], [0, -c]]`` (``c = 1``
 for the paper's ``udot = -u + x``; ``c = -1`` for Moco's test variant) and
 ``B = (0, 1)``. Minimizing ``1/2 ∫ x² dt`` between fixed end states is the

@@ -59,8 +59,9 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-import moco_lab as ml  # noqa: E402
 from moco_compare import assert_same_objective, assert_same_trajectories  # noqa: E402
+
+import moco_lab as ml  # noqa: E402
 from benchmarks.compare_moco import MOCO_SOLVERS, MODES, SCHEMES  # noqa: E402
 
 pytestmark = pytest.mark.opensim

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from analytic import linear_objective, linear_solution, sliding_mass_min_time
 
 import moco_lab as ml
 from moco_lab import analysis as ma
-from analytic import linear_objective, linear_solution, sliding_mass_min_time
 
 Q, U, X = "/jointset/j/coord/value", "/jointset/j/coord/speed", "/forceset/coordinateactuator"
 VARIANTS = ("kirk", "moco_test")

@@ -14,9 +14,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from browser_support import (ARTIFACTS, BROWSER_MARKS, SOLVE_TIMEOUT_MS, assert_clean, browser_fixture, open_page,
-                             select, set_number, svg_texts, voila_url_fixture, wait_button_enabled, wait_rendered,
-                             wait_text_change)
+from browser_support import (
+    ARTIFACTS,
+    BROWSER_MARKS,
+    SOLVE_TIMEOUT_MS,
+    assert_clean,
+    browser_fixture,
+    open_page,
+    select,
+    set_number,
+    svg_texts,
+    voila_url_fixture,
+    wait_button_enabled,
+    wait_rendered,
+    wait_text_change,
+)
 
 VIEWPORT = {"width": 1280, "height": 1350}
 

@@ -13,9 +13,18 @@ from pydrake.autodiffutils import AutoDiffXd, InitializeAutoDiff
 from pydrake.symbolic import Expression, Variable
 
 import moco_lab as ml
-from moco_lab.modeling.constraints import (CoordinateCouplerConstraint, FixedDistanceConstraint, HolonomicConstraint,
-                                  PointOnCurveConstraint, constraint_bias, constraint_jacobian,
-                                  constraint_values, coupling_vector, project_positions, project_speeds)
+from moco_lab.modeling.constraints import (
+    CoordinateCouplerConstraint,
+    FixedDistanceConstraint,
+    HolonomicConstraint,
+    PointOnCurveConstraint,
+    constraint_bias,
+    constraint_jacobian,
+    constraint_values,
+    coupling_vector,
+    project_positions,
+    project_speeds,
+)
 
 
 def parabola_model(constraint=None):
@@ -151,7 +160,7 @@ def test_linear_coupler_with_several_independents():
     np.testing.assert_allclose(constraint_bias(model, q, [1.0, 2.0, 3.0]), [0.0], atol=1e-14)
     qp = project_positions(model, q, fixed=["a", "b"])
     np.testing.assert_allclose(qp, [0.4, -0.3, 0.5 * 0.4 + 2.0 * 0.3 + 0.1], atol=1e-14)
-    # two degrees of freedom remain: the other independent coordinate is held (coupling factor 0, seed 003) ...
+    # two degrees of freedom remain: the other independent coordinate is held (coupling factor 0, Sherman, Seth & Delp 2013) ...
     np.testing.assert_allclose(coupling_vector(model, qp, "a"), [1.0, 0.0, 0.5], atol=1e-12)
     np.testing.assert_allclose(coupling_vector(model, qp, "b"), [0.0, 1.0, -2.0], atol=1e-12)
     # ... whereas a bare projection of θ̇ = 1 over all speeds (hold_independent=False) lets it move too

@@ -1,4 +1,6 @@
-"""Prescribed kinematics with and without kinematic constraints (seed 000 and seed 001, "Prescribed kinematics").
+"""Prescribed kinematics with and without kinematic constraints.
+
+(The Moco paper and Moco's developer guide, "Prescribed kinematics".)
 
 Two examples of the Moco papers, solved with :class:`moco_lab.inverse.Inverse` (Moco's ``MocoInverse``):
 

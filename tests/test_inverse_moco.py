@@ -28,12 +28,11 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from benchmarks import moco_reference as mr  # noqa: E402
-
-from moco_lab.tools.inverse import Inverse  # noqa: E402
-from moco_lab.solve.optimizer import max_constraint_violation  # noqa: E402
-
 from test_inverse import _driven_suspended_mass  # noqa: E402
+
+from benchmarks import moco_reference as mr  # noqa: E402
+from moco_lab.solve.optimizer import max_constraint_violation  # noqa: E402
+from moco_lab.tools.inverse import Inverse  # noqa: E402
 
 pytestmark = pytest.mark.opensim
 
@@ -55,7 +54,9 @@ def test_inverse_agrees_with_moco_inverse(scheme):
     # Moco's answer is a feasible point of our program, with Moco's objective
     ip = inv.transcribe()
     x = np.zeros(ip.prog.num_vars())
-    put = lambda V, M: x.__setitem__(ip.prog.FindDecisionVariableIndices(V.reshape(-1)), M.reshape(-1))
+    def put(V, M):
+        x[ip.prog.FindDecisionVariableIndices(V.reshape(-1))] = M.reshape(-1)
+
     put(ip.Y, np.column_stack([moco["states"][n] for n in ip.state_names]))
     put(np.array([ip.t0, ip.tf]), np.array([inv.initial_time, inv.final_time]))
     put(ip.X, np.column_stack([moco["controls"][n] for n in ip.control_names]))

@@ -1,4 +1,4 @@
-"""Kinematic constraints in the transcription (seed 000, appendix; VERIFICATION_PROBLEMS.md d1).
+"""Kinematic constraints in the transcription (the Moco paper, appendix; VERIFICATION.md d1).
 
 The point mass on the parabola y = x² (``models.planar_point_mass("parabola")``; moco_lab's
 φ = ty − tx², G = (−2 tx, 1); equations of motion m ẍ = f_x + 2x λ, m ÿ = f_y − m g − λ).

@@ -18,8 +18,9 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
+from test_kinematic_constraints import LAM, XD, YD, X, Y, actuated_study, bead_study  # noqa: E402
+
 from benchmarks import moco_reference as mr  # noqa: E402
-from test_kinematic_constraints import LAM, X, XD, Y, YD, actuated_study, bead_study  # noqa: E402
 
 pytestmark = pytest.mark.opensim
 

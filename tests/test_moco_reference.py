@@ -2,7 +2,7 @@
 
 These run real OpenSim Moco solves and are skipped when ``opensim`` is not
 importable. Reference values come from
-``/work/shared/reference/VERIFICATION_PROBLEMS.md``.
+``VERIFICATION.md``.
 """
 
 import math

@@ -13,8 +13,18 @@ from __future__ import annotations
 
 import re
 
-from browser_support import (ARTIFACTS, BROWSER_MARKS, VIEWPORT, assert_clean, browser_fixture, open_page, svg_texts,
-                             voila_url_fixture, wait_rendered, wait_text_change)
+from browser_support import (
+    ARTIFACTS,
+    BROWSER_MARKS,
+    VIEWPORT,
+    assert_clean,
+    browser_fixture,
+    open_page,
+    svg_texts,
+    voila_url_fixture,
+    wait_rendered,
+    wait_text_change,
+)
 
 REDRAW_TIMEOUT_MS = 60_000
 

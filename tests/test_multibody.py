@@ -13,8 +13,17 @@ import numpy as np
 import pytest
 from pydrake.math import RigidTransform, RollPitchYaw
 from pydrake.multibody.plant import MultibodyPlant
-from pydrake.multibody.tree import (FixedOffsetFrame, JacobianWrtVariable, MultibodyForces, PlanarJoint,
-                                    PrismaticJoint, RevoluteJoint, RotationalInertia, SpatialInertia, WeldJoint)
+from pydrake.multibody.tree import (
+    FixedOffsetFrame,
+    JacobianWrtVariable,
+    MultibodyForces,
+    PlanarJoint,
+    PrismaticJoint,
+    RevoluteJoint,
+    RotationalInertia,
+    SpatialInertia,
+    WeldJoint,
+)
 
 from moco_lab.engine.multibody import SymbolicMultibody, read_tree
 from moco_lab.symbolic import Graph, compile_function, derivatives

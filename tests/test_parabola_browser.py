@@ -14,9 +14,22 @@ from __future__ import annotations
 
 import re
 
-from browser_support import (ARTIFACTS, BROWSER_MARKS, SOLVE_TIMEOUT_MS, VIEWPORT, assert_clean, browser_fixture,
-                             open_page, select, set_number, svg_texts, voila_url_fixture, wait_button_enabled,
-                             wait_rendered, wait_text_change)
+from browser_support import (
+    ARTIFACTS,
+    BROWSER_MARKS,
+    SOLVE_TIMEOUT_MS,
+    VIEWPORT,
+    assert_clean,
+    browser_fixture,
+    open_page,
+    select,
+    set_number,
+    svg_texts,
+    voila_url_fixture,
+    wait_button_enabled,
+    wait_rendered,
+    wait_text_change,
+)
 
 pytestmark = BROWSER_MARKS
 voila_url = voila_url_fixture("voila_parabola.log")  # module-scoped; Voila is always stopped

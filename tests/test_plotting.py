@@ -11,8 +11,8 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from moco_lab.viz.plotting import plot_path, plot_path_forces, plot_trajectories, short_names  # noqa: E402
 from moco_lab.results.trajectory import Solution, Trajectory  # noqa: E402
+from moco_lab.viz.plotting import plot_path, plot_path_forces, plot_trajectories, short_names  # noqa: E402
 
 Q = "/jointset/slider/position/value"
 U = "/jointset/slider/position/speed"

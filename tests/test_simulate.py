@@ -32,7 +32,7 @@ def constant_control(model, time, value, control):
 
 # --------------------------------------------------------------- solves
 def sliding_mass_study(scheme):
-    """Minimum-time sliding mass (as /tmp/t2.py): rest at 0 to rest at 1 m, |F| <= 50 N."""
+    """Minimum-time sliding mass: rest at 0 to rest at 1 m, |F| <= 50 N."""
     study = ml.Study()
     problem = study.problem
     problem.set_model(ml.models.sliding_mass(mass=2.0))
@@ -49,7 +49,7 @@ def sliding_mass_study(scheme):
 
 
 def double_pendulum_study(scheme):
-    """Double-pendulum swing to q0 = pi/2 in 1 s, minimum effort (``dp`` of /tmp/t3.py)."""
+    """Double-pendulum swing to q0 = pi/2 in 1 s, minimum effort."""
     study = ml.Study()
     p = study.problem
     p.set_model(ml.models.double_pendulum())

@@ -323,7 +323,7 @@ def test_first_column_must_be_time(tmp_path):
 
 def test_time_must_increase(tmp_path):
     path = _write_lines(tmp_path / "bad.sto", GOOD_HEADER + "time\t/q\t/u\n0\t1\t2\n0\t1\t2\n")
-    with pytest.raises(StoFormatError, match=r"bad\.sto: time must be strictly increasing"):
+    with pytest.raises(StoFormatError, match=r"bad\.sto, line 10: time 0 does not increase \(the previous row, line 9"):
         read_trajectory(path)
 
 

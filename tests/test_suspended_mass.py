@@ -1,4 +1,4 @@
-"""The point mass suspended by three DeGrooteFregly2016 muscles (seed 000, Figure 4; VERIFICATION_PROBLEMS.md c)."""
+"""The point mass suspended by three DeGrooteFregly2016 muscles (the Moco paper, Figure 4; VERIFICATION.md c)."""
 from __future__ import annotations
 
 import numpy as np
@@ -46,7 +46,7 @@ def test_hanging_mass_is_pulled_up_by_the_muscles():
 
 
 def test_prediction_matches_moco(prediction):
-    """Moco 4.6 predicts t_f = 0.41184 s for this problem (VERIFICATION_PROBLEMS.md, remark 1)."""
+    """Moco 4.6 predicts t_f = 0.41184 s for this problem (VERIFICATION.md, remark 1)."""
     _, sol = prediction
     assert sol.final_time == pytest.approx(0.41184, abs=2e-5)
     assert set(sol.goal_values) == {"effort", "time"}
@@ -66,7 +66,9 @@ def test_time_stepping_reproduces_the_prediction(prediction):
     study, sol = prediction
     sim = ml.simulate_solution(study, sol, accuracy=1e-9)
     rms = sol.rms_difference(sim, POSITIONS)
-    distance = np.hypot(0.28, 0.05)
-    assert distance == pytest.approx(0.28443, abs=1e-5)
+    # relative to the distance the mass travels in the prediction
+    x, y = (sol.states[name] for name in POSITIONS)
+    distance = np.hypot(x[-1] - x[0], y[-1] - y[0])
+    assert distance > 0.2
     assert rms < 1e-6
     assert rms / distance < 1e-5

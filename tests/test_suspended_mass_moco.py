@@ -1,7 +1,7 @@
 """Problem (c), the suspended-mass prediction: moco_lab against the real OpenSim Moco 4.6.
 
 The point mass hung from three DeGrooteFregly2016 muscles
-(``VERIFICATION_PROBLEMS.md`` (c), mocopaper's verification problem) is solved
+(``VERIFICATION.md`` (c), mocopaper's verification problem) is solved
 
 * by Moco (``MocoCasADiSolver``), through
   :func:`benchmarks.moco_reference.solve_suspended_mass_prediction`;
@@ -73,10 +73,10 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-import moco_lab as ml  # noqa: E402
 from moco_compare import assert_same_objective, assert_same_trajectories  # noqa: E402
-from benchmarks.moco_reference import (  # noqa: E402
-    build_suspended_mass_model, solve_suspended_mass_prediction)
+
+import moco_lab as ml  # noqa: E402
+from benchmarks.moco_reference import build_suspended_mass_model, solve_suspended_mass_prediction  # noqa: E402
 
 pytestmark = pytest.mark.opensim
 
@@ -90,7 +90,7 @@ OBJECTIVE_RTOL = 1e-9
 #: solution (measured <= 8.1e-10).
 TRAJECTORY_RTOL = 1e-7
 
-#: Moco's t_f for the paper's configuration (``VERIFICATION_PROBLEMS.md``
+#: Moco's t_f for the paper's configuration (``VERIFICATION.md``
 #: remark 1: 0.41184 s), a check that the Moco model is the documented one.
 PAPER_FINAL_TIME = 0.41184
 
@@ -145,6 +145,8 @@ def test_moco_model_is_the_documented_one():
         assert points.getSize() == 2
         assert points.get(0).getParentFrame().getName() == "ground"
         assert points.get(1).getParentFrame().getName() == "body"
+        origin = osim.PathPoint.safeDownCast(points.get(0)).get_location()
+        assert (origin.get(0), origin.get(1), origin.get(2)) == (x, 0.0, 0.0)
 
 
 @pytest.mark.parametrize("scheme, mode, N", CASES)

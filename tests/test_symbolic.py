@@ -4,8 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from moco_lab.symbolic import Graph, compile_function, derivatives
-from moco_lab.symbolic import codegen
+from moco_lab.symbolic import Graph, codegen, compile_function, derivatives
 from moco_lab.symbolic import expr as sx
 from moco_lab.symbolic.expr import structural_hash
 
@@ -19,7 +18,8 @@ def test_one_node_per_distinct_operation_and_folding():
     assert np.sin(x) is np.sin(x) and g.var("x") is x
     assert (x * 0.0).is_constant and (x * 0.0).value == 0.0
     assert (x * 1.0) is x and (x + 0.0) is x and (0.0 + x) is x and (x - x).value == 0.0
-    assert (-(-x)) is x and (x / 1.0) is x
+    neg = -x
+    assert -neg is x and (x / 1.0) is x
     assert (g.const(2.0) * 3.0).value == 6.0 and np.exp(g.const(0.0)).value == 1.0
     assert (x ** 1) is x and (x ** 0).value == 1.0
 

@@ -1,4 +1,4 @@
-"""The transcription's exact derivatives and its defect equations (seed 000, Eq. 7, 8, 12, 15)."""
+"""The transcription's exact derivatives and its defect equations (the Moco paper, Eq. 7, 8, 12, 15)."""
 from __future__ import annotations
 
 import numpy as np

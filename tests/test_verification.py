@@ -1,4 +1,4 @@
-"""Verification against closed-form answers (seed 000 "Verification"; VERIFICATION_PROBLEMS.md a, b).
+"""Verification against closed-form answers (the Moco paper "Verification"; VERIFICATION.md a, b).
 
 Every number here comes from a real solve compared with an answer derived in
 ``tests/analytic.py`` independently of moco_lab.
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from analytic import linear_objective, linear_solution, sliding_mass_min_time
+from pydrake.multibody.tree import MultibodyForces
 
 import moco_lab as ml
-from pydrake.multibody.tree import MultibodyForces
-from analytic import linear_objective, linear_solution, sliding_mass_min_time
 
 Q, U, X = "/jointset/j/coord/value", "/jointset/j/coord/speed", "/forceset/coordinateactuator"
 

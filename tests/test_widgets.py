@@ -12,10 +12,8 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab import analysis
 from moco_lab.analysis import problems
 from moco_lab.ui import demos
-from moco_lab.ui import widgets as mw
 from moco_lab.ui.widgets import ConvergencePanel, SolvePanel
 
 PLOTLY = "application/vnd.plotly.v1+json"
@@ -45,26 +43,11 @@ def legend_names(fig) -> set[str]:
     return {t.name for t in fig.data}
 
 
-def test_moved_names_are_still_importable_from_widgets():
-    """The registry lives in moco_lab.demos and the analysis in moco_lab.analysis; widgets re-exports them."""
-    for name in ("Option", "Reference", "DemoProblem", "DEMO_PROBLEMS", "register_demo_problem",
-                 "get_demo_problem", "default_settings", "apply_settings", "linear_reference",
-                 "sliding_mass_reference"):
-        assert getattr(mw, name) is getattr(demos, name), name
-    for name in ("METRIC_LABELS", "solution_errors", "observed_orders", "LINEAR_C2", "LINEAR_C3",
-                 "linear_exact_states", "linear_exact_control"):
-        assert getattr(mw, name) is getattr(analysis, name), name
-    assert set(mw.__all__) >= {"SolvePanel", "ConvergencePanel", "DEMO_PROBLEMS", "observed_orders"}
-
-
 # ------------------------------------------------------------- SolvePanel
-@pytest.fixture(scope="module")
+@pytest.fixture
 def panel():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MOCO_LAB_FAST", "1")
-    p = SolvePanel(["linear", "sliding_mass"])
-    yield p
-    mp.undo()
+    """A fresh panel for each test (after its initial solve), so no test depends on another's changes."""
+    return SolvePanel(["linear", "sliding_mass"])
 
 
 def test_initial_solve(panel):

@@ -1,14 +1,20 @@
 """Checks of kinematic constraints along a trajectory, with the compiled dynamics."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..engine.kernel import kernel_for
 
+if TYPE_CHECKING:
+    from ..modeling.model import Model
+    from ..results.trajectory import Trajectory
+
 __all__ = ["constraint_violations"]
 
 
-def constraint_violations(model, trajectory) -> dict[str, np.ndarray]:
+def constraint_violations(model: Model, trajectory: Trajectory) -> dict[str, np.ndarray]:
     """Kinematic-constraint errors along a trajectory: position, velocity and acceleration level.
 
     ``φ(q)``, ``φ̇ = G u`` and ``φ̈ = G u̇ + Ġu`` at every time point. The

@@ -32,7 +32,7 @@ slider). Drawing lives in :mod:`moco_lab.viz.moment_arms` and the dashboard in
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -40,6 +40,13 @@ from ..modeling.constraints import body_point_positions, constraint_jacobian, co
 from ..modeling.forces import PathMuscle
 from ..modeling.path import GeometryPath
 from ..util.names import did_you_mean
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from pydrake.multibody.plant import MultibodyPlant
+    from pydrake.systems.framework import Context
+
+    from ..modeling.model import Model
 
 __all__ = [
     "METHODS", "METHOD_LABELS", "moment_arm", "moment_arm_curves", "assemble", "path_length",
@@ -62,7 +69,7 @@ OPENSIM_TOLERANCE = 1e-3
 
 
 # ------------------------------------------------------------------------- helpers
-def muscle_path(model, path_or_muscle) -> tuple[str, GeometryPath]:
+def muscle_path(model: Model, path_or_muscle: str | PathMuscle) -> tuple[str, GeometryPath]:
     """(name, GeometryPath) from a GeometryPath, a PathMuscle or a muscle name/path."""
     if isinstance(path_or_muscle, GeometryPath):
         return "path", path_or_muscle
@@ -93,7 +100,7 @@ def _q(model, state_or_q) -> np.ndarray:
     return a[:model.nq].copy()
 
 
-def model_context(model, q):
+def model_context(model: Model, q: ArrayLike) -> tuple[MultibodyPlant, Context]:
     """The model's Drake context (one per model, reused) set to positions ``q`` and zero velocities."""
     ctx = model.__dict__.get("_moment_arm_context")
     if ctx is None:
@@ -104,7 +111,7 @@ def model_context(model, q):
     return ctx
 
 
-def assemble(model, state_or_q, coordinate: str | None = None) -> np.ndarray:
+def assemble(model: Model, state_or_q: ArrayLike, coordinate: str | None = None) -> np.ndarray:
     """Positions satisfying the constraints, keeping ``coordinate`` (θ) at its value.
 
     Returns
@@ -118,14 +125,14 @@ def assemble(model, state_or_q, coordinate: str | None = None) -> np.ndarray:
 
 
 # --------------------------------------------------------------- path quantities
-def path_length(model, q, path_or_muscle) -> float:
+def path_length(model: Model, q: ArrayLike, path_or_muscle: str | PathMuscle) -> float:
     """Path length ``l(q)`` (m)."""
     _, path = muscle_path(model, path_or_muscle)
     return path.length(model.plant, model_context(model, _q(model, q)))
 
 
-def path_generalized_forces(model, q, path_or_muscle, tension: float = 1.0) -> np.ndarray:
-    """Generalized forces ``f = Jᵀ F`` of a tension along the path (seed 003, Eq. 16-17).
+def path_generalized_forces(model: Model, q: ArrayLike, path_or_muscle: str | PathMuscle, tension: float = 1.0) -> np.ndarray:
+    """Generalized forces ``f = Jᵀ F`` of a tension along the path (Sherman, Seth & Delp 2013, Eq. 16-17).
 
     Returns
     -------
@@ -135,7 +142,7 @@ def path_generalized_forces(model, q, path_or_muscle, tension: float = 1.0) -> n
     return path.generalized_forces(model.plant, model_context(model, _q(model, q)), tension)
 
 
-def lengthening_speed(model, q, u, path_or_muscle) -> float:
+def lengthening_speed(model: Model, q: ArrayLike, u: ArrayLike, path_or_muscle: str | PathMuscle) -> float:
     """``l̇`` from the velocities of the path points (no Jacobian transpose involved).
 
     ``l̇ = Σ_k ê_k · (v_{k+1} − v_k)`` with ``ê_k`` the unit vector of segment
@@ -166,7 +173,7 @@ def lengthening_speed(model, q, u, path_or_muscle) -> float:
     return ldot
 
 
-def length_gradient(model, q, path_or_muscle) -> np.ndarray:
+def length_gradient(model: Model, q: ArrayLike, path_or_muscle: str | PathMuscle) -> np.ndarray:
     """Partial-velocity row ``P = ∂l/∂q`` by forward AutoDiff, shape ``(nq,)``."""
     from pydrake.autodiffutils import InitializeAutoDiff
 
@@ -182,7 +189,8 @@ def length_gradient(model, q, path_or_muscle) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- moment arms
-def moment_arm(model, state_or_q, path_or_muscle, coordinate: str, method: str = "generalized_force",
+def moment_arm(model: Model, state_or_q: ArrayLike, path_or_muscle: str | PathMuscle, coordinate: str,
+               method: str = "generalized_force",
                assemble_first: bool = True, step: float = PERTURBATION_STEP) -> float:
     """Moment arm ``r`` (m) of a path about a coordinate θ, OpenSim's sign (``−dl/dθ``).
 
@@ -228,8 +236,9 @@ def moment_arm(model, state_or_q, path_or_muscle, coordinate: str, method: str =
     return -float(length_gradient(model, q, path_or_muscle) @ C)  # partial velocity, N = I
 
 
-def moment_arm_curves(model, muscles: Sequence | None, coordinate: str, values, method: str = "generalized_force",
-                      q0=None, step: float = PERTURBATION_STEP) -> dict[str, np.ndarray]:
+def moment_arm_curves(model: Model, muscles: Sequence | None, coordinate: str, values: ArrayLike,
+                      method: str = "generalized_force",
+                      q0: ArrayLike | None = None, step: float = PERTURBATION_STEP) -> dict[str, np.ndarray]:
     """Moment arms of many muscles over a sweep of θ (one assembly per θ, shared by all muscles).
 
     Parameters
@@ -292,7 +301,7 @@ def moment_arm_curves(model, muscles: Sequence | None, coordinate: str, values, 
 
 
 # -------------------------------------------------------- effective torque (Eq. 20-22)
-def coupled_joint_weights(model, q, coordinate: str, step: float = PERTURBATION_STEP) -> np.ndarray:
+def coupled_joint_weights(model: Model, q: ArrayLike, coordinate: str, step: float = PERTURBATION_STEP) -> np.ndarray:
     """``dq_k/dθ`` along the constraint manifold from *positions* (central difference of assembled q).
 
     An independent route to the coupling vector (which comes from a velocity
@@ -307,7 +316,8 @@ def coupled_joint_weights(model, q, coordinate: str, step: float = PERTURBATION_
     return (qp - qm) / (2 * step)
 
 
-def effective_torque(model, q, generalized_forces, coordinate: str, weights=None) -> float:
+def effective_torque(model: Model, q: ArrayLike, generalized_forces: ArrayLike, coordinate: str,
+                     weights: ArrayLike | None = None) -> float:
     """Effective torque about θ of the coupled joints' torques: ``τ_θ = Σ_k c_k τ_k = C_θᵀ f`` (Eq. 20-22).
 
     Parameters
@@ -346,7 +356,7 @@ def _drake_generalized_forces(model, q, path: GeometryPath, tension: float) -> n
     return np.asarray(plant.CalcGeneralizedForces(ctx, forces), dtype=float)
 
 
-def dynamic_consistency(model, q, path_or_muscle, coordinate: str, tension: float = 10.0,
+def dynamic_consistency(model: Model, q: ArrayLike, path_or_muscle: str | PathMuscle, coordinate: str, tension: float = 10.0,
                         method: str = "perturbation") -> dict:
     """Check ``r s = τ_θ`` as OpenSim's testMomentArms does (no gravity, ``u = 0``).
 
@@ -383,7 +393,8 @@ def dynamic_consistency(model, q, path_or_muscle, coordinate: str, tension: floa
             "joint_torques": tau, "weights": weights}
 
 
-def constant_moment_arm_cost(model, muscle, coordinate: str, d: float, values, q0=None) -> dict:
+def constant_moment_arm_cost(model: Model, muscle: str | PathMuscle, coordinate: str, d: float, values: ArrayLike,
+                             q0: ArrayLike | None = None) -> dict:
     """What a constant moment arm ``d`` (gait2d's assumption, ``l = L0 − d θ``) costs over a range.
 
     The constant-arm length is matched to the path at ``θ = 0`` (or at the
@@ -411,7 +422,7 @@ def constant_moment_arm_cost(model, muscle, coordinate: str, d: float, values, q
     return {"theta": values, "r": r, "length": lengths, "length_constant": lin, "length_error": lin - lengths}
 
 
-def world_position(model, q, body: str, location) -> np.ndarray:
+def world_position(model: Model, q: ArrayLike, body: str, location: ArrayLike) -> np.ndarray:
     """World position (3,) of a point fixed on ``body`` (``"ground"`` for the world) at ``q``."""
     if body in ("ground", "world"):
         return np.asarray(location, float)

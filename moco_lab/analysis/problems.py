@@ -4,7 +4,12 @@ Used by lesson 04, lesson 03 and the dashboards; pure numpy on trajectories.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..results.trajectory import Solution
 
 __all__ = ["PARABOLA_LAMBDA", "PARABOLA_GAMMA", "parabola_constraint_errors", "parabola_forces",
            "SUSPENDED_MASS_ACTIVATIONS", "suspended_mass_activation_rms"]
@@ -18,7 +23,7 @@ PARABOLA_LAMBDA, PARABOLA_GAMMA = "/constraintset/curve/lambda_0", "/constraints
 SUSPENDED_MASS_ACTIVATIONS = tuple(f"/forceset/{m}/activation" for m in ("left", "middle", "right"))
 
 
-def parabola_constraint_errors(solution, scheme: str) -> dict:
+def parabola_constraint_errors(solution: Solution, scheme: str) -> dict:
     """Errors of the constraint ``φ = y − x²`` at the mesh points and between them.
 
     At mesh points: ``φ`` and ``φ̇ = ẏ − 2xẋ``. Between mesh points, at the
@@ -52,7 +57,7 @@ def parabola_constraint_errors(solution, scheme: str) -> dict:
             "mid_time": mid_time, "phi_mid": phi_mid}
 
 
-def parabola_forces(solution) -> dict:
+def parabola_forces(solution: Solution) -> dict:
     """Forces on the bead (N) at every grid point: ``{"constraint": (f_x, f_y), "actuators": (f_x, f_y)}``.
 
     The constraint force is ``−Gᵀλ = (2xλ, −λ)`` with ``G = (−2x, 1)``
@@ -68,7 +73,7 @@ def parabola_forces(solution) -> dict:
     return forces
 
 
-def suspended_mass_activation_rms(solution, prediction) -> float:
+def suspended_mass_activation_rms(solution: Solution, prediction: Solution) -> float:
     """Activations of ``solution`` vs. ``prediction``, RMS as % of the prediction's peak activation.
 
     Moco's ``compareContinuousVariablesRMSPattern(..., "/forceset.*activation$")``

@@ -28,11 +28,14 @@ derivation (``tests/analytic.py``).
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..results.trajectory import Solution, Trajectory
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "LINEAR_C2", "LINEAR_C3", "LINEAR_EFFORT_INTEGRAL", "LINEAR_J_STAR",
@@ -77,7 +80,7 @@ LINEAR_EFFORT_INTEGRAL = {
 LINEAR_J_STAR = {variant: 0.5 * value for variant, value in LINEAR_EFFORT_INTEGRAL.items()}
 
 
-def linear_exact_states(t) -> dict[str, np.ndarray]:
+def linear_exact_states(t: ArrayLike) -> dict[str, np.ndarray]:
     """Optimal states of the linear problem (the same for both variants).
 
     Parameters
@@ -99,7 +102,7 @@ def linear_exact_states(t) -> dict[str, np.ndarray]:
     return {_LQ: q, _LU: u}
 
 
-def linear_exact_control(t, variant: str = "kirk") -> np.ndarray:
+def linear_exact_control(t: ArrayLike, variant: str = "kirk") -> np.ndarray:
     """Optimal control of the linear problem.
 
     Parameters
@@ -143,7 +146,7 @@ def sliding_mass_tf_star(mass: float = 2.0, distance: float = 1.0, max_force: fl
     return 2.0 * math.sqrt(mass * distance / max_force)
 
 
-def sliding_mass_exact_states(t, mass: float = 2.0, distance: float = 1.0,
+def sliding_mass_exact_states(t: ArrayLike, mass: float = 2.0, distance: float = 1.0,
                               max_force: float = 50.0) -> dict[str, np.ndarray]:
     """Bang-bang optimal states: accelerate at ``F/m`` up to ``t_f*/2``, then brake.
 
@@ -168,7 +171,7 @@ def sliding_mass_exact_states(t, mass: float = 2.0, distance: float = 1.0,
     return {_SQ: q, _SU: u}
 
 
-def sliding_mass_exact_control(t, mass: float = 2.0, distance: float = 1.0,
+def sliding_mass_exact_control(t: ArrayLike, mass: float = 2.0, distance: float = 1.0,
                                max_force: float = 50.0) -> np.ndarray:
     """Bang-bang optimal force (``/actuator``): ``+max_force`` up to ``t_f*/2``, then ``-max_force``.
 
@@ -236,7 +239,7 @@ def control_error(trajectory: Trajectory, exact_controls: Callable[[np.ndarray],
     return float(np.sqrt(np.mean(_squared_error(trajectory.controls, exact_controls, t))))
 
 
-def solution_errors(reference, solution: Trajectory, metrics: Iterable[str] | None = None) -> dict[str, float]:
+def solution_errors(reference: str | Callable, solution: Trajectory, metrics: Iterable[str] | None = None) -> dict[str, float]:
     """Errors of ``solution`` against a known solution.
 
     Parameters

@@ -1,6 +1,6 @@
 """Collocation on a normalized time grid: grids, quadrature weights and the defects of each scheme.
 
-Schemes (seed 000, appendix): **trapezoidal** (Eq. 7) and **separated
+Schemes (the Moco paper, appendix): **trapezoidal** (Eq. 7) and **separated
 Hermite–Simpson** (Eq. 12) with interval midpoints as grid points.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ def quadrature_weights(scheme: str, dtau: np.ndarray) -> np.ndarray:
 
 def collocation_defects(scheme: str, Y: np.ndarray, F: np.ndarray, h: np.ndarray, Yend: np.ndarray | None = None,
                         dF: np.ndarray | None = None, E: np.ndarray | None = None,
-                        Eend: np.ndarray | None = None):
+                        Eend: np.ndarray | None = None) -> np.ndarray:
     """Defects of consecutive mesh intervals (Eq. 7 trapezoidal; Eq. 10–12 Hermite–Simpson).
 
     Parameters
@@ -114,4 +114,5 @@ class Grid:
 
     @property
     def num_points(self) -> int:
+        """Number of grid points (``N + 1`` trapezoidal, ``2N + 1`` Hermite–Simpson)."""
         return self.tau.size

@@ -19,7 +19,6 @@ Jacobians have shape ``(n, rows, cols)``.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -129,7 +128,7 @@ def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | 
     fn = codegen.compile_function(list(values) + entries, system.node_inputs, system.p, name=name, backend=backend,
                                   key=key)
     t2 = time.perf_counter()
-    codegen._write_atomic(meta_path, json.dumps({"num_values": len(values), "rows": rows, "cols": cols}))
+    codegen.write_atomic(meta_path, json.dumps({"num_values": len(values), "rows": rows, "cols": cols}))
     build_statistics["differentiate"] = build_statistics.get("differentiate", 0.0) + t1 - t0
     build_statistics["compile"] = build_statistics.get("compile", 0.0) + t2 - t1
     block = CompiledBlock(fn, len(values), np.array(rows, int), np.array(cols, int), nx, npar)
@@ -218,7 +217,9 @@ class Kernel:
             self._blocks[("outputs", key)] = (_block("outputs", values, s, wrt), rows)
         return self._blocks[("outputs", key)]
 
-    def outputs(self, names: Sequence[str], Q, U, X=None, P=None, Z=None, A=None, W=None, L=None,
+    def outputs(self, names: Sequence[str], Q: np.ndarray, U: np.ndarray, X: np.ndarray | None = None,
+                P: np.ndarray | None = None, Z: np.ndarray | None = None, A: np.ndarray | None = None,
+                W: np.ndarray | None = None, L: np.ndarray | None = None,
                 jac: bool = False) -> dict:
         """Model outputs at ``n`` nodes.
 
@@ -263,7 +264,9 @@ class Kernel:
         return np.zeros(0) if P is None else np.asarray(P, float).reshape(-1)
 
     # ------------------------------------------------------------ evaluation
-    def evaluate(self, Q, U, X, P, Z=None, A=None, jac: bool = False, W=None, L=None) -> dict:
+    def evaluate(self, Q: np.ndarray, U: np.ndarray, X: np.ndarray | None, P: np.ndarray | None,
+                 Z: np.ndarray | None = None, A: np.ndarray | None = None, jac: bool = False,
+                 W: np.ndarray | None = None, L: np.ndarray | None = None) -> dict:
         """Dynamics at ``n`` nodes.
 
         Parameters
@@ -336,7 +339,8 @@ class Kernel:
         res["JZ"], res["JW"] = out["JZ"], out["JW"]
         return res
 
-    def constraints(self, Q, U, L=None, C=None, A=None) -> dict:
+    def constraints(self, Q: np.ndarray, U: np.ndarray, L: np.ndarray | None = None, C: np.ndarray | None = None,
+                    A: np.ndarray | None = None) -> dict:
         """Kinematic-constraint terms at ``n`` nodes; empty without constraints.
 
         Parameters
@@ -374,7 +378,7 @@ class Kernel:
         out["GtL_q"] = full[:, rows["GtL"], qs]
         return out
 
-    def projection(self, Q, U, Mu) -> dict:
+    def projection(self, Q: np.ndarray, U: np.ndarray, Mu: np.ndarray) -> dict:
         """Bordalba et al.'s state projection ``F_x(q, u)ᵀ μ`` at ``n`` nodes.
 
         ``F = [φ(q); φ̇(q, u)]`` (2 nl), ``x = [q; u]``. Returns ``proj`` (n, 2 nq), its Jacobian
@@ -395,7 +399,9 @@ class Kernel:
         Fx[:, nl:, nq:] = G
         return {"proj": vals[:, rows], "proj_x": proj_x, "Fx": Fx}
 
-    def forward_constrained(self, Q, U, X, P, Z=None, W=None):
+    def forward_constrained(self, Q: np.ndarray, U: np.ndarray, X: np.ndarray | None, P: np.ndarray | None,
+                            Z: np.ndarray | None = None,
+                            W: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Accelerations and multipliers of the constrained dynamics (a KKT solve per node).
 
         Solves ``[M Gᵀ; G 0] [u̇; λ] = [f_app − f_inertial; −Ġu]`` (so that
@@ -422,7 +428,8 @@ class Kernel:
         L = sol[:, nq:]
         return sol[:, :nq], L, np.einsum("nlq,nl->nq", G, L)
 
-    def applied(self, Q, U, Z, X, P):
+    def applied(self, Q: np.ndarray, U: np.ndarray, Z: np.ndarray | None, X: np.ndarray | None,
+                P: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Generalized forces of the force elements and state derivatives (no Jacobians).
 
         Returns
@@ -436,18 +443,21 @@ class Kernel:
         o = nq + nz + self.nw
         return vals[:, o:o + nq], vals[:, nq:nq + nz]
 
-    def passive_forces(self, Q, U, Z, X, P) -> np.ndarray:
+    def passive_forces(self, Q: np.ndarray, U: np.ndarray, Z: np.ndarray | None, X: np.ndarray | None,
+                       P: np.ndarray | None) -> np.ndarray:
         """Generalized forces (n, nq) of the passive force elements (no controls, no states)."""
         vals, _ = self.block("dynamics")(self._inputs(Q, U, None, Z, None, X, None), self._P(P))
         o = 2 * self.nq + self.nz + self.nw
         return vals[:, o:o + self.nq]
 
-    def residual(self, Q, U, A, X, P, jac: bool = False, Z=None):
+    def residual(self, Q: np.ndarray, U: np.ndarray, A: np.ndarray | None, X: np.ndarray | None, P: np.ndarray | None,
+                 jac: bool = False, Z: np.ndarray | None = None) -> tuple[np.ndarray, dict | None]:
         """Inverse-dynamics residual ``M A + f_inertial - f_app`` at each node (``R``, and ``J`` with ``jac``)."""
         res = self.evaluate(Q, U, X, P, Z=Z, A=A, jac=jac)
         return res["R"], res.get("J")
 
-    def forward(self, Q, U, X, P, jac: bool = False, Z=None):
+    def forward(self, Q: np.ndarray, U: np.ndarray, X: np.ndarray | None, P: np.ndarray | None, jac: bool = False,
+                Z: np.ndarray | None = None) -> tuple[np.ndarray, dict | None]:
         """Forward dynamics: generalized accelerations ``udot`` at each node (and ``J`` with ``jac``)."""
         res = self.evaluate(Q, U, X, P, Z=Z, jac=jac)
         return res["A"], res.get("J")

@@ -74,22 +74,27 @@ class NodeLayout:
 
     @property
     def y(self) -> slice:
+        """Columns of the states ``[q, u, z]`` in the node block."""
         return slice(0, self.ny)
 
     @property
     def q(self) -> slice:
+        """Columns of the coordinates (empty when the kinematics are prescribed)."""
         return slice(0, 0) if self.prescribed else slice(0, self.nq)
 
     @property
     def u(self) -> slice:
+        """Columns of the speeds (empty when the kinematics are prescribed)."""
         return slice(0, 0) if self.prescribed else slice(self.nq, 2 * self.nq)
 
     @property
     def z(self) -> slice:
+        """Columns of the force elements' states (activations, tendon forces)."""
         return slice(self.ny - self.nz, self.ny)
 
     @property
     def x(self) -> slice:
+        """Columns of the controls."""
         return self._slice(self.ny, self.nx)
 
     @property
@@ -99,26 +104,32 @@ class NodeLayout:
 
     @property
     def acc(self) -> slice:
+        """Columns of the implicit-mode accelerations ``u̇``."""
         return self._slice(self.ny + self.nx, self.nacc)
 
     @property
     def w(self) -> slice:
+        """Columns of the implicit derivative variables (tendon-force rates)."""
         return self._slice(self.acc.stop, self.nw)
 
     @property
     def lam(self) -> slice:
+        """Columns of the Lagrange multipliers of the kinematic constraints."""
         return self._slice(self.w.stop, self.nl)
 
     @property
     def gam(self) -> slice:
+        """Columns of the Hermite–Simpson velocity corrections (Posa's method)."""
         return self._slice(self.lam.stop, self.ngam)
 
     @property
     def xt(self) -> slice:
+        """Columns of Bordalba's projected interval end states ``[q, u]``."""
         return self._slice(self.gam.stop, self.nxt)
 
     @property
     def mu(self) -> slice:
+        """Columns of Bordalba's projection slacks."""
         return self._slice(self.xt.stop, self.nmu)
 
     def in_algebraic(self, group: slice) -> slice:

@@ -27,11 +27,16 @@ only Drake force element supported (others raise, naming the element).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..modeling.tree import SUPPORTED_JOINTS, BodyInfo, JointInfo, Tree, read_tree
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..symbolic.expr import Expr
 
 __all__ = ["JointInfo", "BodyInfo", "Tree", "read_tree", "SymbolicMultibody", "SUPPORTED_JOINTS"]
 
@@ -181,18 +186,20 @@ class SymbolicMultibody:
             self.al[C], self.ac[C] = al_C, a_C
 
     # ------------------------------------------------------------ points
-    def point_position(self, body: int, location) -> list:
+    def point_position(self, body: int, location: ArrayLike) -> list:
         """World position of a point fixed on ``body`` (its location may be an expression)."""
         return _add(self.p[body], _mv(self.R[body], list(location)))
 
-    def point_velocity(self, body: int, location) -> list:
+    def point_velocity(self, body: int, location: ArrayLike) -> list:
         """World velocity of a point fixed on ``body``."""
         return _add(self.v[body], _cross(self.w[body], _mv(self.R[body], list(location))))
 
-    def body_mass(self, body: int):
+    def body_mass(self, body: int) -> Expr | float:
+        """Mass of body ``body`` (a parameter variable if the problem optimizes it)."""
         return self.masses.get(body, self.tree.bodies[body].mass)
 
-    def total_mass(self):
+    def total_mass(self) -> Expr | float:
+        """Total mass of the model (kg)."""
         total = 0.0
         for i in self.tree.bodies:
             total = total + self.body_mass(i)

@@ -20,7 +20,7 @@ parameters ``p`` are shared by all nodes.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -29,6 +29,11 @@ from ..symbolic import expr as sx
 from ..symbolic.expr import Graph, derivatives
 from ..util.names import did_you_mean
 from .multibody import SymbolicMultibody, read_tree
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..symbolic.expr import Expr
 
 __all__ = ["SymbolicSystem", "NodeVariables"]
 
@@ -48,6 +53,7 @@ class NodeVariables:
         self.total = k
 
     def slice(self, block: str) -> slice:
+        """Columns of group ``block`` (``"q"``, ``"u"``, ``"a"``, ...) in a node's inputs."""
         return slice(self.offset[block], self.offset[block] + self.sizes[block])
 
 
@@ -81,13 +87,13 @@ class _Context:
             return self._s.p[self._s.param_index[path]]
         return float(element.properties()[prop])
 
-    def point_position(self, body: str, location) -> list:
+    def point_position(self, body: str, location: ArrayLike) -> list:
         return self._s.mb.point_position(self._s.body_index(body), location)
 
-    def point_velocity(self, body: str, location) -> list:
+    def point_velocity(self, body: str, location: ArrayLike) -> list:
         return self._s.mb.point_velocity(self._s.body_index(body), location)
 
-    def body_point_velocity(self, body: str, point) -> list:
+    def body_point_velocity(self, body: str, point: ArrayLike) -> list:
         b = self._s.body_index(body)
         mb = self._s.mb
         r = [pi - oi for pi, oi in zip(point, mb.p[b])]
@@ -215,12 +221,14 @@ class SymbolicSystem:
 
     # ------------------------------------------------------------ names
     def coordinate_index(self, name: str) -> int:
+        """Index in ``q`` of a coordinate given by name, path or value path."""
         for c in self.model.coordinates:
             if name in (c.name, c.path, c.value_path):
                 return c.q_index
         raise KeyError(did_you_mean(name, [c.name for c in self.model.coordinates], "coordinate"))
 
-    def body_index(self, body) -> int:
+    def body_index(self, body: str | int) -> int:
+        """Drake body index of a body given by name, OpenSim path or index (``"ground"``: the world)."""
         if isinstance(body, (int, np.integer)):
             return int(body)
         name = body
@@ -234,7 +242,8 @@ class SymbolicSystem:
             raise KeyError(did_you_mean(str(body), ["ground", *self.model.body_paths], "body")) from None
 
     @staticmethod
-    def named(name, index, values, what):
+    def named(name: str, index: dict, values: Sequence, what: str) -> Expr:
+        """``values[index[name]]``, or a KeyError that suggests close names of kind ``what``."""
         if name not in index:
             raise KeyError(did_you_mean(name, list(index), what))
         return values[index[name]]
@@ -275,7 +284,7 @@ class SymbolicSystem:
                 "proj": [g.lift(v) for v in proj]}
 
     # ------------------------------------------------------------ outputs on request
-    def add_point_output(self, name: str, body: str, location) -> tuple[str, str]:
+    def add_point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         """Add outputs ``<name>/position`` and ``<name>/velocity`` (world frame) of a point fixed on a body."""
         b = self.body_index(body)
         loc = [float(v) for v in location]

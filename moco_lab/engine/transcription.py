@@ -1,6 +1,6 @@
 """Direct collocation: transcribe a :class:`~moco_lab.ocp.problem.Problem` into a Drake ``MathematicalProgram``.
 
-Schemes (seed 000, appendix): **trapezoidal** (Eq. 7; implicit dynamics Eq. 8)
+Schemes (the Moco paper, appendix): **trapezoidal** (Eq. 7; implicit dynamics Eq. 8)
 and **separated Hermite–Simpson** (Eq. 12; implicit Eq. 15) with midpoint
 states as variables and midpoint controls constrained to the mean of the
 neighbouring mesh values, as in Moco.
@@ -41,8 +41,9 @@ goals add Drake's native costs and constraints.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from pydrake.solvers import MathematicalProgram
@@ -54,6 +55,9 @@ from .callbacks import drake_callable
 from .collocation import MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
 from .kernel import kernel_for
 from .layout import NodeLayout
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Transcription", "PrescribedKinematics", "SCHEMES", "MODES"]
 
@@ -94,7 +98,7 @@ class _GoalContext:
             raise KeyError(did_you_mean(name, list(outputs), "model output"))
         return name
 
-    def point_output(self, name: str, body: str, location) -> tuple[str, str]:
+    def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         return self._tr.kernel.system.add_point_output(name, body, location)
 
 
@@ -173,9 +177,17 @@ class Transcription:
     bound_goals : list of BoundGoal
     """
 
-    def __init__(self, problem: Problem, settings, prescribed: PrescribedKinematics | None = None):
+    def __init__(self, problem: Problem, settings: Any, prescribed: PrescribedKinematics | None = None):
         settings.validate()
         problem.validate()
+        if prescribed is None and not any(g.enabled for g in problem.goals) and (
+                not problem.time_final.is_fixed or not problem.time_initial.is_fixed or problem.parameters):
+            free = [w for w, flag in (("the final time", not problem.time_final.is_fixed),
+                                      ("the initial time", not problem.time_initial.is_fixed),
+                                      ("the parameters", bool(problem.parameters))) if flag]
+            warnings.warn(f"The problem has no goals, so any feasible motion is a solution and {' and '.join(free)} "
+                          "will be arbitrary (add a goal, e.g. ml.FinalTimeGoal() or ml.ControlGoal()).",
+                          UserWarning, stacklevel=3)
         self.problem = problem
         self.settings = settings
         self.model = model = problem.model
@@ -270,7 +282,7 @@ class Transcription:
             c.var_index = np.asarray(prog.FindDecisionVariableIndices(c.node_vars), dtype=int)
             c.cost_index = np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), dtype=int)
 
-    def split_full(self, x: np.ndarray):
+    def split_full(self, x: np.ndarray) -> dict:
         """``(t0, tf, P, B (ng, nb))`` from a full decision vector."""
         fi = self._full_index
         return x[fi["t0"]], x[fi["tf"]], x[fi["P"]], x[fi["B"]]
@@ -282,6 +294,7 @@ class Transcription:
         return self.prog.NewContinuousVariables(rows, cols, name)
 
     def all_variables(self) -> np.ndarray:
+        """Every decision variable of the program, in Drake's order."""
         return self.prog.decision_variables()
 
     def _add_bounds(self):
@@ -467,7 +480,7 @@ class Transcription:
             B[:, :, lay.lam] = J["dl"]
         return B
 
-    def node_dynamics(self, idx: np.ndarray, B: np.ndarray, P: np.ndarray, jac: bool):
+    def node_dynamics(self, idx: np.ndarray, B: np.ndarray, P: np.ndarray, jac: bool) -> dict:
         """Dynamics at grid points ``idx``: state derivatives ``F``, residuals ``R``, kinematic rows ``K``.
 
         ``F`` holds the derivatives of the variable states ``[q̇ = u (+ G(q)ᵀγ̃), u̇, ż]`` (only ``ż``
@@ -570,7 +583,7 @@ class Transcription:
             derivs[name] = (self._block(J, k, n), J["dp"])
         return values, derivs
 
-    def node_data(self, idx: np.ndarray, B: np.ndarray, P: np.ndarray, t: np.ndarray, jac: bool):
+    def node_data(self, idx: np.ndarray, B: np.ndarray, P: np.ndarray, t: np.ndarray, jac: bool) -> NodeData:
         """A goal's :class:`~moco_lab.ocp.goals.NodeData` at grid points ``idx`` (and output derivatives)."""
         lay = self.layout
         outs, douts = self.node_outputs(idx, B, P, jac)
@@ -604,7 +617,7 @@ class Transcription:
                 self.prog.AddConstraint(drake_callable(ep.constraint, scalar=False), b.lower, b.upper, ep.vars,
                                         description=f"goal {b.name}")
 
-    def endpoint(self, Y, X, name: str, row: int):
+    def endpoint(self, Y: np.ndarray, X: np.ndarray, name: str, row: int) -> EndpointData:
         """Row ``row`` of the state or control column ``name`` (variables or values)."""
         if name in self.state_names:
             return Y[row, self.state_names.index(name)]
@@ -627,9 +640,9 @@ class Transcription:
                     try:
                         out = pc.func(t, *self._named(y, x, p))
                     except TypeError as err:
-                        from ..ocp.goals import _explain_autodiff
+                        from ..ocp.goals import explain_autodiff_error
 
-                        raise _explain_autodiff(err, f"Path constraint {pc.name!r}") from err
+                        raise explain_autodiff_error(err, f"Path constraint {pc.name!r}") from err
                     return np.atleast_1d(np.asarray(out, dtype=z.dtype))
 
                 self.prog.AddConstraint(con, pc.lower, pc.upper, vars_k, description=f"path {pc.name}")
@@ -637,7 +650,9 @@ class Transcription:
     # ------------------------------------------------------------ evaluation
     def unpack(self, values: np.ndarray) -> dict:
         """Split a full solution vector (``prog`` order) into named arrays."""
-        idx = lambda V: self.prog.FindDecisionVariableIndices(V.reshape(-1)) if V.size else np.zeros(0, int)
+        def idx(V):
+            return self.prog.FindDecisionVariableIndices(V.reshape(-1)) if V.size else np.zeros(0, int)
+
         out = {"t0": values[idx(np.array([self.t0]))][0], "tf": values[idx(np.array([self.tf]))][0]}
         for key, V in (("Y", self.Y), ("X", self.X), ("A", self.A)):
             out[key] = values[idx(V)].reshape(V.shape) if V.size else np.zeros(V.shape)

@@ -1,6 +1,6 @@
 """Ready-made studies: Moco's verification problems, posed exactly as Moco 4.6 poses them.
 
-See ``shared/reference/VERIFICATION_PROBLEMS.md`` (a), (b). Each function
+See ``VERIFICATION.md`` (a), (b). Each function
 returns a fresh :class:`~moco_lab.study.Study` (with a fresh model, so studies
 never share state) that you can inspect, change and solve; lessons,
 dashboards (:mod:`moco_lab.demos`), tests and benchmarks all start from these.
@@ -147,8 +147,8 @@ def suspended_mass_prediction_study(scheme: str = "hermite-simpson", mode: str =
     -0.20 -> -0.15; speeds in [-15, 15], 0 at both ends; activations in
     [0, 1], 0 at the start; excitations in [0, 1]. Goals ``effort``
     (``∫ Σ e² dt``, weight 1) and ``time`` (``t_f``, weight 0.01). Moco's
-    defaults: 100 mesh intervals, Hermite–Simpson, explicit (seed 000,
-    Figure 4; ``VERIFICATION_PROBLEMS.md`` (c)).
+    defaults: 100 mesh intervals, Hermite–Simpson, explicit (the Moco paper,
+    Figure 4; ``VERIFICATION.md`` (c)).
     """
     study = Study("suspended_mass_prediction")
     p = study.problem
@@ -206,12 +206,12 @@ def suspended_mass_tracking_study(prediction: Trajectory, tracking_weight: float
 
 def parabola_study(motion: str = "move", w_lambda: float = 0.0, x_final: float = 0.5,
                    duration: float = 1.0) -> Study:
-    """A 1 kg bead on the parabola ``y = x²`` (``models.planar_point_mass("parabola")``; seed 000, "Kinematic constraints").
+    """A 1 kg bead on the parabola ``y = x²`` (``models.planar_point_mass("parabola")``; the Moco paper, "Kinematic constraints").
 
     ``motion="move"``: actuated (``force_x``, ``force_y`` in [-50, 50] N),
     from rest at ``x = -1`` to rest at ``x = x_final`` (``y = x²`` at both
     ends) in exactly ``duration`` s, goal ``ControlGoal("effort", 1)``, so
-    ``J = ∫ (f_x² + f_y²) dt``. ``motion="release"``: ``VERIFICATION_PROBLEMS.md``
+    ``J = ∫ (f_x² + f_y²) dt``. ``motion="release"``: ``VERIFICATION.md``
     d1, the unactuated bead released from rest at ``(-1, 1)``, t in [0, 0.8]
     (``x_final`` and ``duration`` unused), no goals. Coordinates in [-2, 2],
     speeds in [-5, 5]. ``w_lambda > 0`` sets ``minimize_lagrange_multipliers``

@@ -3,7 +3,7 @@
 A constraint is a set of ``m`` position-level equations ``φ(q) = 0`` of the
 generalized coordinates ``q`` (shape ``(nq,)``, in :attr:`Model.coordinates`
 order). Differentiating once and twice in time gives the velocity and
-acceleration levels used by the equations of motion (seed 003, Eqs. 9-10)::
+acceleration levels used by the equations of motion (Sherman, Seth & Delp 2013, Eqs. 9-10)::
 
     φ̇ = G(q) u = 0,        φ̈ = G(q) u̇ + Ġ(q, u) u = 0,
 
@@ -32,7 +32,7 @@ Constraint types
 
 Multipliers are named ``/constraintset/<name>/lambda_<i>`` (one per equation);
 see :meth:`Model.multiplier_names`. Sign convention: the constraint force on
-the generalized coordinates is ``Gᵀ λ`` (seed 003, Eq. 9).
+the generalized coordinates is ``Gᵀ λ`` (Sherman, Seth & Delp 2013, Eq. 9).
 
 Functions (numpy, float ``q``): :func:`constraint_values`,
 :func:`constraint_jacobian`, :func:`constraint_bias`,
@@ -40,11 +40,17 @@ Functions (numpy, float ``q``): :func:`constraint_values`,
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..util.describe import describe
 from ..util.names import did_you_mean
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .model import Model
 
 __all__ = [
     "KinematicConstraint", "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint",
@@ -162,7 +168,7 @@ class KinematicConstraint:
                 if b not in ("ground", "world") and b not in bodies:
                     raise KeyError(f"{self.path}: " + did_you_mean(b, ["ground", *bodies], "body"))
 
-    def bind(self, model) -> None:
+    def bind(self, model: Model) -> None:
         """Resolve names against ``model`` (called by :meth:`Model.add_constraint`)."""
         coords = [(c.name, c.path) for c in model.coordinates]
         bodies = list(model.body_paths)
@@ -172,14 +178,15 @@ class KinematicConstraint:
                        for c in self.coordinate_names()}
 
     @property
-    def model(self):
+    def model(self) -> Model | None:
+        """The model the constraint belongs to (RuntimeError before it is added to one)."""
         if self._model is None:
             raise RuntimeError(f"Constraint {self.path} is not part of a model yet "
                                "(add it with ModelBuilder.add_constraint or Model.add_constraint).")
         return self._model
 
     # -- evaluation
-    def phi(self, q) -> np.ndarray:
+    def phi(self, q: ArrayLike) -> np.ndarray:
         """Constraint violation ``φ(q)``, shape ``(m,)``.
 
         Parameters
@@ -219,14 +226,12 @@ class KinematicConstraint:
 
     def description(self) -> dict:
         """The constraint as plain data (type, name and settings; functions by their qualified names)."""
-        from .forces import _describe  # noqa: PLC0415
-
         out = {"type": type(self).__name__, "name": self.name, "num_equations": self.num_equations}
         for key, value in vars(self).items():
             if not key.startswith("_") and key not in out:
-                out[key] = _describe(value)
+                out[key] = describe(value)
         if hasattr(self, "_user_phi"):
-            out["phi"] = _describe(self._user_phi)
+            out["phi"] = describe(self._user_phi)
         return out
 
     def _phi(self, q: np.ndarray, points: Callable):
@@ -307,7 +312,7 @@ class CoordinateCouplerConstraint(KinematicConstraint):
     def coordinate_names(self) -> list[str]:
         return [self.dependent, *self.independent]
 
-    def f(self, *q_indep):
+    def f(self, *q_indep: Any) -> Any:
         """The coupler function ``f(q_indep)`` (user function or ``Σ ratio_k q_k + offset``)."""
         if self.function is not None:
             return self.function(*q_indep)
@@ -342,7 +347,7 @@ class PointOnCurveConstraint(KinematicConstraint):
     """
 
     def __init__(self, name: str, curve: Callable, x: str | None = None, y: str | None = None,
-                 body: str | None = None, point=(0.0, 0.0, 0.0)):
+                 body: str | None = None, point: tuple[str, ArrayLike] = (0.0, 0.0, 0.0)):
         super().__init__(name, 1)
         if not callable(curve):
             raise TypeError(f"PointOnCurveConstraint {name!r}: curve must be callable")
@@ -387,7 +392,8 @@ class FixedDistanceConstraint(KinematicConstraint):
         Required distance (m), > 0.
     """
 
-    def __init__(self, name: str, body1: str, point1, body2: str, point2, distance: float):
+    def __init__(self, name: str, body1: str, point1: tuple[str, ArrayLike], body2: str, point2: tuple[str, ArrayLike],
+                 distance: float):
         super().__init__(name, 1)
         if not distance > 0:
             raise ValueError(f"FixedDistanceConstraint {name!r}: distance must be > 0, got {distance}")
@@ -420,7 +426,7 @@ def _plant_for(model, kind: str):
     return cache[kind]
 
 
-def body_point_positions(model, q, points) -> list[np.ndarray]:
+def body_point_positions(model: Model, q: ArrayLike, points: Sequence[tuple[str, ArrayLike]]) -> list[np.ndarray]:
     """Ground-frame positions of points fixed on bodies, at ``q``, for any Drake scalar type.
 
     Parameters
@@ -485,7 +491,7 @@ def _float_q(model, q) -> np.ndarray:
     return q
 
 
-def constraint_values(model, q) -> np.ndarray:
+def constraint_values(model: Model, q: ArrayLike) -> np.ndarray:
     """All constraint violations ``φ(q)`` stacked in :attr:`Model.constraints` order.
 
     Parameters
@@ -503,7 +509,7 @@ def constraint_values(model, q) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-def constraint_jacobian(model, q) -> np.ndarray:
+def constraint_jacobian(model: Model, q: ArrayLike) -> np.ndarray:
     """Constraint Jacobian ``G = ∂φ/∂q`` by forward-mode AutoDiff (``AutoDiffXd``).
 
     Returns
@@ -550,12 +556,12 @@ def _symbolic_bias(model):
                 Gu = np.array([e if isinstance(e, Expression) else Expression(float(e)) for e in np.atleast_1d(Gu)])
                 bias = Jacobian(Gu, qv) @ np.array([Expression(v) for v in uv], dtype=object)
             cache["expr"] = (qv, uv, np.atleast_1d(bias))
-        except Exception:  # noqa: BLE001 - e.g. a user function that only takes floats
+        except Exception:
             cache["expr"] = None
     return cache["expr"]
 
 
-def constraint_bias(model, q, u) -> np.ndarray:
+def constraint_bias(model: Model, q: ArrayLike, u: ArrayLike) -> np.ndarray:
     """Velocity-dependent part of the constraint acceleration, ``Ġ(q, u) u``.
 
     ``φ̈ = G u̇ + Ġ u``. Computed exactly from the symbolic second derivative of
@@ -602,7 +608,8 @@ def _free_columns(model, fixed) -> np.ndarray:
     return mask
 
 
-def project_positions(model, q, fixed=(), tolerance: float = 1e-12, max_iterations: int = 50) -> np.ndarray:
+def project_positions(model: Model, q: ArrayLike, fixed: str | Sequence[str] | None = (), tolerance: float = 1e-12,
+                      max_iterations: int = 50) -> np.ndarray:
     """Assemble: change the free coordinates minimally so that ``φ(q) = 0``.
 
     Gauss-Newton with minimum-norm steps ``Δq_free = −G_free⁺ φ`` (Simbody's
@@ -648,7 +655,7 @@ def project_positions(model, q, fixed=(), tolerance: float = 1e-12, max_iteratio
                        f"after {max_iterations} iterations (fixed: {list(fixed) if not isinstance(fixed, str) else [fixed]})")
 
 
-def project_speeds(model, q, u, fixed=()) -> np.ndarray:
+def project_speeds(model: Model, q: ArrayLike, u: ArrayLike, fixed: str | Sequence[str] | None = ()) -> np.ndarray:
     """Minimal change of the free speeds so that ``G(q) u = 0`` (Simbody's ``projectU``).
 
     ``u_free ← u_free − G_free⁺ (G u)`` (least squares, minimum norm).
@@ -676,7 +683,7 @@ def project_speeds(model, q, u, fixed=()) -> np.ndarray:
 
 
 def _held_coordinates(model, q, theta_index: int) -> list[int]:
-    """Coordinates (q indices) to hold at zero speed when θ moves, as seed 003 prescribes.
+    """Coordinates (q indices) to hold at zero speed when θ moves, as Sherman, Seth & Delp 2013 prescribes.
 
     Greedy: try to hold every other coordinate, coupler-independent ones
     first, then unconstrained ones, coupler-dependent ones last; keep a
@@ -703,8 +710,8 @@ def _held_coordinates(model, q, theta_index: int) -> list[int]:
     return held
 
 
-def coupling_vector(model, q, coordinate: str, hold_independent: bool = True) -> np.ndarray:
-    """Coupling vector ``C_θ``: the generalized speeds produced by ``θ̇ = 1`` (seed 003, Eq. 13).
+def coupling_vector(model: Model, q: ArrayLike, coordinate: str, hold_independent: bool = True) -> np.ndarray:
+    """Coupling vector ``C_θ``: the generalized speeds produced by ``θ̇ = 1`` (Sherman, Seth & Delp 2013, Eq. 13).
 
     As OpenSim's ``MomentArmSolver``: set ``u = 0`` and ``θ̇ = 1``, project
     the speeds onto the velocity constraints (:func:`project_speeds`) and

@@ -5,7 +5,7 @@ factory                     what it shows
 ==========================  ==================================================================
 ``single_pin``              the textbook case: a two-point path across one pin joint; the
                             moment arm is the distance from the line of action to the joint
-                            centre, ``r = a b sin θ / l`` (``MOMENT_ARMS.md`` 4c)
+                            centre, ``r = a b sin θ / l`` (Sherman, Seth & Delp 2013)
 ``patella_knee``            hip + knee + a patella hanging off the femur on its own pin,
                             whose angle is a nonlinear function of the knee angle
                             (``CoordinateCouplerConstraint``), as OpenSim's
@@ -13,21 +13,21 @@ factory                     what it shows
                             patella, hamstrings behind the knee
 ``composite_joint``         a spine (or wrist) whose flexion is split across ``n`` pin joints
                             by couplers ``q_k = (s_k / s_1) q_1`` (Gonzalez et al.'s wrist,
-                            seed 003 Figure 4)
+                            Sherman, Seth & Delp 2013 Figure 4)
 ==========================  ==================================================================
 
 All models are planar (x anterior, y up, rotations about +z), with OpenSim's
 sign conventions: hip flexion, knee extension (knee flexion is negative) and
-ankle dorsiflexion are positive, like gait2d (seed 004). Bone outlines for
+ankle dorsiflexion are positive, like gait2d (the gait2d manual). Bone outlines for
 drawing them live in :mod:`moco_lab.viz.sketches`.
 
 :data:`GAIT2D_MOMENT_ARMS` holds the constant moment arms that gait2d assumes
-(``PARAMS_GAIT2D.md`` section 3) for the muscles of :func:`patella_knee`.
+(the gait2d manual's parameter table, gait2d_par.xls) for the muscles of :func:`patella_knee`.
 """
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -35,13 +35,16 @@ from .constraints import CoordinateCouplerConstraint
 from .model import GRAVITY, Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 
+if TYPE_CHECKING:
+    from .muscle import ArrayOrExpr
+
 __all__ = ["single_pin", "patella_knee", "composite_joint", "patella_function", "GAIT2D_MOMENT_ARMS",
            "GAIT2D_MUSCLES", "KNEE_RANGE"]
 
 #: Knee range of OpenSim's gait models and of testMomentArms.cpp (rad).
 KNEE_RANGE = (-2.0 * math.pi / 3.0, math.pi / 18.0)
 
-#: gait2d's constant moment arms (m), by muscle and joint (PARAMS_GAIT2D.md section 3, right side).
+#: gait2d's constant moment arms (m), by muscle and joint (the gait2d manual's parameter table gait2d_par.xls, right side).
 GAIT2D_MOMENT_ARMS = {
     "vasti": {"knee_angle": 0.042},
     "rectus_femoris": {"hip_flexion": 0.034, "knee_angle": 0.050},
@@ -93,7 +96,7 @@ def single_pin(a: float = 0.25, b: float = 0.05, mass: float = 1.5) -> Model:
     return builder.build()
 
 
-def patella_function(knee_angle, ratio: float = 0.75, curvature: float = 0.06):
+def patella_function(knee_angle: ArrayOrExpr, ratio: float = 0.75, curvature: float = 0.06) -> ArrayOrExpr:
     """Patella angle relative to the femur as a function of the knee angle (rad).
 
     ``f(θ) = ratio θ + curvature θ²``: slope ``ratio + 2 curvature θ`` (0.5 at
@@ -179,7 +182,7 @@ def composite_joint(shares: Sequence[float] = (0.40, 0.35, 0.25), segment: float
       segment to the top one;
     * ``flexor``: anterior, straight from the base to the top segment;
     * ``short_extensor``: posterior, from the base to ``seg2`` (crosses only
-      two joints; it inserts on an intermediate body as in seed 003 Figure 4).
+      two joints; it inserts on an intermediate body as in Sherman, Seth & Delp 2013 Figure 4).
 
     Parameters
     ----------

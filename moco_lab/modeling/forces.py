@@ -44,14 +44,19 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..util.describe import describe
 from ..util.names import NamedValues
 from .path import GeometryPath
 
-__all__ = ["GENERALIZED_FORCE", "ForceContext", "ForceContribution", "ForceElement", "CoordinateActuator", "SpringGeneralizedForce",
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+__all__ = ["GENERALIZED_FORCE", "ForceContext", "ForceContribution", "ForceElement", "CoordinateActuator",
+           "SpringGeneralizedForce",
            "ExpressionCoordinateForce", "PointToPointSpringDamper", "PathMuscle"]
 
 
@@ -83,35 +88,35 @@ class ForceContext:
         """Short names of the coordinates, in ``q`` order."""
         raise NotImplementedError
 
-    def state(self, name: str):
+    def state(self, name: str) -> Any:
         """One of the element's states, by full path (``<path>/activation``)."""
         raise NotImplementedError
 
-    def control(self, name: str):
+    def control(self, name: str) -> Any:
         """One of the element's controls, by full path."""
         raise NotImplementedError
 
-    def implicit_derivative(self, name: str):
+    def implicit_derivative(self, name: str) -> Any:
         """One of the element's implicit derivative variables, by full path."""
         raise NotImplementedError
 
-    def value(self, element: "ForceElement", prop: str):
+    def value(self, element: "ForceElement", prop: str) -> Any:
         """A property's value: a number, or the parameter variable if the problem optimizes it."""
         raise NotImplementedError
 
-    def point_position(self, body: str, location) -> list:
+    def point_position(self, body: str, location: ArrayLike) -> list:
         """World position (3 entries) of a point fixed on ``body`` (``"ground"`` for the world)."""
         raise NotImplementedError
 
-    def point_velocity(self, body: str, location) -> list:
+    def point_velocity(self, body: str, location: ArrayLike) -> list:
         """World velocity (3 entries) of a point fixed on ``body``."""
         raise NotImplementedError
 
-    def body_point_velocity(self, body: str, point) -> list:
+    def body_point_velocity(self, body: str, point: Sequence) -> list:
         """World velocity of the material point of ``body`` that is at world position ``point`` (3 entries)."""
         raise NotImplementedError
 
-    def gradient(self, expr) -> list:
+    def gradient(self, expr: Any) -> list:
         """``∂expr/∂q``: one entry per coordinate (exact)."""
         raise NotImplementedError
 
@@ -145,7 +150,8 @@ class ForceContribution:
     residuals: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
 
-    def add_generalized(self, index: int, value) -> None:
+    def add_generalized(self, index: int, value: Any) -> None:
+        """Add ``value`` to the generalized force on coordinate ``index``."""
         self.generalized[index] = self.generalized.get(index, 0.0) + value
 
 
@@ -173,12 +179,15 @@ class ForceElement:
         return []
 
     def default_state_bounds(self, name: str) -> tuple[float, float]:
+        """Bounds of state ``name`` when the problem sets none (default unbounded)."""
         return (-np.inf, np.inf)
 
     def default_control_bounds(self, name: str) -> tuple[float, float]:
+        """Bounds of control ``name`` when the problem sets none (default unbounded)."""
         return (-np.inf, np.inf)
 
     def implicit_derivative_bounds(self, name: str) -> tuple[float, float]:
+        """Bounds of implicit derivative variable ``name`` (default unbounded)."""
         return (-np.inf, np.inf)
 
     def default_state_value(self, name: str) -> float:
@@ -204,7 +213,7 @@ class ForceElement:
         out = {"type": type(self).__name__}
         if dataclasses.is_dataclass(self):
             for f in dataclasses.fields(self):
-                out[f.name] = _describe(getattr(self, f.name))
+                out[f.name] = describe(getattr(self, f.name))
         return out
 
     def output_units(self) -> dict[str, str]:
@@ -217,33 +226,20 @@ class ForceElement:
 
     # -- names it refers to (checked when added to a model)
     def coordinate_names(self) -> list[str]:
+        """Coordinates the element acts on or reads (checked when it is added to a model)."""
         return []
 
     def body_names(self) -> list[str]:
+        """Bodies the element's points are fixed on (checked when it is added to a model)."""
         return []
 
     # -- the physics
     def contribute(self, ctx: ForceContext) -> ForceContribution:
+        """The element's forces, state derivatives, residuals and outputs, written against ``ctx``."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.path}>"
-
-
-def _describe(value):
-    if isinstance(value, (str, bool, int, float, type(None))):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_describe(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _describe(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if dataclasses.is_dataclass(value):
-        return {f.name: _describe(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if callable(value):
-        return f"<function {getattr(value, '__qualname__', repr(value))}>"
-    return repr(value)
 
 
 # ------------------------------------------------------------------------------- coordinate forces
@@ -470,6 +466,7 @@ class PathMuscle(ForceElement):
 
     @property
     def path(self) -> str:
+        """``/forceset/<muscle name>``: the muscle's control (excitation) and the prefix of its states."""
         return f"/forceset/{self.muscle.name}"
 
     def state_names(self) -> list[str]:
@@ -510,7 +507,7 @@ class PathMuscle(ForceElement):
 
     def description(self) -> dict:
         return {"type": "PathMuscle", "muscle": {"type": type(self.muscle).__name__,
-                                                 **_describe(self.muscle)},
+                                                 **describe(self.muscle)},
                 "geometry": self.geometry.description()}
 
     def body_names(self) -> list[str]:

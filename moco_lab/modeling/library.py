@@ -22,7 +22,8 @@ from .constraints import PointOnCurveConstraint
 from .model import GRAVITY, Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 
-__all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "n_link_pendulum", "suspended_mass", "planar_point_mass", "CURVES", "FACTORIES", "from_spec"]
+__all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "n_link_pendulum", "suspended_mass",
+           "planar_point_mass", "CURVES", "FACTORIES", "from_spec"]
 
 
 def _spec(builder: ModelBuilder, factory: str, **kwargs) -> Model:
@@ -45,7 +46,7 @@ def sliding_mass(mass: float = 2.0) -> Model:
 
 
 def linear_problem(variant: str = "kirk") -> Model:
-    """The linear system of the Moco paper's analytic verification (seed 000, Eq. 2).
+    """The linear system of the Moco paper's analytic verification (the Moco paper, Eq. 2).
 
     Unit mass on slider joint ``/jointset/j`` (coordinate ``coord``), a
     ``SpringGeneralizedForce`` ``/forceset/spring`` with stiffness 0 and
@@ -122,7 +123,7 @@ def n_link_pendulum(n: int, mass: float = 1.0, length: float = 1.0, inertia: flo
 
 
 def suspended_mass(tendon: str = "rigid") -> Model:
-    """Point mass in a vertical plane hung from three DeGrooteFregly2016 muscles (seed 000, Figure 4).
+    """Point mass in a vertical plane hung from three DeGrooteFregly2016 muscles (the Moco paper, Figure 4).
 
     OpenSim's ``createPlanarPointMass`` without its actuators: a massless body
     ``intermed`` on slider ``/jointset/tx`` (coordinate ``tx``, ground x) and a
@@ -130,7 +131,7 @@ def suspended_mass(tendon: str = "rigid") -> Model:
     gravity -9.80665 along y. Muscles ``left``, ``middle`` and ``right`` run
     straight from ground points (-0.2, 0, 0), (0, 0, 0), (0.2, 0, 0) to the
     body's origin, with rigid tendons and activation dynamics
-    (``VERIFICATION_PROBLEMS.md`` (c)); controls ``/forceset/<name>``
+    (``VERIFICATION.md`` (c)); controls ``/forceset/<name>``
     (excitations), states ``/forceset/<name>/activation``.
 
     ``tendon="explicit"`` or ``"implicit"`` makes the tendons compliant (OpenSim's
@@ -163,9 +164,9 @@ CURVES = {"parabola": lambda x: x * x, "line": lambda x: x}
 
 def planar_point_mass(curve: str | None = None, actuated: bool = True, mass: float = 1.0,
                       range: float = 2.0) -> Model:
-    """A point mass in the vertical plane, optionally held on a curve (seed 000, "Kinematic constraints").
+    """A point mass in the vertical plane, optionally held on a curve (the Moco paper, "Kinematic constraints").
 
-    Moco's ``ModelFactory::createPlanarPointMass`` layout (``VERIFICATION_PROBLEMS.md`` d1): a
+    Moco's ``ModelFactory::createPlanarPointMass`` layout (``VERIFICATION.md`` d1): a
     massless body ``intermed`` on slider ``/jointset/tx`` (coordinate ``tx`` along ground x), the
     body ``body`` (``mass`` kg, zero inertia) on slider ``/jointset/ty`` (coordinate ``ty`` along
     ground y), gravity ``-9.80665`` along y; coordinate ranges ``[-range, range]``.

@@ -21,25 +21,30 @@ Build models with :class:`ModelBuilder` (or the factories in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+from pydrake.math import RigidTransform
 from pydrake.multibody.plant import MultibodyPlant
 from pydrake.multibody.tree import (
     PlanarJoint,
     PrismaticJoint,
     RevoluteJoint,
     RigidBody,
-    SpatialInertia,
     RotationalInertia,
+    SpatialInertia,
 )
-from pydrake.math import RigidTransform
 
 from ..util.names import did_you_mean
 from .constraints import KinematicConstraint
 from .forces import CoordinateActuator, ForceElement, PathMuscle, SpringGeneralizedForce
 from .path import GeometryPath
 from .tree import read_tree
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .muscle import DeGrooteFregly2016Muscle
 
 GRAVITY = 9.80665  #: OpenSim's standard gravity (m/s^2)
 
@@ -68,18 +73,22 @@ class Coordinate:
 
     @property
     def path(self) -> str:
+        """``<joint path>/<name>``, e.g. ``/jointset/knee/knee_angle``."""
         return f"{self.joint_path}/{self.name}"
 
     @property
     def value_path(self) -> str:
+        """State name of the coordinate's value."""
         return f"{self.path}/value"
 
     @property
     def speed_path(self) -> str:
+        """State name of the coordinate's speed."""
         return f"{self.path}/speed"
 
     @property
     def accel_path(self) -> str:
+        """Name of the coordinate's acceleration (implicit-mode derivative)."""
         return f"{self.path}/accel"
 
 
@@ -130,18 +139,18 @@ class Model:
     """
 
     def __init__(
-        self,
-        plant: MultibodyPlant,
-        coordinates: list[Coordinate],
-        actuators: list[CoordinateActuator] | None = None,
-        forces: list[SpringGeneralizedForce] | None = None,
-        body_paths: dict[str, str] | None = None,
-        name: str = "model",
-        spec: dict | None = None,
-        muscles: list[PathMuscle] | None = None,
-        constraints: list | None = None,
-        elements: list[ForceElement] | None = None,
-    ):
+                 self,
+                 plant: MultibodyPlant,
+                 coordinates: list[Coordinate],
+                 actuators: list[CoordinateActuator] | None = None,
+                 forces: list[SpringGeneralizedForce] | None = None,
+                 body_paths: dict[str, str] | None = None,
+                 name: str = "model",
+                 spec: dict | None = None,
+                 muscles: list[PathMuscle] | None = None,
+                 constraints: list | None = None,
+                 elements: list[ForceElement] | None = None,
+                 ):
         if not plant.is_finalized():
             raise ValueError("The MultibodyPlant must be finalized (call plant.Finalize()).")
         if plant.time_step() != 0:
@@ -224,14 +233,17 @@ class Model:
     # ------------------------------------------------------------------ names
     @property
     def nq(self) -> int:
+        """Number of generalized coordinates."""
         return self.plant.num_positions()
 
     @property
     def num_states(self) -> int:
+        """Number of states: values, speeds and force elements' states."""
         return 2 * self.nq + len(self.auxiliary_state_names())
 
     @property
     def num_controls(self) -> int:
+        """Number of controls."""
         return len(self.control_names())
 
     def implicit_derivative_names(self) -> list[str]:
@@ -319,7 +331,7 @@ class Model:
         raise KeyError(did_you_mean(path, [e.path for e in self.force_elements], "force element"))
 
     # ------------------------------------------------------------ constraints
-    def add_constraint(self, constraint):
+    def add_constraint(self, constraint: KinematicConstraint) -> KinematicConstraint:
         """Add a kinematic constraint (:class:`~moco_lab.constraints.KinematicConstraint`).
 
         Its coordinate and body names are checked (``KeyError`` with
@@ -358,6 +370,7 @@ class Model:
         return props
 
     def property(self, path: str) -> Property:
+        """One optimizable property by path (KeyError with suggestions)."""
         props = self.properties()
         if path not in props:
             raise KeyError(did_you_mean(path, props, "model property"))
@@ -469,7 +482,7 @@ class ModelBuilder:
     ['/slider/position/value', '/slider/position/speed']
     """
 
-    def __init__(self, name: str = "model", gravity=(0.0, -GRAVITY, 0.0)):
+    def __init__(self, name: str = "model", gravity: ArrayLike = (0.0, -GRAVITY, 0.0)):
         self.name = name
         self.plant = MultibodyPlant(0.0)
         self.plant.mutable_gravity_field().set_gravity_vector(np.asarray(gravity, dtype=float))
@@ -487,7 +500,8 @@ class ModelBuilder:
             return self.plant.world_frame()
         return self.plant.GetBodyByName(body).body_frame()
 
-    def add_body(self, name: str, mass: float, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0), path: str | None = None) -> RigidBody:
+    def add_body(self, name: str, mass: float, com: ArrayLike = (0.0, 0.0, 0.0), inertia: ArrayLike = (0.0, 0.0, 0.0),
+                 path: str | None = None) -> RigidBody:
         """Add a rigid body (mass in kg, COM in the body frame, central principal moments)."""
         if mass < 0:
             raise ValueError(f"Body {name!r}: mass must be >= 0, got {mass}")
@@ -522,8 +536,10 @@ class ModelBuilder:
         self._coords.append((coordinate or name, path or f"/jointset/{name}", joint, rng, 0))
         return joint
 
-    def add_planar_joint(self, name, parent, child, coordinates=("tx", "ty", "rz"), path=None,
-                         parent_offset=(0, 0, 0), child_offset=(0, 0, 0), ranges=None):
+    def add_planar_joint(self, name: str, parent: str, child: str, coordinates: Sequence[str] = ("tx", "ty", "rz"),
+                         path: str | None = None,
+                         parent_offset: ArrayLike = (0, 0, 0), child_offset: ArrayLike = (0, 0, 0),
+                         ranges: Sequence[tuple[float, float]] | None = None) -> PlanarJoint:
         """Add a planar joint (Drake ``PlanarJoint``): translations x, y and a rotation about z of the joint frames.
 
         ``coordinates`` names the three coordinates in Drake's order ``(x, y, θ)``;
@@ -539,13 +555,17 @@ class ModelBuilder:
             self._coords.append((cname, path or f"/jointset/{name}", joint, rng, k))
         return joint
 
-    def add_slider_joint(self, name, parent, child, axis=(1, 0, 0), coordinate=None, path=None,
-                         parent_offset=(0, 0, 0), child_offset=(0, 0, 0), range=(-np.inf, np.inf)):
+    def add_slider_joint(self, name: str, parent: str, child: str, axis: ArrayLike = (1, 0, 0), coordinate: str = None,
+                         path: str | None = None,
+                         parent_offset: ArrayLike = (0, 0, 0), child_offset: ArrayLike = (0, 0, 0), range: tuple[float,
+                                                     float] = (-np.inf, np.inf)) -> PrismaticJoint:
         """Add a prismatic (OpenSim ``SliderJoint``) joint translating along ``axis``."""
         return self._add_joint(PrismaticJoint, name, parent, child, axis, coordinate, path, parent_offset, child_offset, range)
 
-    def add_pin_joint(self, name, parent, child, axis=(0, 0, 1), coordinate=None, path=None,
-                      parent_offset=(0, 0, 0), child_offset=(0, 0, 0), range=(-np.inf, np.inf)):
+    def add_pin_joint(self, name: str, parent: str, child: str, axis: ArrayLike = (0, 0, 1), coordinate: str = None,
+                      path: str | None = None,
+                      parent_offset: ArrayLike = (0, 0, 0), child_offset: ArrayLike = (0, 0, 0), range: tuple[float,
+                                                  float] = (-np.inf, np.inf)) -> RevoluteJoint:
         """Add a revolute (OpenSim ``PinJoint``) joint rotating about ``axis``.
 
         ``parent_offset`` / ``child_offset`` are the joint frame origins in the
@@ -553,13 +573,21 @@ class ModelBuilder:
         """
         return self._add_joint(RevoluteJoint, name, parent, child, axis, coordinate, path, parent_offset, child_offset, range)
 
-    def add_coordinate_actuator(self, path, coordinate, optimal_force=1.0, min_control=-np.inf, max_control=np.inf):
-        self._actuators.append(CoordinateActuator(path, coordinate, optimal_force, min_control, max_control))
+    def add_coordinate_actuator(self, path: str | None, coordinate: str, optimal_force: float = 1.0,
+                                min_control: float = -np.inf, max_control: float = np.inf) -> CoordinateActuator:
+        """Add an OpenSim ``CoordinateActuator`` (generalized force ``optimal_force × control``)."""
+        actuator = CoordinateActuator(path, coordinate, optimal_force, min_control, max_control)
+        self._actuators.append(actuator)
+        return actuator
 
-    def add_spring_generalized_force(self, path, coordinate, stiffness=0.0, rest_length=0.0, viscosity=0.0):
-        self._forces.append(SpringGeneralizedForce(path, coordinate, stiffness, rest_length, viscosity))
+    def add_spring_generalized_force(self, path: str | None, coordinate: str, stiffness: float = 0.0,
+                                     rest_length: float = 0.0, viscosity: float = 0.0) -> SpringGeneralizedForce:
+        """Add an OpenSim ``SpringGeneralizedForce``: ``−stiffness (q − rest_length) − viscosity u``."""
+        spring = SpringGeneralizedForce(path, coordinate, stiffness, rest_length, viscosity)
+        self._forces.append(spring)
+        return spring
 
-    def add_muscle(self, muscle, points) -> PathMuscle:
+    def add_muscle(self, muscle: DeGrooteFregly2016Muscle, points: Sequence[tuple[str, ArrayLike]]) -> PathMuscle:
         """Add a muscle (e.g. ``DeGrooteFregly2016Muscle(name="left", ...)``) on a path.
 
         ``points``: ``[(body name or "ground", (x, y, z)), ...]`` from origin to
@@ -576,7 +604,7 @@ class ModelBuilder:
         self._elements.append(element)
         return element
 
-    def add_constraint(self, constraint):
+    def add_constraint(self, constraint: KinematicConstraint) -> KinematicConstraint:
         """Add a kinematic constraint (:mod:`moco_lab.constraints`) to the model being built.
 
         The coordinates it names must already have been added (``KeyError``
@@ -592,6 +620,7 @@ class ModelBuilder:
         return constraint
 
     def build(self) -> Model:
+        """Finalize the plant and return the :class:`Model` (names, force elements and constraints checked)."""
         self.plant.Finalize()
         coords = [
             Coordinate(cname, jpath, joint.position_start() + k, joint.velocity_start() + k,

@@ -1,9 +1,10 @@
 """The DeGrooteFregly2016Muscle, as OpenSim 4.6 / Moco implement it.
 
-Every equation and constant follows ``shared/reference/DEGROOTE.md`` (cited
-below as "DEGROOTE.md §n"), which renders OpenSim's
-``OpenSim/Actuators/DeGrooteFregly2016Muscle.{h,cpp}``; the paper is De Groote,
-Kinney, Rao & Fregly (2016), Ann Biomed Eng 44(10), doi:10.1007/s10439-016-1591-9.
+Every equation and constant is OpenSim 4.6's
+(``OpenSim/Actuators/DeGrooteFregly2016Muscle.{h,cpp}``), which implements De
+Groote, Kinney, Rao & Fregly (2016), Ann Biomed Eng 44(10),
+doi:10.1007/s10439-016-1591-9 (cited below as "De Groote et al. 2016"; see
+REFERENCES.md). The equations are written out in each function's docstring.
 
 Symbolic *and* numeric
 ----------------------
@@ -39,11 +40,11 @@ Where this differs from OpenSim (all documented in the functions concerned)
   everywhere. For ``w > 0`` the formulas are OpenSim's.
 * OpenSim's inverse force–velocity curve uses ``sinh``; so does this module
   (``xp.sinh``), so numeric results agree to round-off.
-* Explicit tendon dynamics (DEGROOTE.md §3) divide by ``a·f_L`` and are
+* Explicit tendon dynamics (De Groote et al. 2016) divide by ``a·f_L`` and are
   singular at ``a → 0`` exactly as in OpenSim; use the implicit form in
   optimal control problems whose activations may reach 0.
 
-A caveat in OpenSim itself (DEGROOTE.md §2, confirmed with the ``opensim`` 4.6
+A caveat in OpenSim itself (De Groote et al. 2016, confirmed with the ``opensim`` 4.6
 Python package): ``computeStateVariableDerivatives`` keeps
 ``activation_time_constant``, ``deactivation_time_constant`` and
 ``activation_dynamics_smoothing`` in function-local ``static const`` variables,
@@ -125,20 +126,20 @@ __all__ = [
 ArrayOrExpr = Any  #: float, numpy array, or SymPy expression
 
 # ----------------------------------------------------------------------------
-# Constants (DEGROOTE.md §1, §3)
+# Constants (De Groote et al. 2016, §3)
 # ----------------------------------------------------------------------------
 
 #: Active force-length curve parameters ``(b1i, b2i, b3i, b4i)`` for i = 1, 2, 3
-#: (DEGROOTE.md §1; b11 adjusted by OpenSim so that f_L(1) = 1).
+#: (De Groote et al. 2016; b11 adjusted by OpenSim so that f_L(1) = 1).
 ACTIVE_FORCE_LENGTH_B = (
     (0.8150671134243542, 1.055033428970575, 0.162384573599574, 0.063303448465465),
     (0.433004984392647, 0.716775413397760, -0.029947116970696, 0.200356847296188),
     (0.1, 1.0, 0.353553390593274, 0.0),
 )
-#: Force-velocity curve parameters ``(d1, d2, d3, d4)`` (DEGROOTE.md §1; d1, d4
+#: Force-velocity curve parameters ``(d1, d2, d3, d4)`` (De Groote et al. 2016; d1, d4
 #: re-solved by OpenSim so that f_V(-1) = 0 and f_V(0) = 1).
 FORCE_VELOCITY_D = (-0.3211346127989808, -8.149, -0.374, 0.8825327733249912)
-#: Passive fiber force-length exponential shape factor kPE (DEGROOTE.md §1).
+#: Passive fiber force-length exponential shape factor kPE (De Groote et al. 2016).
 PASSIVE_KPE = 4.0
 #: Tendon force-length parameters ``(c1, c2, c3)`` (OpenSim's, not the paper's).
 TENDON_C = (0.2, 1.0, 0.2)
@@ -233,11 +234,11 @@ def _ones_like(x):
 
 
 # ----------------------------------------------------------------------------
-# Curves (pure functions; DEGROOTE.md §1)
+# Curves (pure functions; De Groote et al. 2016)
 # ----------------------------------------------------------------------------
 
-def active_force_length_multiplier(norm_fiber_length: ArrayOrExpr, width_scale: float = 1.0, xp=np) -> ArrayOrExpr:
-    """Active force-length multiplier ``f_L(l̃_M)`` (DEGROOTE.md §1).
+def active_force_length_multiplier(norm_fiber_length: ArrayOrExpr, width_scale: float = 1.0, xp: Any = np) -> ArrayOrExpr:
+    """Active force-length multiplier ``f_L(l̃_M)`` (De Groote et al. 2016).
 
     ``f_L = Σ_i b1i exp(-½ (x - b2i)² / (b3i + b4i x)²)`` with
     ``x = (l̃_M - 1)/s + 1``; ``f_L(1) = 1``.
@@ -265,8 +266,8 @@ def active_force_length_multiplier(norm_fiber_length: ArrayOrExpr, width_scale: 
 
 
 def active_force_length_multiplier_derivative(norm_fiber_length: ArrayOrExpr, width_scale: float = 1.0,
-                                              xp=np) -> ArrayOrExpr:
-    """Derivative ``d f_L / d l̃_M`` (analytic; DEGROOTE.md §1).
+                                              xp: Any = np) -> ArrayOrExpr:
+    """Derivative ``d f_L / d l̃_M`` (analytic; De Groote et al. 2016).
 
     Each term's derivative is ``b1 exp(...) (b2 - x)(b3 + b2 b4) / (b3 + b4 x)³``;
     the sum is multiplied by ``1/s`` (chain rule through the width scaling).
@@ -293,8 +294,8 @@ def active_force_length_multiplier_derivative(norm_fiber_length: ArrayOrExpr, wi
     return total / width_scale
 
 
-def force_velocity_multiplier(norm_fiber_velocity: ArrayOrExpr, xp=np) -> ArrayOrExpr:
-    """Force-velocity multiplier ``f_V(ṽ_M)`` (DEGROOTE.md §1).
+def force_velocity_multiplier(norm_fiber_velocity: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
+    """Force-velocity multiplier ``f_V(ṽ_M)`` (De Groote et al. 2016).
 
     ``f_V = d1 ln((d2 ṽ + d3) + sqrt((d2 ṽ + d3)² + 1)) + d4`` (= d1 asinh(d2 ṽ + d3) + d4),
     written exactly as OpenSim does. ``f_V(-1) = 0``, ``f_V(0) = 1``,
@@ -318,7 +319,7 @@ def force_velocity_multiplier(norm_fiber_velocity: ArrayOrExpr, xp=np) -> ArrayO
     return d1 * f.log(t + f.sqrt(t ** 2 + 1.0)) + d4
 
 
-def force_velocity_multiplier_derivative(norm_fiber_velocity: ArrayOrExpr, xp=np) -> ArrayOrExpr:
+def force_velocity_multiplier_derivative(norm_fiber_velocity: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
     """Derivative ``d f_V / d ṽ_M = d1 d2 / sqrt((d2 ṽ + d3)² + 1)`` (analytic).
 
     Parameters
@@ -333,8 +334,8 @@ def force_velocity_multiplier_derivative(norm_fiber_velocity: ArrayOrExpr, xp=np
     return d1 * d2 / f.sqrt(t ** 2 + 1.0)
 
 
-def force_velocity_inverse(force_velocity_mult: ArrayOrExpr, xp=np) -> ArrayOrExpr:
-    """Inverse force-velocity curve ``ṽ_M = f_V⁻¹(f_V)`` (DEGROOTE.md §1).
+def force_velocity_inverse(force_velocity_mult: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
+    """Inverse force-velocity curve ``ṽ_M = f_V⁻¹(f_V)`` (De Groote et al. 2016).
 
     ``ṽ = (sinh((f_V - d4)/d1) - d3)/d2`` (the paper's supplement omits ``- d3``).
 
@@ -354,7 +355,7 @@ def force_velocity_inverse(force_velocity_mult: ArrayOrExpr, xp=np) -> ArrayOrEx
     return (f.sinh((force_velocity_mult - d4) / d1) - d3) / d2
 
 
-def force_velocity_inverse_derivative(force_velocity_mult: ArrayOrExpr, xp=np) -> ArrayOrExpr:
+def force_velocity_inverse_derivative(force_velocity_mult: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
     """Derivative ``d ṽ_M / d f_V = cosh((f_V - d4)/d1) / (d1 d2)`` (analytic).
 
     Parameters
@@ -373,8 +374,8 @@ def _passive_constants(strain: float) -> tuple[float, float]:
     return offset, denom
 
 
-def passive_force_multiplier(norm_fiber_length: ArrayOrExpr, strain: float = 0.6, xp=np) -> ArrayOrExpr:
-    """Passive fiber force-length multiplier ``f_PE(l̃_M)`` (DEGROOTE.md §1).
+def passive_force_multiplier(norm_fiber_length: ArrayOrExpr, strain: float = 0.6, xp: Any = np) -> ArrayOrExpr:
+    """Passive fiber force-length multiplier ``f_PE(l̃_M)`` (De Groote et al. 2016).
 
     ``f_PE = (exp(kPE (l̃ - 1)/e0) - exp(kPE (0.2 - 1)/e0)) / (exp(kPE) - exp(kPE (0.2 - 1)/e0))``,
     kPE = 4: zero at ``l̃ = 0.2`` (negative below), ``f_PE(1) = 0.0182288``
@@ -393,7 +394,7 @@ def passive_force_multiplier(norm_fiber_length: ArrayOrExpr, strain: float = 0.6
     return (f.exp(PASSIVE_KPE * (norm_fiber_length - 1.0) / strain) - offset) / denom
 
 
-def passive_force_multiplier_derivative(norm_fiber_length: ArrayOrExpr, strain: float = 0.6, xp=np) -> ArrayOrExpr:
+def passive_force_multiplier_derivative(norm_fiber_length: ArrayOrExpr, strain: float = 0.6, xp: Any = np) -> ArrayOrExpr:
     """Derivative ``d f_PE / d l̃_M`` (analytic).
 
     Parameters
@@ -408,7 +409,7 @@ def passive_force_multiplier_derivative(norm_fiber_length: ArrayOrExpr, strain: 
     return PASSIVE_KPE * f.exp(PASSIVE_KPE * (norm_fiber_length - 1.0) / strain) / (strain * denom)
 
 
-def passive_force_multiplier_integral(norm_fiber_length: ArrayOrExpr, strain: float = 0.6, xp=np) -> ArrayOrExpr:
+def passive_force_multiplier_integral(norm_fiber_length: ArrayOrExpr, strain: float = 0.6, xp: Any = np) -> ArrayOrExpr:
     """``∫_{0.2}^{l̃_M} f_PE(x) dx`` (normalized fiber potential energy).
 
     The fiber's elastic potential energy is ``F_max l_opt`` times this.
@@ -426,7 +427,7 @@ def passive_force_multiplier_integral(norm_fiber_length: ArrayOrExpr, strain: fl
 
 
 def tendon_stiffness_parameter(strain: float = 0.049) -> float:
-    """``kT = ln((1 + c3)/c1) / (1 + ε_T - c2)`` (DEGROOTE.md §1).
+    """``kT = ln((1 + c3)/c1) / (1 + ε_T - c2)`` (De Groote et al. 2016).
 
     Parameters
     ----------
@@ -442,11 +443,11 @@ def tendon_stiffness_parameter(strain: float = 0.049) -> float:
     return math.log((1.0 + c3) / c1) / (1.0 + strain - c2)
 
 
-def tendon_force_multiplier(norm_tendon_length: ArrayOrExpr, strain: float = 0.049, xp=np) -> ArrayOrExpr:
+def tendon_force_multiplier(norm_tendon_length: ArrayOrExpr, strain: float = 0.049, xp: Any = np) -> ArrayOrExpr:
     """Tendon force-length multiplier ``f_T(l̃_T) = c1 exp(kT (l̃_T - c2)) - c3``.
 
     OpenSim's constants c1 = 0.2, c2 = 1, c3 = 0.2, so ``f_T(1) = 0`` and
-    ``f_T(1 + ε_T) = 1`` (DEGROOTE.md §1). Negative for ``l̃_T < 1``.
+    ``f_T(1 + ε_T) = 1`` (De Groote et al. 2016). Negative for ``l̃_T < 1``.
 
     Parameters
     ----------
@@ -463,7 +464,7 @@ def tendon_force_multiplier(norm_tendon_length: ArrayOrExpr, strain: float = 0.0
 
 
 def tendon_force_multiplier_derivative(norm_tendon_length: ArrayOrExpr, strain: float = 0.049,
-                                       xp=np) -> ArrayOrExpr:
+                                       xp: Any = np) -> ArrayOrExpr:
     """Derivative ``f_T'(l̃_T) = c1 kT exp(kT (l̃_T - c2))`` (analytic).
 
     Parameters
@@ -479,7 +480,7 @@ def tendon_force_multiplier_derivative(norm_tendon_length: ArrayOrExpr, strain: 
 
 
 def tendon_force_multiplier_integral(norm_tendon_length: ArrayOrExpr, strain: float = 0.049,
-                                     xp=np) -> ArrayOrExpr:
+                                     xp: Any = np) -> ArrayOrExpr:
     """``∫_{l̃_T,min}^{l̃_T} f_T(x) dx`` with ``l̃_T,min = f_T⁻¹(0) = 1``.
 
     The tendon's potential energy is ``F_max l_slack`` times this.
@@ -498,8 +499,8 @@ def tendon_force_multiplier_integral(norm_tendon_length: ArrayOrExpr, strain: fl
         - c3 * (norm_tendon_length - lmin)
 
 
-def tendon_force_length_inverse(norm_tendon_force: ArrayOrExpr, strain: float = 0.049, xp=np) -> ArrayOrExpr:
-    """Inverse tendon curve ``l̃_T = ln((f̃_T + c3)/c1)/kT + c2`` (DEGROOTE.md §1).
+def tendon_force_length_inverse(norm_tendon_force: ArrayOrExpr, strain: float = 0.049, xp: Any = np) -> ArrayOrExpr:
+    """Inverse tendon curve ``l̃_T = ln((f̃_T + c3)/c1)/kT + c2`` (De Groote et al. 2016).
 
     Parameters
     ----------
@@ -521,7 +522,7 @@ def tendon_force_length_inverse(norm_tendon_force: ArrayOrExpr, strain: float = 
 
 def tendon_force_length_inverse_derivative(norm_tendon_force_derivative: ArrayOrExpr,
                                            norm_tendon_length: ArrayOrExpr, strain: float = 0.049,
-                                           xp=np) -> ArrayOrExpr:
+                                           xp: Any = np) -> ArrayOrExpr:
     """Normalized tendon velocity from the tendon force rate: ``ṽ_T = ḟ_T / f_T'(l̃_T)``.
 
     OpenSim's ``calcTendonForceLengthInverseCurveDerivative``.
@@ -545,8 +546,8 @@ def tendon_force_length_inverse_derivative(norm_tendon_force_derivative: ArrayOr
 
 def activation_derivative(activation: ArrayOrExpr, excitation: ArrayOrExpr, activation_time_constant: float = 0.015,
                           deactivation_time_constant: float = 0.060, smoothing: float = 0.1,
-                          xp=np) -> ArrayOrExpr:
-    """De Groote et al. (2016) first-order activation dynamics (DEGROOTE.md §2).
+                          xp: Any = np) -> ArrayOrExpr:
+    """De Groote et al. (2016) first-order activation dynamics (De Groote et al. 2016).
 
     ``f = ½ tanh(b (e - a))``, ``z = 0.5 + 1.5 a``,
     ``da/dt = [(f + ½)/(τ_a z) + (½ - f) z/τ_d] (e - a)``,
@@ -672,7 +673,7 @@ _MODES = ("explicit", "implicit")
 class DeGrooteFregly2016Muscle:
     """OpenSim's ``DeGrooteFregly2016Muscle``: properties plus its equations.
 
-    Properties carry OpenSim's names and defaults (DEGROOTE.md §4). Values are
+    Properties carry OpenSim's names and defaults (De Groote et al. 2016). Values are
     validated on construction and on every later assignment (``ValueError``
     naming the muscle and the property). Paths/geometry are not part of this
     class: the musculotendon length ``l_MT`` and lengthening speed ``v_MT`` are
@@ -714,7 +715,7 @@ class DeGrooteFregly2016Muscle:
         ``ε_T`` (> 0): ``f_T(1 + ε_T) = 1``.
     tendon_compliance_dynamics_mode : {"explicit", "implicit"}, default "explicit"
         How the ``normalized_tendon_force`` state's dynamics are expressed
-        (DEGROOTE.md §3); irrelevant with a rigid tendon.
+        (De Groote et al. 2016); irrelevant with a rigid tendon.
     ignore_tendon_compliance : bool, default False
         Rigid tendon (no ``normalized_tendon_force`` state).
     ignore_activation_dynamics : bool, default False
@@ -819,7 +820,7 @@ class DeGrooteFregly2016Muscle:
         if not self.min_control <= self.max_control:
             raise self._err(f"min_control ({self.min_control}) must be <= max_control ({self.max_control})")
 
-    def replace(self, **changes) -> "DeGrooteFregly2016Muscle":
+    def replace(self, **changes: Any) -> "DeGrooteFregly2016Muscle":
         """A validated copy with some properties changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
 
@@ -827,7 +828,7 @@ class DeGrooteFregly2016Muscle:
 
     @property
     def fiber_width(self) -> float:
-        """Fiber width (height) ``w = l_opt sin α_opt`` (m), constant (DEGROOTE.md §3)."""
+        """Fiber width (height) ``w = l_opt sin α_opt`` (m), constant (De Groote et al. 2016)."""
         if self.pennation_angle_at_optimal == 0:
             return 0.0  # exactly, also when optimal_fiber_length is a symbolic parameter
         return self.optimal_fiber_length * math.sin(self.pennation_angle_at_optimal)
@@ -875,73 +876,75 @@ class DeGrooteFregly2016Muscle:
 
     # -- curves ----------------------------------------------------------------
 
-    def calc_active_force_length_multiplier(self, norm_fiber_length, xp=np):
+    def calc_active_force_length_multiplier(self, norm_fiber_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``f_L(l̃_M)`` with this muscle's width scale; see :func:`active_force_length_multiplier`."""
         return active_force_length_multiplier(norm_fiber_length, self.active_force_width_scale, xp)
 
-    def calc_active_force_length_multiplier_derivative(self, norm_fiber_length, xp=np):
+    def calc_active_force_length_multiplier_derivative(self, norm_fiber_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``f_L'(l̃_M)``; see :func:`active_force_length_multiplier_derivative`."""
         return active_force_length_multiplier_derivative(norm_fiber_length, self.active_force_width_scale, xp)
 
-    def calc_force_velocity_multiplier(self, norm_fiber_velocity, xp=np):
+    def calc_force_velocity_multiplier(self, norm_fiber_velocity: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``f_V(ṽ_M)``; see :func:`force_velocity_multiplier`."""
         return force_velocity_multiplier(norm_fiber_velocity, xp)
 
-    def calc_force_velocity_multiplier_derivative(self, norm_fiber_velocity, xp=np):
+    def calc_force_velocity_multiplier_derivative(self, norm_fiber_velocity: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``f_V'(ṽ_M)``; see :func:`force_velocity_multiplier_derivative`."""
         return force_velocity_multiplier_derivative(norm_fiber_velocity, xp)
 
-    def calc_force_velocity_inverse_curve(self, force_velocity_mult, xp=np):
+    def calc_force_velocity_inverse_curve(self, force_velocity_mult: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``ṽ_M = f_V⁻¹(f_V)``; see :func:`force_velocity_inverse`."""
         return force_velocity_inverse(force_velocity_mult, xp)
 
-    def calc_force_velocity_inverse_curve_derivative(self, force_velocity_mult, xp=np):
+    def calc_force_velocity_inverse_curve_derivative(self, force_velocity_mult: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``d f_V⁻¹ / d f_V``; see :func:`force_velocity_inverse_derivative`."""
         return force_velocity_inverse_derivative(force_velocity_mult, xp)
 
-    def calc_passive_force_multiplier(self, norm_fiber_length, xp=np):
+    def calc_passive_force_multiplier(self, norm_fiber_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``f_PE(l̃_M)`` (``0`` if ``ignore_passive_fiber_force``); see :func:`passive_force_multiplier`."""
         if self.ignore_passive_fiber_force:
             return _zeros_like(norm_fiber_length)
         return passive_force_multiplier(norm_fiber_length, self.passive_fiber_strain_at_one_norm_force, xp)
 
-    def calc_passive_force_multiplier_derivative(self, norm_fiber_length, xp=np):
+    def calc_passive_force_multiplier_derivative(self, norm_fiber_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``f_PE'(l̃_M)``; see :func:`passive_force_multiplier_derivative`."""
         if self.ignore_passive_fiber_force:
             return _zeros_like(norm_fiber_length)
         return passive_force_multiplier_derivative(norm_fiber_length, self.passive_fiber_strain_at_one_norm_force, xp)
 
-    def calc_passive_force_multiplier_integral(self, norm_fiber_length, xp=np):
+    def calc_passive_force_multiplier_integral(self, norm_fiber_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``∫_{0.2}^{l̃_M} f_PE``; see :func:`passive_force_multiplier_integral`."""
         if self.ignore_passive_fiber_force:
             return _zeros_like(norm_fiber_length)
         return passive_force_multiplier_integral(norm_fiber_length, self.passive_fiber_strain_at_one_norm_force, xp)
 
-    def calc_tendon_force_multiplier(self, norm_tendon_length, xp=np):
+    def calc_tendon_force_multiplier(self, norm_tendon_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``f_T(l̃_T)``; see :func:`tendon_force_multiplier`."""
         return tendon_force_multiplier(norm_tendon_length, self.tendon_strain_at_one_norm_force, xp)
 
-    def calc_tendon_force_multiplier_derivative(self, norm_tendon_length, xp=np):
+    def calc_tendon_force_multiplier_derivative(self, norm_tendon_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``f_T'(l̃_T)``; see :func:`tendon_force_multiplier_derivative`."""
         return tendon_force_multiplier_derivative(norm_tendon_length, self.tendon_strain_at_one_norm_force, xp)
 
-    def calc_tendon_force_multiplier_integral(self, norm_tendon_length, xp=np):
+    def calc_tendon_force_multiplier_integral(self, norm_tendon_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``∫_1^{l̃_T} f_T``; see :func:`tendon_force_multiplier_integral`."""
         return tendon_force_multiplier_integral(norm_tendon_length, self.tendon_strain_at_one_norm_force, xp)
 
-    def calc_tendon_force_length_inverse_curve(self, norm_tendon_force, xp=np):
+    def calc_tendon_force_length_inverse_curve(self, norm_tendon_force: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """``l̃_T = f_T⁻¹(f̃_T)``; see :func:`tendon_force_length_inverse`."""
         return tendon_force_length_inverse(norm_tendon_force, self.tendon_strain_at_one_norm_force, xp)
 
-    def calc_tendon_force_length_inverse_curve_derivative(self, norm_tendon_force_derivative, norm_tendon_length,
-                                                          xp=np):
+    def calc_tendon_force_length_inverse_curve_derivative(self, norm_tendon_force_derivative: ArrayOrExpr,
+                                                          norm_tendon_length: ArrayOrExpr,
+                                                          xp: Any = np) -> ArrayOrExpr:
         """``ṽ_T = ḟ_T / f_T'(l̃_T)``; see :func:`tendon_force_length_inverse_derivative`."""
         return tendon_force_length_inverse_derivative(norm_tendon_force_derivative, norm_tendon_length,
                                                       self.tendon_strain_at_one_norm_force, xp)
 
     # -- stiffnesses -----------------------------------------------------------
 
-    def calc_fiber_stiffness(self, activation, norm_fiber_length, force_velocity_mult, xp=np):
+    def calc_fiber_stiffness(self, activation: ArrayOrExpr, norm_fiber_length: ArrayOrExpr,
+                             force_velocity_mult: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """Fiber stiffness along the fiber ``dF_M/dl_M`` (N/m), OpenSim's ``calcFiberStiffness``.
 
         ``F_max (a f_L'(l̃_M) f_V + f_PE'(l̃_M)) / l_opt`` (the damping term does
@@ -957,7 +960,7 @@ class DeGrooteFregly2016Muscle:
             activation * self.calc_active_force_length_multiplier_derivative(norm_fiber_length, xp)
             * force_velocity_mult + self.calc_passive_force_multiplier_derivative(norm_fiber_length, xp))
 
-    def calc_tendon_stiffness(self, norm_tendon_length, xp=np):
+    def calc_tendon_stiffness(self, norm_tendon_length: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
         """Tendon stiffness ``k_T = (F_max / l_slack) f_T'(l̃_T)`` (N/m); ``inf`` if rigid.
 
         Parameters
@@ -972,8 +975,8 @@ class DeGrooteFregly2016Muscle:
 
     # -- activation dynamics -----------------------------------------------------
 
-    def calc_activation_derivative(self, activation, excitation, xp=np):
-        """``da/dt`` with this muscle's τ_a, τ_d and smoothing (DEGROOTE.md §2).
+    def calc_activation_derivative(self, activation: ArrayOrExpr, excitation: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
+        """``da/dt`` with this muscle's τ_a, τ_d and smoothing (De Groote et al. 2016).
 
         See :func:`activation_derivative`. Meaningful only when
         ``ignore_activation_dynamics`` is False (otherwise the muscle has no
@@ -995,7 +998,7 @@ class DeGrooteFregly2016Muscle:
         return activation_derivative(activation, excitation, self.activation_time_constant,
                                      self.deactivation_time_constant, self.activation_dynamics_smoothing, xp)
 
-    # -- musculotendon geometry and force (DEGROOTE.md §3) ----------------------
+    # -- musculotendon geometry and force (De Groote et al. 2016) ----------------------
 
     def _length_level(self, mt_length, norm_tendon_length, xp):
         f = _ns(xp)
@@ -1022,9 +1025,10 @@ class DeGrooteFregly2016Muscle:
             passive_force_multiplier=self.calc_passive_force_multiplier(lm_norm, xp),
         )
 
-    def calc_muscle_info(self, activation, mt_length, mt_velocity, norm_tendon_force=None,
-                         norm_tendon_force_derivative=None, mode: str | None = None, xp=np) -> MuscleInfo:
-        """All length-, velocity- and dynamics-level quantities (DEGROOTE.md §3).
+    def calc_muscle_info(self, activation: ArrayOrExpr, mt_length: ArrayOrExpr, mt_velocity: ArrayOrExpr,
+                         norm_tendon_force: ArrayOrExpr = None,
+                         norm_tendon_force_derivative: ArrayOrExpr = None, mode: str | None = None, xp: Any = np) -> MuscleInfo:
+        """All length-, velocity- and dynamics-level quantities (De Groote et al. 2016).
 
         Mirrors OpenSim's ``calcMuscleLengthInfoHelper``,
         ``calcFiberVelocityInfoHelper`` and ``calcMuscleDynamicsInfoHelper``:
@@ -1147,8 +1151,8 @@ class DeGrooteFregly2016Muscle:
                              f"tendon (use calc_muscle_info / calc_normalized_tendon_force_derivative / "
                              f"calc_implicit_residual)")
 
-    def rigid_tendon_fiber_kinematics(self, mt_length, mt_velocity, xp=np) -> FiberKinematics:
-        """Fiber length/velocity of a rigid-tendon muscle (DEGROOTE.md §3).
+    def rigid_tendon_fiber_kinematics(self, mt_length: ArrayOrExpr, mt_velocity: ArrayOrExpr, xp: Any = np) -> FiberKinematics:
+        """Fiber length/velocity of a rigid-tendon muscle (De Groote et al. 2016).
 
         ``l_M,AT = l_MT - l_slack``, ``l_M = sqrt(l_M,AT² + w²)`` (constant fiber
         height ``w = l_opt sin α_opt``; ``l_M = l_M,AT`` if ``w = 0``),
@@ -1172,8 +1176,9 @@ class DeGrooteFregly2016Muscle:
         return FiberKinematics(L["fiber_length"], vm, L["normalized_fiber_length"],
                                vm / self.max_contraction_velocity_in_meters_per_second, L["cos_pennation_angle"])
 
-    def rigid_tendon_force(self, activation, mt_length, mt_velocity, xp=np):
-        """Tendon force of a rigid-tendon muscle (N) (DEGROOTE.md §3).
+    def rigid_tendon_force(self, activation: ArrayOrExpr, mt_length: ArrayOrExpr, mt_velocity: ArrayOrExpr,
+                           xp: Any = np) -> ArrayOrExpr:
+        """Tendon force of a rigid-tendon muscle (N) (De Groote et al. 2016).
 
         ``F_T = F_max (a f_L(l̃_M) f_V(ṽ_M) + f_PE(l̃_M) + β ṽ_M) cos α``, with the
         fiber kinematics of :meth:`rigid_tendon_fiber_kinematics`. This is the
@@ -1208,12 +1213,13 @@ class DeGrooteFregly2016Muscle:
             raise ValueError(f"{what} needs a compliant tendon; muscle {self.name!r} has "
                              f"ignore_tendon_compliance=True")
 
-    def compliant_tendon_force(self, norm_tendon_force):
+    def compliant_tendon_force(self, norm_tendon_force: ArrayOrExpr) -> ArrayOrExpr:
         """Tendon force ``F_max f̃_T`` (N) of a compliant-tendon muscle."""
         self._require_compliant("compliant_tendon_force")
         return self.max_isometric_force * norm_tendon_force
 
-    def calc_tendon_force(self, activation, mt_length, mt_velocity, norm_tendon_force=None, xp=np):
+    def calc_tendon_force(self, activation: ArrayOrExpr, mt_length: ArrayOrExpr, mt_velocity: ArrayOrExpr,
+                          norm_tendon_force: ArrayOrExpr = None, xp: Any = np) -> ArrayOrExpr:
         """Tendon force (N): :meth:`rigid_tendon_force` or ``F_max f̃_T``.
 
         Parameters
@@ -1230,9 +1236,10 @@ class DeGrooteFregly2016Muscle:
             raise ValueError(f"muscle {self.name!r} has a compliant tendon: norm_tendon_force is required")
         return self.max_isometric_force * norm_tendon_force
 
-    def calc_normalized_tendon_force_derivative(self, activation, mt_length, mt_velocity, norm_tendon_force,
-                                                xp=np):
-        """Explicit tendon dynamics ``df̃_T/dt`` (1/s) (DEGROOTE.md §3, "Explicit").
+    def calc_normalized_tendon_force_derivative(self, activation: ArrayOrExpr, mt_length: ArrayOrExpr,
+                                                mt_velocity: ArrayOrExpr, norm_tendon_force: ArrayOrExpr,
+                                                xp: Any = np) -> ArrayOrExpr:
+        """Explicit tendon dynamics ``df̃_T/dt`` (1/s) (De Groote et al. 2016, "Explicit").
 
         ``l̃_T = f_T⁻¹(f̃_T)`` gives ``l_M``, ``α``; the fiber force is taken equal
         to the tendon force: ``f_V = (f̃_T / cos α - f_PE(l̃_M)) / (a f_L(l̃_M))``,
@@ -1262,9 +1269,10 @@ class DeGrooteFregly2016Muscle:
         info = self.calc_muscle_info(activation, mt_length, mt_velocity, norm_tendon_force, mode="explicit", xp=xp)
         return info.normalized_tendon_force_derivative
 
-    def calc_implicit_residual(self, activation, mt_length, mt_velocity, norm_tendon_force,
-                               norm_tendon_force_derivative, xp=np):
-        """Moco's implicit tendon-compliance residual (DEGROOTE.md §3, "Implicit").
+    def calc_implicit_residual(self, activation: ArrayOrExpr, mt_length: ArrayOrExpr, mt_velocity: ArrayOrExpr,
+                               norm_tendon_force: ArrayOrExpr,
+                               norm_tendon_force_derivative: ArrayOrExpr, xp: Any = np) -> ArrayOrExpr:
+        """Moco's implicit tendon-compliance residual (De Groote et al. 2016, "Implicit").
 
         With ``ḟ_T`` (Moco's ``implicitderiv_normalized_tendon_force``, an
         extra algebraic variable): ``ṽ_T = ḟ_T / f_T'(l̃_T)``,
@@ -1297,12 +1305,13 @@ class DeGrooteFregly2016Muscle:
                                      norm_tendon_force_derivative, mode="implicit", xp=xp)
         return info.implicit_residual
 
-    def calc_equilibrium_normalized_tendon_force(self, activation, mt_length, mt_velocity=0.0,
-                                                 norm_tendon_force_derivative=0.0, tol: float = 1e-14,
-                                                 max_iterations: int = 200):
+    def calc_equilibrium_normalized_tendon_force(self, activation: ArrayOrExpr, mt_length: ArrayOrExpr,
+                                                 mt_velocity: ArrayOrExpr = 0.0,
+                                                 norm_tendon_force_derivative: ArrayOrExpr = 0.0, tol: float = 1e-14,
+                                                 max_iterations: int = 200) -> ArrayOrExpr:
         """Solve muscle-tendon equilibrium for ``f̃_T`` (numpy only, vectorized).
 
-        As OpenSim's ``computeInitialFiberEquilibrium`` (DEGROOTE.md §3): the
+        As OpenSim's ``computeInitialFiberEquilibrium`` (De Groote et al. 2016): the
         implicit residual with ``ḟ_T`` (default 0) is driven to zero by bisection
         on ``[0, 5]``. OpenSim stops at an interval of 1e-10; this bisects to
         ``tol`` (default 1e-14, i.e. to round-off).
@@ -1358,7 +1367,7 @@ class DeGrooteFregly2016Muscle:
     # -- OpenSim interop ---------------------------------------------------------
 
     @classmethod
-    def from_opensim(cls, muscle) -> "DeGrooteFregly2016Muscle":
+    def from_opensim(cls, muscle: Any) -> "DeGrooteFregly2016Muscle":
         """Copy the properties of an ``opensim.DeGrooteFregly2016Muscle`` (path not copied).
 
         An unnamed OpenSim muscle (name ``""``) gets the default name ``"muscle"``.
@@ -1367,7 +1376,7 @@ class DeGrooteFregly2016Muscle:
         kwargs["tendon_compliance_dynamics_mode"] = muscle.get_tendon_compliance_dynamics_mode()
         return cls(name=muscle.getName() or "muscle", **kwargs)
 
-    def to_opensim(self):
+    def to_opensim(self) -> Any:
         """A new ``opensim.DeGrooteFregly2016Muscle`` with these properties (no path points).
 
         Requires the ``opensim`` package. Add path points (e.g.

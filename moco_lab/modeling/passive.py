@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .forces import GENERALIZED_FORCE, ForceContext, ForceContribution, ForceElement
+
+if TYPE_CHECKING:
+    from .muscle import ArrayOrExpr
 
 __all__ = ["PassiveJointMoment", "soft_plus"]
 
 
-def soft_plus(x, x0, xp):
+def soft_plus(x: ArrayOrExpr, x0: float | ArrayOrExpr, xp: Any) -> ArrayOrExpr:
     """gait2d's smooth ``max(x, 0)``: ``f⁺(x; x0) = ½ (x + √(x² + x0²))`` (manual, Appendix A, Eq. 19)."""
     return 0.5 * (x + xp.sqrt(x * x + x0 * x0))
 

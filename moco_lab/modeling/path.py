@@ -6,7 +6,7 @@ each fixed in a body frame (``"ground"`` for the world). It gives
 * the path length ``l(q)`` and lengthening speed ``l̇ = (∂l/∂q) u``;
 * the generalized forces of a tension ``T`` along the path, computed as
   OpenSim does, from the body forces ``T s`` at the path points mapped through
-  Drake's frame Jacobians: ``f = Σ_k J_kᵀ F_k`` (seed 003; with ``nq == nv``
+  Drake's frame Jacobians: ``f = Σ_k J_kᵀ F_k`` (Sherman, Seth & Delp 2013; with ``nq == nv``
   and ``q̇ = u`` this equals ``-(∂l/∂q)ᵀ T``);
 * the moment arm about a coordinate, ``r = -∂l/∂θ`` (OpenSim's sign).
 
@@ -16,11 +16,18 @@ The engine derives the length as an expression of the coordinates
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydrake.multibody.tree import JacobianWrtVariable
 
 from ..util.names import did_you_mean
+
+if TYPE_CHECKING:
+    from pydrake.multibody.plant import MultibodyPlant
+    from pydrake.systems.framework import Context
+
+    from .forces import ForceContext
 
 
 @dataclass
@@ -51,13 +58,13 @@ class GeometryPath:
             raise KeyError("Path point: " + did_you_mean(body, ["ground", *names], "body"))
         return plant.GetBodyByName(body).body_frame()
 
-    def check(self, plant) -> None:
+    def check(self, plant: MultibodyPlant) -> None:
         """Raise a clear error if a path point names an unknown body."""
         for p in self.points:
             self._frame(plant, p.body)
 
     # ------------------------------------------------------------ numeric
-    def point_positions(self, plant, context) -> np.ndarray:
+    def point_positions(self, plant: MultibodyPlant, context: Context) -> np.ndarray:
         """World positions of the path points, shape ``(npoints, 3)``."""
         world = plant.world_frame()
         return np.array([
@@ -66,11 +73,12 @@ class GeometryPath:
             for p in self.points
         ])
 
-    def length(self, plant, context) -> float:
+    def length(self, plant: MultibodyPlant, context: Context) -> float:
+        """Path length (m) at the plant's configuration in ``context``."""
         P = self.point_positions(plant, context)
         return float(np.sum(np.linalg.norm(np.diff(P, axis=0), axis=1)))
 
-    def generalized_forces(self, plant, context, tension: float = 1.0) -> np.ndarray:
+    def generalized_forces(self, plant: MultibodyPlant, context: Context, tension: float = 1.0) -> np.ndarray:
         """Generalized forces (nv,) of a tension pulling the path's ends together.
 
         At each segment end the path applies ``T s`` (``s`` the unit vector
@@ -91,7 +99,7 @@ class GeometryPath:
                 f += J.T @ F
         return f
 
-    def lengthening_speed(self, plant, context) -> float:
+    def lengthening_speed(self, plant: MultibodyPlant, context: Context) -> float:
         """``l̇ = -f(T=1) · u`` (the power of a unit tension)."""
         return float(-self.generalized_forces(plant, context, 1.0) @ plant.GetVelocities(context))
 
@@ -99,7 +107,7 @@ class GeometryPath:
         """The path's points (what determines its length), for telling edited models apart."""
         return {"type": type(self).__name__, "points": [[p.body, list(p.location)] for p in self.points]}
 
-    def length_expr(self, ctx):
+    def length_expr(self, ctx: ForceContext) -> Any:
         """Path length as an expression, from the point positions a force context gives (see
         :class:`moco_lab.modeling.forces.ForceContext`)."""
         pts = [ctx.point_position(p.body, p.location) for p in self.points]

@@ -6,8 +6,12 @@ mechanics from the plant, and how :meth:`Model.description` tells models apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pydrake.multibody.plant import MultibodyPlant
 
 __all__ = ["BodyInfo", "JointInfo", "Tree", "read_tree", "SUPPORTED_JOINTS"]
 
@@ -84,6 +88,7 @@ class Tree:
     nq: int
 
     def body_index(self, name: str) -> int:
+        """Drake index of the body named ``name`` (``"ground"`` or ``"world"``: the world)."""
         if name in ("ground", "world"):
             return self.world
         for i, b in self.bodies.items():
@@ -92,7 +97,7 @@ class Tree:
         raise KeyError(name)
 
 
-def read_tree(plant) -> Tree:
+def read_tree(plant: MultibodyPlant) -> Tree:
     """Read the kinematic tree of a finalized ``MultibodyPlant``.
 
     Raises

@@ -7,13 +7,18 @@ dimensionless (``""``).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .forces import GENERALIZED_FORCE
 from .tree import read_tree
+
+if TYPE_CHECKING:
+    from .model import Coordinate, Model
 
 __all__ = ["coordinate_motion", "unit_of", "with_unit"]
 
 
-def coordinate_motion(model, coordinate) -> str:
+def coordinate_motion(model: Model, coordinate: str | Coordinate) -> str:
     """``"rotational"`` or ``"translational"``: the kind of a coordinate (name, path or Coordinate).
 
     Read from the Drake joint holding it: a revolute joint's coordinate and a
@@ -45,7 +50,7 @@ def _coordinate_unit(model, coordinate, what: str) -> str:
     return table[what]
 
 
-def unit_of(model, name: str) -> str | None:
+def unit_of(model: Model, name: str) -> str | None:
     """The unit of a state, control, acceleration or output of ``model`` by path; None if not known.
 
     Examples: ``/jointset/knee/knee_angle/value`` -> ``"rad"``,

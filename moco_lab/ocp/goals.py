@@ -36,17 +36,23 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from ..results.tables import reference_columns
-from ..results.trajectory import Trajectory
 from ..util.names import NamedValues, did_you_mean
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..results.tables import ReferenceLike
+    from ..util.bounds import BoundsLike
 
 __all__ = ["Goal", "BoundGoal", "NodeData", "EndpointData", "GoalContext", "ControlGoal", "FinalTimeGoal",
            "StateTrackingGoal", "SumSquaredStateGoal", "PeriodicityGoal", "InitialActivationGoal", "AverageSpeedGoal",
-           "ContactTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "UserGoal", "goal_from_dict", "GOAL_TYPES"]
+           "ContactTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "UserGoal", "goal_from_dict", "GOAL_TYPES",
+           "explain_autodiff_error"]
 
 MODES = ("cost", "endpoint_constraint")
 
@@ -123,7 +129,7 @@ class GoalContext:
         """Ask for a model output at the grid points (``KeyError`` with suggestions if there is none)."""
         raise NotImplementedError
 
-    def point_output(self, name: str, body: str, location) -> tuple[str, str]:
+    def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         """Ask for the position and velocity of a point fixed on a body; returns the two output names."""
         raise NotImplementedError
 
@@ -214,7 +220,7 @@ class Goal:
     supports_endpoint_constraint = True
 
     def __init__(self, name: str | None = None, weight: float = 1.0, enabled: bool = True, mode: str | None = None,
-                 bounds=None, divide_by_displacement: bool = False, divide_by_duration: bool = False,
+                 bounds: BoundsLike = None, divide_by_displacement: bool = False, divide_by_duration: bool = False,
                  divide_by_mass: bool = False):
         self.name = name or self.default_name
         if not isinstance(self.name, str) or not self.name:
@@ -268,6 +274,7 @@ class Goal:
 
     # -- files
     def to_dict(self) -> dict:
+        """The goal as plain data (type, name, weight, mode, options), for study files."""
         d = {"type": type(self).__name__, "name": self.name, "weight": self.weight, "enabled": self.enabled,
              "mode": self.mode}
         if self.mode == "endpoint_constraint":
@@ -310,7 +317,7 @@ class ControlGoal(Goal):
 
     def __init__(self, name: str | None = None, weight: float = 1.0, exponent: float = 2.0,
                  control_weights: dict[str, float] | None = None, enabled: bool = True,
-                 control_weights_pattern: dict[str, float] | None = None, **options):
+                 control_weights_pattern: dict[str, float] | None = None, **options: Any):
         super().__init__(name, weight, enabled, **options)
         self.exponent = float(exponent)
         if not self.exponent >= 2:
@@ -321,9 +328,11 @@ class ControlGoal(Goal):
             re.compile(pattern)
 
     def set_weight_for_control(self, control: str, weight: float) -> None:
+        """Weight of one control (0 leaves it out), as Moco's ``setWeightForControl``."""
         self.control_weights[control] = float(weight)
 
     def set_weight_for_control_pattern(self, pattern: str, weight: float) -> None:
+        """Weight of every control matching a regular expression (Moco's ``setWeightForControlPattern``)."""
         re.compile(pattern)
         self.control_weights_pattern[pattern] = float(weight)
 
@@ -419,9 +428,9 @@ class StateTrackingGoal(Goal):
 
     default_name = "state_tracking"
 
-    def __init__(self, name: str | None = None, weight: float = 1.0, reference=None,
+    def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
                  weights: dict[str, float] | None = None, pattern: str | None = None,
-                 allow_unused_references: bool = False, enabled: bool = True, **options):
+                 allow_unused_references: bool = False, enabled: bool = True, **options: Any):
         super().__init__(name, weight, enabled, **options)
         self.weights = {str(k): float(v) for k, v in (weights or {}).items()}
         self.pattern = pattern
@@ -430,10 +439,12 @@ class StateTrackingGoal(Goal):
         if reference is not None:
             self.set_reference(reference)
 
-    def set_reference(self, reference) -> None:
+    def set_reference(self, reference: ReferenceLike) -> None:
+        """Set the reference (a trajectory, an ``.sto`` path or ``(time, {column: values})``)."""
         self.reference = _reference(reference, f"StateTrackingGoal {self.name!r}")
 
     def set_weight(self, state: str, weight: float) -> None:
+        """Weight of one tracked state (0 leaves it out)."""
         self.weights[state] = float(weight)
 
     def bind(self, ctx: GoalContext) -> BoundGoal:
@@ -499,7 +510,7 @@ class SumSquaredStateGoal(Goal):
     default_name = "sum_squared_state"
 
     def __init__(self, name: str | None = None, weight: float = 1.0, pattern: str = ".*",
-                 weights: dict[str, float] | None = None, enabled: bool = True, **options):
+                 weights: dict[str, float] | None = None, enabled: bool = True, **options: Any):
         super().__init__(name, weight, enabled, **options)
         re.compile(pattern)
         self.pattern = pattern
@@ -548,7 +559,7 @@ class PeriodicityGoal(Goal):
     default_mode = "endpoint_constraint"
     supports_endpoint_constraint = True
 
-    def __init__(self, name: str | None = None, weight: float = 1.0, pairs=(), mode: str = "endpoint_constraint",
+    def __init__(self, name: str | None = None, weight: float = 1.0, pairs: Sequence = (), mode: str = "endpoint_constraint",
                  enabled: bool = True):
         if mode not in MODES:
             raise ValueError(f"PeriodicityGoal mode must be 'endpoint_constraint' or 'cost', got {mode!r}")
@@ -558,6 +569,7 @@ class PeriodicityGoal(Goal):
             self.add_pair(*p)
 
     def add_pair(self, initial: str, final: str | None = None, negate: bool = False) -> None:
+        """Require ``final(t_f) = ±initial(t_0)`` (``negate=True``: the minus sign, for symmetric gait)."""
         self.pairs.append((initial, final or initial, bool(negate)))
 
     def bind(self, ctx: GoalContext) -> BoundGoal:
@@ -652,7 +664,7 @@ class AverageSpeedGoal(Goal):
     supports_endpoint_constraint = True
 
     def __init__(self, name: str | None = None, desired_average_speed: float = 0.0, weight: float = 1.0,
-                 enabled: bool = True, mode: str | None = None, bounds=None):
+                 enabled: bool = True, mode: str | None = None, bounds: BoundsLike = None):
         super().__init__(name, weight, enabled, mode=mode, bounds=bounds)
         self.desired_average_speed = float(desired_average_speed)
         if not math.isfinite(self.desired_average_speed):
@@ -722,9 +734,9 @@ class ContactTrackingGoal(Goal):
 
     default_name = "contact_tracking"
 
-    def __init__(self, name: str | None = None, weight: float = 1.0, reference=None,
-                 groups: Sequence[ContactGroup] = (), projection: str = "none", projection_vector=None,
-                 enabled: bool = True, **options):
+    def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
+                 groups: Sequence[ContactGroup] = (), projection: str = "none", projection_vector: ArrayLike | None = None,
+                 enabled: bool = True, **options: Any):
         super().__init__(name, weight, enabled, **options)
         self.reference = None if reference is None else _reference(reference, f"ContactTrackingGoal {self.name!r}")
         self.groups = [g if isinstance(g, ContactGroup) else ContactGroup(list(g[0]), tuple(g[1])) for g in groups]
@@ -807,8 +819,8 @@ class MarkerTrackingGoal(Goal):
 
     default_name = "marker_tracking"
 
-    def __init__(self, name: str | None = None, weight: float = 1.0, markers: dict | None = None, reference=None,
-                 weights: dict[str, float] | None = None, enabled: bool = True, **options):
+    def __init__(self, name: str | None = None, weight: float = 1.0, markers: dict | None = None, reference: ReferenceLike = None,
+                 weights: dict[str, float] | None = None, enabled: bool = True, **options: Any):
         super().__init__(name, weight, enabled, **options)
         self.markers = {str(k): (str(b), tuple(float(v) for v in loc)) for k, (b, loc) in (markers or {}).items()}
         self.reference = None if reference is None else _reference(reference, f"MarkerTrackingGoal {self.name!r}")
@@ -864,7 +876,8 @@ _MATH_HINT = ("moco_lab calls your function with Drake AutoDiffXd numbers to tak
               "and arithmetic instead of math.sin, math.exp, ...")
 
 
-def _explain_autodiff(err: Exception, owner: str) -> Exception:
+def explain_autodiff_error(err: Exception, owner: str) -> Exception:
+    """A clearer error for user functions that used ``math`` on Drake's AutoDiffXd values (else ``err``)."""
     text = str(err)
     if "AutoDiffXd" in text or "must be real number" in text:
         return TypeError(f"{owner}: {text}. {_MATH_HINT}")
@@ -913,7 +926,7 @@ class UserGoal(Goal):
             try:
                 return fn(*args)
             except TypeError as err:
-                raise _explain_autodiff(err, owner) from err
+                raise explain_autodiff_error(err, owner) from err
 
         def native(terms):
             if integrand_fn is not None:

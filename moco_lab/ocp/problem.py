@@ -1,4 +1,4 @@
-"""The optimal control problem (Moco's ``MocoProblem``; seed 000, Eq. 1).
+"""The optimal control problem (Moco's ``MocoProblem``; the Moco paper, Eq. 1).
 
 Set the model, time bounds, state and control bounds *by name* (with separate
 initial and final bounds), goals, path constraints and parameters::
@@ -16,16 +16,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-
 from pydrake.multibody.plant import MultibodyPlant
 
 from ..modeling.model import Model
 from ..util.bounds import Bounds
 from ..util.names import did_you_mean
 from .goals import Goal, goal_from_dict
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..util.bounds import BoundsLike
 
 
 
@@ -39,6 +43,7 @@ class VariableInfo:
     final: Bounds | None = None
 
     def to_dict(self) -> dict:
+        """Bounds as plain data, for study files."""
         return {k: (getattr(self, k).as_list() if getattr(self, k) is not None else None)
                 for k in ("bounds", "initial", "final")}
 
@@ -105,7 +110,7 @@ class _NamesOnlyContext:
     def output(self, name: str) -> str:
         return name
 
-    def point_output(self, name: str, body: str, location) -> tuple[str, str]:
+    def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         if body not in ("ground", "world", *self.model.body_paths, *self.model.body_paths.values()):
             raise KeyError(did_you_mean(body, ["ground", *self.model.body_paths], "body"))
         return f"{name}/position", f"{name}/velocity"
@@ -149,6 +154,7 @@ class Problem:
         return self._require_model().state_names()
 
     def control_names(self) -> list[str]:
+        """Control names (see :meth:`Model.control_names`)."""
         return self._require_model().control_names()
 
     @staticmethod
@@ -157,7 +163,7 @@ class Problem:
             raise KeyError(did_you_mean(name, names, what))
 
     # ----------------------------------------------------------------- bounds
-    def set_time_bounds(self, initial, final) -> None:
+    def set_time_bounds(self, initial: BoundsLike, final: BoundsLike) -> None:
         """Bounds on the initial and final time: a number (fixed) or ``(lower, upper)``."""
         ti = Bounds.parse(initial, "initial time")
         tf = Bounds.parse(final, "final time")
@@ -180,7 +186,7 @@ class Problem:
                 )
         return VariableInfo(name, b, i, f)
 
-    def set_state_info(self, name: str, bounds=None, initial=None, final=None) -> None:
+    def set_state_info(self, name: str, bounds: BoundsLike = None, initial: BoundsLike = None, final: BoundsLike = None) -> None:
         """Bounds of a state by name: ``bounds`` over the motion, ``initial``/``final`` at the ends.
 
         Each is ``None`` (default), a number (fixed value) or ``(lower, upper)``.
@@ -189,13 +195,15 @@ class Problem:
             self._check_name(name, self.state_names(), "state")
         self._state_infos[name] = self._info(name, bounds, initial, final, "state")
 
-    def set_control_info(self, name: str, bounds=None, initial=None, final=None) -> None:
+    def set_control_info(self, name: str, bounds: BoundsLike = None, initial: BoundsLike = None,
+                         final: BoundsLike = None) -> None:
         """Bounds of a control by name (see :meth:`set_state_info`)."""
         if self.model is not None:
             self._check_name(name, self.control_names(), "control")
         self._control_infos[name] = self._info(name, bounds, initial, final, "control")
 
-    def set_state_info_pattern(self, pattern: str, bounds=None, initial=None, final=None) -> None:
+    def set_state_info_pattern(self, pattern: str, bounds: BoundsLike = None, initial: BoundsLike = None,
+                               final: BoundsLike = None) -> None:
         """Bounds for every state whose name fully matches the regular expression ``pattern``.
 
         Explicit :meth:`set_state_info` calls take precedence.
@@ -205,7 +213,8 @@ class Problem:
             raise KeyError(f"State pattern {pattern!r} matches no state; states are {self.state_names()}")
         self._state_patterns.append((pattern, self._info(pattern, bounds, initial, final, "state pattern")))
 
-    def set_control_info_pattern(self, pattern: str, bounds=None, initial=None, final=None) -> None:
+    def set_control_info_pattern(self, pattern: str, bounds: BoundsLike = None, initial: BoundsLike = None,
+                                 final: BoundsLike = None) -> None:
         """Bounds for every control whose name fully matches ``pattern``."""
         re.compile(pattern)
         if self.model is not None and not any(re.fullmatch(pattern, n) for n in self.control_names()):
@@ -218,6 +227,7 @@ class Problem:
         return self._effective(name, self._state_infos, self._state_patterns, self._default_state_bounds(name))
 
     def control_info(self, name: str) -> VariableInfo:
+        """Effective bounds of control ``name`` (explicit settings, else patterns, else the model's defaults)."""
         self._check_name(name, self.control_names(), "control")
         return self._effective(name, self._control_infos, self._control_patterns,
                                Bounds(*self._require_model().default_control_bounds(name)))
@@ -251,21 +261,23 @@ class Problem:
         return goal
 
     def get_goal(self, name: str) -> Goal:
+        """The goal named ``name`` (KeyError with suggestions)."""
         for g in self.goals:
             if g.name == name:
                 return g
         raise KeyError(did_you_mean(name, [g.name for g in self.goals], "goal"))
 
     def remove_goal(self, name: str) -> None:
+        """Remove the goal named ``name``."""
         self.goals.remove(self.get_goal(name))
 
-    def add_path_constraint(self, name: str, func: Callable, lower, upper) -> PathConstraint:
+    def add_path_constraint(self, name: str, func: Callable, lower: ArrayLike, upper: ArrayLike) -> PathConstraint:
         """Add ``lower <= func(t, states, controls, parameters) <= upper`` at mesh points."""
         pc = PathConstraint(name, func, lower, upper)
         self.path_constraints.append(pc)
         return pc
 
-    def add_parameter(self, name: str, property: str, bounds) -> Parameter:
+    def add_parameter(self, name: str, property: str, bounds: BoundsLike) -> Parameter:
         """Optimize a model property (e.g. ``"/body/mass"``) as a time-invariant parameter."""
         if any(p.name == name for p in self.parameters):
             raise ValueError(f"A parameter named {name!r} already exists")
@@ -319,6 +331,7 @@ class Problem:
 
     @classmethod
     def from_dict(cls, d: dict, model: Model) -> "Problem":
+        """Rebuild a problem written by :meth:`to_dict`, on ``model``."""
         def b(x):
             return None if x is None else Bounds.from_list(x)
 

@@ -50,9 +50,12 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 __all__ = [
@@ -289,6 +292,7 @@ def _parse(path: PathLike) -> tuple[np.ndarray, list[str], np.ndarray, dict[str,
 
     ncol = len(labels) + 1
     rows = []
+    row_lines = []
     for index in range(labels_line, len(lines)):
         line = lines[index]
         if not line.strip():
@@ -302,12 +306,19 @@ def _parse(path: PathLike) -> tuple[np.ndarray, list[str], np.ndarray, dict[str,
                                  f"but found {len(fields)}")
         try:
             rows.append([_parse_float(x) for x in fields])
+            row_lines.append(index + 1)
         except ValueError:
             bad = next(j for j, x in enumerate(fields) if not _is_number(x))
             column = "time" if bad == 0 else labels[bad - 1]
             raise StoFormatError(path, index + 1,
                                  f"non-numeric value {fields[bad]!r} in column {column!r}") from None
     data = np.array(rows, dtype=float).reshape(len(rows), ncol)
+    steps = np.diff(data[:, 0])
+    if np.any(~(steps > 0)):  # also catches NaN times
+        k = int(np.flatnonzero(~(steps > 0))[0])
+        raise StoFormatError(path, row_lines[k + 1], f"time {data[k + 1, 0]:g} does not increase "
+                             f"(the previous row, line {row_lines[k]}, has time {data[k, 0]:g}); times must be "
+                             "strictly increasing")
 
     for key, expected in (("nRows", data.shape[0]), ("nColumns", ncol)):
         if key in metadata and metadata[key] != expected:
@@ -324,7 +335,7 @@ def _is_number(text: str) -> bool:
 
 
 # --------------------------------------------------------------------- tables
-def write_table(path: PathLike, time, columns: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
+def write_table(path: PathLike, time: ArrayLike, columns: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> None:
     """Write a plain OpenSim table (a ``TimeSeriesTable`` ``.sto``).
 
     Parameters

@@ -2,14 +2,20 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import sto
 from .trajectory import Trajectory, read_trajectory
 
-__all__ = ["reference_columns"]
+__all__ = ["reference_columns", "ReferenceLike"]
+
+#: A reference table in any form tools accept: a :class:`Trajectory` (its states), a path to an ``.sto``
+#: table, or ``(time, {column: values})``.
+ReferenceLike = Union[Trajectory, str, os.PathLike, tuple[ArrayLike, Mapping[str, ArrayLike]]]
 
 
 def reference_columns(reference: Any, what: str = "reference") -> tuple[np.ndarray, dict[str, np.ndarray], str]:

@@ -16,10 +16,16 @@ outcome with SciPy ``OptimizeResult`` names (``success``, ``status``,
 """
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING, Mapping
+
 import numpy as np
 
-from ..util.names import did_you_mean
+from ..util.names import NameTable, did_you_mean
 from . import sto
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 _GROUPS = ("states", "controls", "multipliers", "derivatives")
 
@@ -33,62 +39,81 @@ class Trajectory:
         Strictly increasing times.
     states, controls, multipliers, derivatives : dict of str -> array_like (n,)
     parameters : dict of str -> float
+    check_time : bool, default True
+        Require strictly increasing times. ``False`` is for the record of a
+        degenerate solve (final time at or before the initial time), which is
+        kept as an unsuccessful :class:`Solution` rather than lost.
     """
 
-    def __init__(self, time, states=None, controls=None, multipliers=None, derivatives=None, parameters=None):
+    def __init__(self, time: ArrayLike, states: Mapping[str, ArrayLike] | None = None, controls: Mapping[str,
+                 ArrayLike] | None = None, multipliers: Mapping[str, ArrayLike] | None = None,
+                 derivatives: Mapping[str, ArrayLike] | None = None, parameters: Mapping[str, float] | None = None,
+                 check_time: bool = True):
         self.time = np.asarray(time, dtype=float).copy()
         if self.time.ndim != 1:
             raise ValueError("time must be one-dimensional")
-        if self.time.size > 1 and np.any(np.diff(self.time) <= 0):
-            raise ValueError("time must be strictly increasing")
+        if check_time and self.time.size > 1 and np.any(np.diff(self.time) <= 0):
+            k = int(np.flatnonzero(np.diff(self.time) <= 0)[0])
+            raise ValueError(f"time must be strictly increasing: time[{k}] = {self.time[k]:g} is followed by "
+                             f"time[{k + 1}] = {self.time[k + 1]:g}")
         n = self.time.size
         for group, data in zip(_GROUPS, (states, controls, multipliers, derivatives)):
-            table = {}
+            table = NameTable(what=group[:-1])
             for name, values in (data or {}).items():
                 arr = np.asarray(values, dtype=float).copy()
                 if arr.shape != (n,):
                     raise ValueError(f"{group} {name!r} has shape {arr.shape}; expected ({n},) like time")
                 table[name] = arr
             setattr(self, f"_{group}", table)
-        self._parameters = {k: float(v) for k, v in (parameters or {}).items()}
+        self._parameters = NameTable({k: float(v) for k, v in (parameters or {}).items()}, what="parameter")
 
     # ---------------------------------------------------------------- access
     @property
     def states(self) -> dict[str, np.ndarray]:
+        """States by name, each an array over time (copies are not made: do not modify)."""
         return self._states
 
     @property
     def controls(self) -> dict[str, np.ndarray]:
+        """Controls by name, each an array over time."""
         return self._controls
 
     @property
     def multipliers(self) -> dict[str, np.ndarray]:
+        """Lagrange multipliers (and velocity corrections) by name."""
         return self._multipliers
 
     @property
     def derivatives(self) -> dict[str, np.ndarray]:
+        """Implicit-mode accelerations and implicit derivative variables by name."""
         return self._derivatives
 
     @property
     def parameters(self) -> dict[str, float]:
+        """Optimized parameters by property path."""
         return self._parameters
 
     @property
     def num_times(self) -> int:
+        """Number of time points."""
         return self.time.size
 
     @property
     def initial_time(self) -> float:
+        """First time (s)."""
         return float(self.time[0])
 
     @property
     def final_time(self) -> float:
+        """Last time (s)."""
         return float(self.time[-1])
 
     def state_names(self) -> list[str]:
+        """Names of the states, in order."""
         return list(self.states)
 
     def control_names(self) -> list[str]:
+        """Names of the controls, in order."""
         return list(self.controls)
 
     def get(self, name: str) -> np.ndarray:
@@ -112,7 +137,7 @@ class Trajectory:
         return np.column_stack([table[k] if k in table else self.get(k) for k in names])
 
     # ------------------------------------------------------------ operations
-    def interpolate(self, time) -> "Trajectory":
+    def interpolate(self, time: ArrayLike) -> "Trajectory":
         """Linear interpolation of every series onto ``time`` (held constant outside)."""
         time = np.asarray(time, dtype=float)
         groups = {
@@ -121,6 +146,7 @@ class Trajectory:
         return Trajectory(time, **groups, parameters=dict(self.parameters))
 
     def copy(self) -> "Trajectory":
+        """A deep copy."""
         return Trajectory(self.time, self.states, self.controls, self.multipliers, self.derivatives, self.parameters)
 
     def is_numerically_equal(self, other: "Trajectory", rtol: float = 1e-12, atol: float = 0.0) -> bool:
@@ -144,7 +170,7 @@ class Trajectory:
         times inside ``[max(t0), min(tf)]``; the RMS is
         ``sqrt(trapz(sum_k (a_k - b_k)^2) / T)``. Unlike Moco's
         ``compareContinuousVariablesRMS``, nothing outside the common range is
-        compared to zero (see ``VERIFICATION_PROBLEMS.md``, remark 1).
+        compared to zero (see ``VERIFICATION.md``, remark 1).
         With ``per_column=True`` the sum is divided by the number of columns,
         as Moco's ``compareContinuousVariablesRMS`` does.
         """
@@ -163,12 +189,12 @@ class Trajectory:
         return float(np.sqrt(np.trapezoid(total, t) / (hi - lo)))
 
     # ------------------------------------------------------------------ files
-    def write_sto(self, path) -> None:
+    def write_sto(self, path: str | os.PathLike) -> None:
         """Write OpenSim's tab-delimited ``.sto`` (readable by ``osim.MocoTrajectory``)."""
         sto.write_trajectory(self, path)
 
     @classmethod
-    def read_sto(cls, path) -> "Trajectory":
+    def read_sto(cls, path: str | os.PathLike) -> "Trajectory":
         """Read a trajectory written by :meth:`write_sto` or by OpenSim Moco (see :func:`read_trajectory`)."""
         return read_trajectory(path)
 
@@ -199,6 +225,15 @@ class Solution(Trajectory):
         Solver iterations.
     solve_time : float
         Wall time of the optimizer, in seconds.
+    constraint_violation : float
+        Largest violation of any constraint or bound at the solution (NaN if
+        the solution holds NaN).
+    optimality : dict of str -> float
+        IPOPT's final optimality measures in the problem's own units
+        (unscaled): ``dual_infeasibility``, ``constraint_violation``,
+        ``complementarity``, ``nlp_error``. IPOPT's ``tol`` applies to the
+        *scaled* measures, so a small unscaled dual infeasibility is the
+        better check that a solve did not stop short.
 
     Like Moco, a failed solution is *sealed*: reading its data raises until
     you call :meth:`unseal`, so a wrong answer is never used silently.
@@ -206,9 +241,10 @@ class Solution(Trajectory):
 
     def __init__(self, trajectory: Trajectory, *, success: bool, status: str, message: str,
                  objective: float, goal_values: dict[str, float], nit: int, solve_time: float,
-                 solver: str = "ipopt", constraint_violation: float = float("nan")):
+                 solver: str = "ipopt", constraint_violation: float = float("nan"),
+                 optimality: dict[str, float] | None = None):
         super().__init__(trajectory.time, trajectory.states, trajectory.controls, trajectory.multipliers,
-                         trajectory.derivatives, trajectory.parameters)
+                         trajectory.derivatives, trajectory.parameters, check_time=success)
         self.success = bool(success)
         self.status = status
         self.message = message
@@ -218,13 +254,16 @@ class Solution(Trajectory):
         self.solve_time = float(solve_time)
         self.solver = solver
         self.constraint_violation = float(constraint_violation)
+        self.optimality = dict(optimality or {})
         self._sealed = not self.success
 
     @property
     def fun(self) -> float:
+        """The objective (SciPy's ``OptimizeResult.fun``)."""
         return self.objective
 
     def is_sealed(self) -> bool:
+        """True for a failed solution whose data cannot be read until :meth:`unseal`."""
         return self._sealed
 
     def unseal(self) -> "Solution":
@@ -240,27 +279,32 @@ class Solution(Trajectory):
             )
 
     @property
-    def states(self):
+    def states(self) -> dict[str, np.ndarray]:
+        """States by name (RuntimeError while sealed)."""
         self._check()
         return self._states
 
     @property
-    def controls(self):
+    def controls(self) -> dict[str, np.ndarray]:
+        """Controls by name (RuntimeError while sealed)."""
         self._check()
         return self._controls
 
     @property
-    def multipliers(self):
+    def multipliers(self) -> dict[str, np.ndarray]:
+        """Multipliers by name (RuntimeError while sealed)."""
         self._check()
         return self._multipliers
 
     @property
-    def derivatives(self):
+    def derivatives(self) -> dict[str, np.ndarray]:
+        """Derivatives by name (RuntimeError while sealed)."""
         self._check()
         return self._derivatives
 
     @property
-    def parameters(self):
+    def parameters(self) -> dict[str, float]:
+        """Parameters by path (RuntimeError while sealed)."""
         self._check()
         return self._parameters
 
@@ -275,6 +319,7 @@ class Solution(Trajectory):
                           self._parameters)
 
     def summary(self) -> str:
+        """One line: success, status, objective, final time, iterations and solve time."""
         return (
             f"{'success' if self.success else 'FAILED'} ({self.status}) objective={self.objective:.10g} "
             f"t_f={self.final_time:.6g} nit={self.nit} solve_time={self.solve_time:.3f} s"
@@ -284,7 +329,7 @@ class Solution(Trajectory):
         return f"<Solution {self.summary()}>"
 
 
-def read_trajectory(path) -> Trajectory:
+def read_trajectory(path: str | os.PathLike) -> Trajectory:
     """Read a trajectory written by :meth:`Trajectory.write_sto` or by OpenSim Moco.
 
     Parameters

@@ -5,13 +5,19 @@ import os
 import re
 import tempfile
 import time as _time
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from pydrake.solvers import CommonSolverOption, IpoptSolver, SnoptSolver, SolverOptions
 
-__all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "IPOPT_DEFAULTS", "LARGE_PROBLEM_VARIABLES", "ipopt_defaults", "Progress", "OptimizerRun", "run_optimizer", "max_constraint_violation"]
+if TYPE_CHECKING:
+    from pydrake.solvers import MathematicalProgram
+
+    from .settings import SolverSettings
+
+__all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "IPOPT_EXIT_MESSAGES", "IPOPT_STATUS_EXPLANATIONS", "IPOPT_DEFAULTS",
+           "LARGE_PROBLEM_VARIABLES", "ipopt_defaults", "Progress", "OptimizerRun", "run_optimizer", "max_constraint_violation"]
 
 #: IPOPT 3.14's ``SolverReturn`` codes (as Drake reports them) -> Moco's status names.
 IPOPT_STATUS = {
@@ -32,6 +38,48 @@ IPOPT_STATUS = {
     14: "Invalid_Option",
     15: "Insufficient_Memory",
     16: "Internal_Error",
+}
+
+#: IPOPT's final "EXIT:" line -> status name. Read when IPOPT stops before reporting a status to Drake
+#: (Drake's code 17, "unassigned": e.g. too few degrees of freedom, inconsistent bounds), so every outcome
+#: has IPOPT's own name (the names of IPOPT 3.14's ``ApplicationReturnStatus``).
+IPOPT_EXIT_MESSAGES = {
+    "Optimal Solution Found": "Solve_Succeeded",
+    "Solved To Acceptable Level": "Solved_To_Acceptable_Level",
+    "Converged to a point of local infeasibility": "Infeasible_Problem_Detected",
+    "Search Direction is becoming Too Small": "Search_Direction_Becomes_Too_Small",
+    "Iterates diverging": "Diverging_Iterates",
+    "Stopping optimization at current point as requested by user": "User_Requested_Stop",
+    "Feasible point for square problem found": "Feasible_Point_Found",
+    "Maximum Number of Iterations Exceeded": "Maximum_Iterations_Exceeded",
+    "Restoration Failed": "Restoration_Failed",
+    "Error in step computation": "Error_In_Step_Computation",
+    "Maximum CPU time exceeded": "Maximum_CpuTime_Exceeded",
+    "Maximum wallclock time exceeded": "Maximum_WallTime_Exceeded",
+    "Problem has too few degrees of freedom": "Not_Enough_Degrees_Of_Freedom",
+    "Problem has inconsistent variable bounds or constraint sides": "Invalid_Problem_Definition",
+    "Invalid option encountered": "Invalid_Option",
+    "Invalid number in NLP function or derivative detected": "Invalid_Number_Detected",
+    "Some uncaught Ipopt exception encountered": "Unrecoverable_Exception",
+    "Unknown Exception caught in Ipopt": "NonIpopt_Exception_Thrown",
+    "Not enough memory": "Insufficient_Memory",
+    "INTERNAL ERROR": "Internal_Error",
+}
+
+#: What each unsuccessful IPOPT status means, in one line (shown in solution messages and dashboards).
+IPOPT_STATUS_EXPLANATIONS = {
+    "Solved_To_Acceptable_Level": "converged only to IPOPT's looser 'acceptable' tolerances (acceptable_tol), "
+                                  "not to tol: usable, but check it",
+    "Maximum_Iterations_Exceeded": "stopped at the iteration limit before converging",
+    "Infeasible_Problem_Detected": "the constraints (bounds, dynamics, goals as constraints) cannot all hold",
+    "Not_Enough_Degrees_Of_Freedom": "more equality constraints than variables: the problem is over-constrained "
+                                     "(e.g. fixed values that the dynamics also determine)",
+    "Invalid_Number_Detected": "a constraint or cost evaluated to NaN or infinity (check bounds and guesses)",
+    "Invalid_Problem_Definition": "inconsistent bounds or constraint sides",
+    "Restoration_Failed": "IPOPT could not find a way back to feasibility",
+    "Search_Direction_Becomes_Too_Small": "steps became too small to make progress",
+    "Diverging_Iterates": "the iterates grew without bound: the problem may be unbounded",
+    "Error_In_Step_Computation": "the linear system of a step could not be solved",
 }
 #: IPOPT statuses counted as success (Moco also accepts the acceptable level).
 IPOPT_SUCCESS = (0, 5)
@@ -84,15 +132,20 @@ class Progress:
     elapsed: float
 
 
-def max_constraint_violation(prog, x: np.ndarray) -> float:
-    """Largest violation of any constraint (including bounds) at ``x``."""
+def max_constraint_violation(prog: MathematicalProgram, x: np.ndarray) -> float:
+    """Largest violation of any constraint (including bounds) at ``x``; NaN if any constraint is NaN there."""
+    if np.any(np.isnan(x)):
+        return float("nan")
     worst = 0.0
     for b in prog.GetAllConstraints():
         val = np.atleast_1d(prog.EvalBinding(b, x))
+        if np.any(np.isnan(val)):
+            return float("nan")
         lo, hi = b.evaluator().lower_bound(), b.evaluator().upper_bound()
-        with np.errstate(invalid="ignore"):
-            v = np.max(np.concatenate([lo - val, val - hi, [0.0]]))
-        worst = max(worst, float(v))
+        with np.errstate(invalid="ignore"):  # inf - inf at unbounded sides
+            gaps = np.concatenate([lo - val, val - hi])
+        gaps = gaps[~np.isnan(gaps)]
+        worst = max(worst, float(np.max(gaps, initial=0.0)))
     return worst
 
 
@@ -107,9 +160,15 @@ class OptimizerRun:
     solve_time: float
     cost: float
     constraint_violation: float
+    #: IPOPT's final optimality measures, unscaled (its own problem units): ``"dual_infeasibility"``,
+    #: ``"constraint_violation"``, ``"complementarity"``, ``"nlp_error"``; empty if IPOPT did not report them.
+    optimality: dict = field(default_factory=dict)
+    #: Why a solve that the optimizer called successful was not (set by the caller), for the message.
+    note: str = ""
 
 
-def run_optimizer(prog, settings, progress: Callable[[Progress], None] | None = None) -> OptimizerRun:
+def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress: Callable[[Progress],
+                  None] | None = None) -> OptimizerRun:
     """Solve ``prog`` (initial guess already set) with the optimizer and options of ``settings``.
 
     Reports each IPOPT iteration (or SNOPT objective evaluation) to
@@ -164,20 +223,34 @@ def run_optimizer(prog, settings, progress: Callable[[Progress], None] | None = 
 
     details = result.get_solver_details()
     stats = _read_and_remove(stats_file.name)
+    optimality = {}
     if settings.optim_solver == "ipopt":
         code = int(details.status)
-        status = IPOPT_STATUS.get(code, f"IPOPT status {code}")
+        status = IPOPT_STATUS.get(code)
+        exit_line = re.search(r"^EXIT: (.*)$", stats, re.M)
+        if status is None:  # IPOPT stopped before reporting a status to Drake: its EXIT line says why
+            text = exit_line.group(1) if exit_line else ""
+            status = next((name for key, name in IPOPT_EXIT_MESSAGES.items() if text.startswith(key)),
+                          f"IPOPT_Return_Code_{code}" + (f" ({text})" if text else ""))
         success = code in IPOPT_SUCCESS
         found = re.search(r"Number of Iterations\.*:\s*(\d+)", stats)
+        for key, label in (("dual_infeasibility", "Dual infeasibility"), ("constraint_violation",
+                           "Constraint violation"), ("complementarity", "Complementarity"),
+                           ("nlp_error", "Overall NLP error")):
+            m = re.search(re.escape(label) + r"\.*:\s*\S+\s+(\S+)", stats)
+            if m:
+                optimality[key] = float(m.group(1))
     else:
         code = int(details.info)
         status = f"SNOPT_INFO_{code}"
         success = bool(result.is_success())
         found = re.search(r"No\. of major iterations\s+(\d+)", stats)
     x = result.get_x_val()
-    return OptimizerRun(x=x, success=success, status=status, nit=int(found.group(1)) if found else -1,
-                        solve_time=solve_time, cost=float(result.get_optimal_cost()),
-                        constraint_violation=max_constraint_violation(prog, x))
+    # an IPOPT that aborts before its first iteration (too few degrees of freedom) made 0 iterations
+    nit = int(found.group(1)) if found else (0 if settings.optim_solver == "ipopt" else -1)
+    return OptimizerRun(x=x, success=success, status=status, nit=nit, solve_time=solve_time,
+                        cost=float(result.get_optimal_cost()), constraint_violation=max_constraint_violation(prog, x),
+                        optimality=optimality)
 
 
 _IPOPT_ITERATION = re.compile(r"^\s*(\d+)r?\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s", re.M)
@@ -193,7 +266,7 @@ class _ProgressReporter:
     reported, with the objective and constraint violation computed here.
     """
 
-    def __init__(self, prog, path, settings, progress):
+    def __init__(self, prog: MathematicalProgram, path: str | os.PathLike, settings: SolverSettings, progress):
         self.prog, self.path, self.settings, self.progress = prog, path, settings, progress
         self.offset = 0
         self.partial = ""

@@ -15,12 +15,13 @@ import numpy as np
 
 from ..engine.collocation import MODES, SCHEMES
 from ..results.trajectory import Trajectory
+from ..util.names import StrictAttributes
 
 __all__ = ["SolverSettings"]
 
 
 @dataclass
-class SolverSettings:
+class SolverSettings(StrictAttributes):
     """How to transcribe and solve (Moco's solver settings).
 
     Attributes
@@ -102,6 +103,9 @@ class SolverSettings:
     implicit_auxiliary_derivatives_weight: float = 1.0
     optim_solver_options: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        self._seal_attributes()
+
     def validate(self) -> None:
         """Raise a clear error for unknown or inconsistent settings."""
         scheme = self.transcription_scheme
@@ -137,6 +141,7 @@ class SolverSettings:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     def to_dict(self) -> dict:
+        """The settings as plain data, for study files."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "guess"}
         for key in ("multiplier_bounds", "velocity_correction_bounds", "projection_slack_bounds"):
             d[key] = [float(v) for v in d[key]]  # JSON has lists, not tuples
@@ -144,6 +149,7 @@ class SolverSettings:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SolverSettings":
+        """Settings written by :meth:`to_dict`."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known
         if unknown:

@@ -8,7 +8,7 @@ import numpy as np
 from ..engine.transcription import Transcription
 from ..results.trajectory import Solution, Trajectory
 from .guess import guess_from_bounds, guess_from_trajectory, set_guess
-from .optimizer import OptimizerRun, Progress, run_optimizer
+from .optimizer import IPOPT_STATUS_EXPLANATIONS, OptimizerRun, Progress, run_optimizer
 from .settings import SolverSettings
 
 __all__ = ["solve_transcription", "package_solution", "trajectory_from_solution"]
@@ -22,6 +22,14 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
     run = run_optimizer(tr.prog, settings, progress)
     sol = tr.unpack(run.x)
     goal_values = tr.goal_values(sol)
+    if not sol["tf"] > sol["t0"]:  # a collapsed time grid (or NaN times) is never a solution
+        reported = run.status
+        run.success = False
+        run.status = "Degenerate_Time_Grid" if np.isfinite(sol["tf"]) and np.isfinite(sol["t0"]) else run.status
+        if run.status == "Degenerate_Time_Grid":
+            run.note = (f"the final time {sol['tf']:.6g} s is not after the initial time {sol['t0']:.6g} s: the "
+                        f"time grid collapsed (the optimizer reported {reported}); raise the lower bound of the "
+                        "final time (set_time_bounds) or give a guess with a longer motion")
     return package_solution(run, settings, trajectory_from_solution(tr, sol), goal_values)
 
 
@@ -31,9 +39,14 @@ def package_solution(run: OptimizerRun, settings: SolverSettings, traj: Trajecto
     objective = run.cost if np.isfinite(run.cost) else sum(goal_values.values())
     message = (f"{settings.optim_solver}: {run.status} after {run.nit} iterations; objective {objective:.10g}; "
                f"max constraint violation {run.constraint_violation:.2e}")
+    if run.optimality.get("dual_infeasibility") is not None:
+        message += f"; unscaled dual infeasibility {run.optimality['dual_infeasibility']:.2e}"
+    explanation = run.note or IPOPT_STATUS_EXPLANATIONS.get(run.status)
+    if explanation and run.status != "Solve_Succeeded":
+        message += f". {run.status}: {explanation}"
     return Solution(traj, success=run.success, status=run.status, message=message, objective=objective,
                     goal_values=goal_values, nit=run.nit, solve_time=run.solve_time, solver=settings.optim_solver,
-                    constraint_violation=run.constraint_violation)
+                    constraint_violation=run.constraint_violation, optimality=run.optimality)
 
 
 def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
@@ -60,4 +73,4 @@ def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
     mult.update(zip(tr.slack_names, col(lay.gam).T))
     mult.update(zip(tr.projection_names, col(lay.mu).T))
     params = {n: float(v) for n, v in zip(tr.param_names, sol["P"])}
-    return Trajectory(t, states, controls, mult, derivs, params)
+    return Trajectory(t, states, controls, mult, derivs, params, check_time=bool(sol["tf"] > sol["t0"]))

@@ -35,14 +35,42 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from .expr import (ABS, ACOS, ADD, ASIN, ATAN, ATAN2, CONST, COS, COSH, DIV, EXP, LOG, MUL, NEG, OPS, POWC, SELECT,
-                   SIGN, SIN, SINH, SQRT, SUB, TAN, TANH, VAR, Expr, _ancestors)
+from .expr import (
+    ABS,
+    ACOS,
+    ADD,
+    ASIN,
+    ATAN,
+    ATAN2,
+    CONST,
+    COS,
+    COSH,
+    DIV,
+    EXP,
+    LOG,
+    MUL,
+    NEG,
+    OPS,
+    POWC,
+    SELECT,
+    SIGN,
+    SIN,
+    SINH,
+    SQRT,
+    SUB,
+    TAN,
+    TANH,
+    VAR,
+    Expr,
+    ancestors,
+)
 
-__all__ = ["CompiledFunction", "compile_function", "load_function", "cache_dir", "c_compiler", "default_backend", "CODEGEN_VERSION"]
+__all__ = ["CompiledFunction", "compile_function", "load_function", "write_atomic", "cache_dir", "c_compiler", "default_backend",
+           "CODEGEN_VERSION"]
 
 #: Changes whenever generated code changes meaning; part of every cache key.
 CODEGEN_VERSION = "1"
@@ -111,7 +139,7 @@ class CompiledFunction:
         The generated code.
     """
 
-    def __init__(self, name, backend, nx, npar, ny, nops, source, impl):
+    def __init__(self, name: str, backend: str, nx: int, npar: int, ny: int, nops: int, source: str, impl: Callable):
         self.name, self.backend, self.source = name, backend, source
         self.num_inputs, self.num_shared, self.num_outputs, self.num_operations = nx, npar, ny, nops
         self._impl = impl
@@ -177,7 +205,7 @@ def compile_function(outputs: Sequence, node_inputs: Sequence[Expr], shared_inpu
     elif backend == "numpy":
         source = plan.numpy_source(name)
         if key is not None:
-            _write_atomic(cache_dir() / f"{name}-{key}.py", source)
+            write_atomic(cache_dir() / f"{name}-{key}.py", source)
         impl = _load_numpy(source, name, plan.ny)
     else:
         raise ValueError(f"backend must be 'c' or 'numpy', got {backend!r}")
@@ -204,7 +232,8 @@ def load_function(name: str, key: str, num_inputs: int, num_shared: int, num_out
     return CompiledFunction(name, backend, num_inputs, num_shared, num_outputs, -1, source, impl)
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a temporary file renamed), so concurrent processes never read half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
     with os.fdopen(fd, "w") as f:
@@ -220,7 +249,7 @@ class _Plan:
         self.outputs = list(outputs)
         self.xin = {v.id: k for k, v in enumerate(node_inputs)}
         self.pin = {v.id: k for k, v in enumerate(shared_inputs)}
-        nodes = _ancestors([o for o in self.outputs if isinstance(o, Expr)])
+        nodes = ancestors([o for o in self.outputs if isinstance(o, Expr)])
         for n in nodes:
             if n.op == VAR and n.id not in self.xin and n.id not in self.pin:
                 raise ValueError(f"an output depends on the variable {n.val!r}, which is not an input")

@@ -28,11 +28,12 @@ True
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["Graph", "Expr", "derivatives", "structural_hash", "where", "maximum", "minimum", "is_expr", "as_expr_array",
+__all__ = ["Graph", "Expr", "derivatives", "structural_hash", "ancestors", "where", "maximum", "minimum", "is_expr",
+    "as_expr_array",
            "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos",
            "atan", "arctan", "atan2", "arctan2", "abs", "sign", "OPS"]
 
@@ -94,9 +95,10 @@ class Graph:
         return node
 
     def vars(self, names: Iterable[str]) -> list["Expr"]:
+        """One variable per name (existing variables of the same name are reused)."""
         return [self.var(n) for n in names]
 
-    def lift(self, x) -> "Expr":
+    def lift(self, x: Any) -> "Expr":
         """``x`` as a node of this graph (numbers become constants)."""
         if isinstance(x, Expr):
             if x.g is not self:
@@ -108,6 +110,7 @@ class Graph:
 
     # -- folded constructors
     def add(self, a: "Expr", b: "Expr") -> "Expr":
+        """``a + b``, folded (constants, zeros) and hash-consed."""
         if a.op == CONST:
             if b.op == CONST:
                 return self.const(a.val + b.val)
@@ -124,6 +127,7 @@ class Graph:
         return self._node(ADD, (a, b))
 
     def sub(self, a: "Expr", b: "Expr") -> "Expr":
+        """``a − b``, folded and hash-consed."""
         if a is b:
             return self.zero
         if b.op == CONST:
@@ -138,6 +142,7 @@ class Graph:
         return self._node(SUB, (a, b))
 
     def mul(self, a: "Expr", b: "Expr") -> "Expr":
+        """``a × b``, folded (constants, zeros, ones) and hash-consed."""
         if a.op != CONST and b.op == CONST:
             a, b = b, a
         if a.op == CONST:
@@ -162,6 +167,7 @@ class Graph:
         return self._node(MUL, (a, b))
 
     def div(self, a: "Expr", b: "Expr") -> "Expr":
+        """``a / b``, folded and hash-consed."""
         if b.op == CONST:
             if b.val == 0.0:
                 raise ZeroDivisionError("division by a constant zero in a moco_lab expression")
@@ -177,6 +183,7 @@ class Graph:
         return self._node(DIV, (a, b))
 
     def neg(self, a: "Expr") -> "Expr":
+        """``−a``, folded and hash-consed."""
         if a.op == CONST:
             return self.const(-a.val)
         if a.op == NEG:
@@ -184,6 +191,7 @@ class Graph:
         return self._node(NEG, (a,))
 
     def powc(self, a: "Expr", c: float) -> "Expr":
+        """``a ** c`` for a constant exponent ``c`` (``c = 0.5`` becomes ``sqrt``)."""
         c = float(c)
         if c == 0.0:
             return self.one
@@ -196,6 +204,7 @@ class Graph:
         return self._node(POWC, (a,), c)
 
     def unary(self, op: int, a: "Expr") -> "Expr":
+        """An elementary function (``SIN``, ``EXP``, ...) of ``a``, folded for constants."""
         if a.op == CONST:
             return self.const(_UNARY[op](a.val))
         if op == ABS and a.op in (ABS, SQRT, EXP):
@@ -203,6 +212,7 @@ class Graph:
         return self._node(op, (a,))
 
     def atan2(self, y: "Expr", x: "Expr") -> "Expr":
+        """``atan2(y, x)``, folded for constants."""
         if y.op == CONST and x.op == CONST:
             return self.const(math.atan2(y.val, x.val))
         return self._node(ATAN2, (y, x))
@@ -233,7 +243,7 @@ class Expr:
     __slots__ = ("g", "op", "args", "val", "id")
     __array_priority__ = 1000  # numpy defers binary operators to us
 
-    def __init__(self, g: Graph, op: int, args: tuple, val, id_: int):
+    def __init__(self, g: Graph, op: int, args: tuple, val: float | None, id_: int):
         self.g, self.op, self.args, self.val, self.id = g, op, args, val, id_
 
     def __repr__(self) -> str:
@@ -248,6 +258,7 @@ class Expr:
 
     @property
     def is_constant(self) -> bool:
+        """True for a constant node."""
         return self.op == CONST
 
     @property
@@ -305,52 +316,68 @@ class Expr:
         return self.g.unary(ABS, self)
 
     # numpy's elementary functions on object arrays call these methods
-    def sin(self):
+    def sin(self) -> Expr:
+        """``np.sin(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(SIN, self)
 
-    def cos(self):
+    def cos(self) -> Expr:
+        """``np.cos(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(COS, self)
 
-    def tan(self):
+    def tan(self) -> Expr:
+        """``np.tan(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(TAN, self)
 
-    def exp(self):
+    def exp(self) -> Expr:
+        """``np.exp(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(EXP, self)
 
-    def log(self):
+    def log(self) -> Expr:
+        """``np.log(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(LOG, self)
 
-    def sqrt(self):
+    def sqrt(self) -> Expr:
+        """``np.sqrt(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(SQRT, self)
 
-    def tanh(self):
+    def tanh(self) -> Expr:
+        """``np.tanh(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(TANH, self)
 
-    def sinh(self):
+    def sinh(self) -> Expr:
+        """``np.sinh(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(SINH, self)
 
-    def cosh(self):
+    def cosh(self) -> Expr:
+        """``np.cosh(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(COSH, self)
 
-    def arcsin(self):
+    def arcsin(self) -> Expr:
+        """``np.arcsin(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(ASIN, self)
 
-    def arccos(self):
+    def arccos(self) -> Expr:
+        """``np.arccos(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(ACOS, self)
 
-    def arctan(self):
+    def arctan(self) -> Expr:
+        """``np.arctan(expr)``: numpy calls this method on an object array element."""
         return self.g.unary(ATAN, self)
 
-    def arctan2(self, x):
+    def arctan2(self, x: Any) -> Expr:
+        """``np.arctan2(expr)``: numpy calls this method on an object array element."""
         return self.g.atan2(self, self.g.lift(x))
 
-    def square(self):
+    def square(self) -> Expr:
+        """``np.square(expr)``: numpy calls this method on an object array element."""
         return self * self
 
-    def conjugate(self):
+    def conjugate(self) -> Expr:
+        """``np.conjugate(expr)``: numpy calls this method on an object array element."""
         return self
 
-    def absolute(self):
+    def absolute(self) -> Expr:
+        """``np.absolute(expr)``: numpy calls this method on an object array element."""
         return abs(self)
 
     # no numeric value, no ordering
@@ -379,12 +406,12 @@ def _pow(a: Expr, c) -> Expr:
     return a.g.powc(a, c)
 
 
-def is_expr(x) -> bool:
+def is_expr(x: Any) -> bool:
     """True for a moco_lab expression node."""
     return isinstance(x, Expr)
 
 
-def as_expr_array(values) -> np.ndarray:
+def as_expr_array(values: Any) -> np.ndarray:
     """A 1-D object array of the given expressions and numbers."""
     out = np.empty(len(values), dtype=object)
     for k, v in enumerate(values):
@@ -417,11 +444,11 @@ cosh = _apply(COSH, np.cosh)
 asin = arcsin = _apply(ASIN, np.arcsin)
 acos = arccos = _apply(ACOS, np.arccos)
 atan = arctan = _apply(ATAN, np.arctan)
-abs = _apply(ABS, np.abs)  # noqa: A001 - a math namespace needs this name
+abs = _apply(ABS, np.abs)
 sign = _apply(SIGN, np.sign)
 
 
-def atan2(y, x):
+def atan2(y: Any, x: Any) -> Any:
     """``atan2(y, x)`` for expressions or numbers."""
     if isinstance(y, Expr) or isinstance(x, Expr):
         g = y.g if isinstance(y, Expr) else x.g
@@ -432,7 +459,7 @@ def atan2(y, x):
 arctan2 = atan2
 
 
-def where(condition, a, b):
+def where(condition: Any, a: Any, b: Any) -> Any:
     """``a`` where ``condition > 0``, else ``b`` (smoothness is the caller's business).
 
     ``condition`` is an expression or number whose sign decides; for numpy
@@ -444,18 +471,18 @@ def where(condition, a, b):
     return np.where(np.asarray(condition) > 0, a, b)
 
 
-def maximum(a, b):
+def maximum(a: Any, b: Any) -> Any:
     """``max(a, b)`` (a select on ``a - b``)."""
     return where(a - b, a, b)
 
 
-def minimum(a, b):
+def minimum(a: Any, b: Any) -> Any:
     """``min(a, b)`` (a select on ``b - a``)."""
     return where(b - a, a, b)
 
 
 # -------------------------------------------------------------------- derivatives
-def _ancestors(outputs: Sequence[Expr]) -> list[Expr]:
+def ancestors(outputs: Sequence[Expr]) -> list[Expr]:
     """Every node the outputs depend on, in topological (id) order."""
     seen: set[int] = set()
     stack = [o for o in outputs if isinstance(o, Expr)]
@@ -491,7 +518,7 @@ def derivatives(outputs: Sequence, inputs: Sequence[Expr]) -> list[dict[int, Exp
         For each output, ``{input index: derivative expression}`` holding
         the structurally non-zero entries.
     """
-    nodes = _ancestors(outputs)
+    nodes = ancestors(outputs)
     if not nodes:
         return [{} for _ in outputs]
     g = nodes[0].g
@@ -626,7 +653,7 @@ def structural_hash(outputs: Sequence, inputs: Sequence[Expr], extra: str = "") 
     """
     import hashlib
 
-    nodes = _ancestors([o for o in outputs if isinstance(o, Expr)])
+    nodes = ancestors([o for o in outputs if isinstance(o, Expr)])
     local = {n.id: k for k, n in enumerate(nodes)}
     position = {v.id: k for k, v in enumerate(inputs)}
     h = hashlib.sha256()

@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
 from ..engine.kernel import kernel_for
 from ..modeling.units import unit_of
 from ..util.names import did_you_mean
+
+if TYPE_CHECKING:
+    from ..modeling.model import Model
+    from ..results.trajectory import Trajectory
 
 __all__ = ["OutputTable", "output_names", "analyze"]
 
@@ -67,7 +71,7 @@ class OutputTable:
         return f"OutputTable({len(self.columns)} columns at {self.time.size} times)"
 
 
-def output_names(model, parameters: Sequence[str] = ()) -> list[str]:
+def output_names(model: Model, parameters: Sequence[str] = ()) -> list[str]:
     """Names of every output ``model`` offers (force elements' outputs, ``/com_position``, ``/com_velocity``)."""
     return kernel_for(model, tuple(parameters)).output_names()
 
@@ -104,7 +108,7 @@ def _matrix(group: Mapping[str, np.ndarray], names: list[str], n: int, what: str
     return np.column_stack([np.asarray(group[nm], float) for nm in names]).reshape(n, len(names))
 
 
-def analyze(model, trajectory, outputs: Sequence[str] | str | None = None,
+def analyze(model: Model, trajectory: Trajectory, outputs: Sequence[str] | str | None = None,
             parameters: Mapping[str, float] | None = None) -> OutputTable:
     """Evaluate model outputs at every time of ``trajectory``.
 

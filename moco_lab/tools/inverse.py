@@ -7,8 +7,8 @@ optimization variables are the auxiliary (muscle) states ``z``, the controls
 ``x`` (muscle excitations, actuator and reserve controls), the normalized
 tendon-force derivatives ``w`` of muscles with implicit tendon dynamics, and —
 on a model with kinematic constraints — the Lagrange multipliers ``λ``.
-The equations of motion hold as path constraints with zero residual (seed 000,
-Eq. 3; seed 001, "Prescribed kinematics")::
+The equations of motion hold as path constraints with zero residual (the Moco paper,
+Eq. 3; Moco's developer guide, "Prescribed kinematics")::
 
     M(q) u̇ + C(q, u) − g(q) − τ_applied(q, u, z, x) + G(q)ᵀ λ = 0    at every grid point
 
@@ -45,7 +45,7 @@ import copy
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from scipy.interpolate import make_interp_spline
@@ -63,7 +63,10 @@ from ..solve.guess import guess_from_bounds, set_guess
 from ..solve.optimizer import Progress, run_optimizer
 from ..solve.settings import SolverSettings
 from ..solve.solution import package_solution, trajectory_from_solution
-from ..util.names import did_you_mean
+from ..util.names import StrictAttributes, did_you_mean
+
+if TYPE_CHECKING:
+    from ..results.tables import ReferenceLike
 
 __all__ = ["Inverse", "InverseSolution", "add_reserves", "reserve_path"]
 
@@ -150,6 +153,7 @@ class InverseSolution:
 
     @property
     def success(self) -> bool:
+        """Whether the optimizer succeeded."""
         return self.solution.success
 
     def reserve_report(self) -> list[ReserveUse]:
@@ -201,7 +205,7 @@ def _spline_kinematics(model: Model, time: np.ndarray, columns: dict[str, np.nda
     return [make_interp_spline(time, np.asarray(columns[n], float), k=k, bc_type=bc) for n in needed]
 
 
-class Inverse:
+class Inverse(StrictAttributes):
     """Solve for muscle and actuator controls that produce a given motion (OpenSim Moco's ``MocoInverse``).
 
     Parameters
@@ -249,7 +253,7 @@ class Inverse:
     >>> print(result.reserve_summary())                                       # doctest: +SKIP
     """
 
-    def __init__(self, model: Model, kinematics, *, initial_time: float | None = None,
+    def __init__(self, model: Model, kinematics: ReferenceLike, *, initial_time: float | None = None,
                  final_time: float | None = None, mesh_interval: float = 0.02,
                  reserves_optimal_force: float | None = None, reserves_weight: float = 1.0,
                  minimize_sum_squared_activations: bool = False, kinematics_allow_extra_columns: bool = False,
@@ -293,6 +297,7 @@ class Inverse:
                                        minimize_implicit_auxiliary_derivatives=bool(self.model.implicit_derivative_names()),
                                        implicit_auxiliary_derivatives_weight=self.implicit_auxiliary_derivatives_weight)
         self.settings.validate()
+        self._seal_attributes()
 
     def kinematics_on(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Prescribed ``q, u, u̇`` at times ``t``, each of shape ``(len(t), nq)``."""

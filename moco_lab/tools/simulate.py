@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 from pydrake.systems.analysis import GetIntegrationSchemes, ResetIntegratorFromFlags, Simulator
@@ -46,6 +46,10 @@ from ..modeling.constraints import project_positions, project_speeds
 from ..modeling.model import Model
 from ..results.trajectory import Trajectory
 from ..util.names import did_you_mean
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from pydrake.systems.framework import Context
 
 __all__ = ["ForceElementSystem", "simulate", "simulate_solution", "integration_schemes"]
 
@@ -96,7 +100,7 @@ class ForceElementSystem(LeafSystem):
         of the compiled dynamics.
     """
 
-    def __init__(self, model: Model, time, controls, values: Mapping[str, float] | None = None):
+    def __init__(self, model: Model, time: ArrayLike, controls: ArrayLike, values: Mapping[str, float] | None = None):
         super().__init__()
         self._model = model
         # moco_lab's own compiled dynamics: the same equations the optimizer uses
@@ -142,7 +146,7 @@ class ForceElementSystem(LeafSystem):
         x = self.controls_at(context.get_time())
         z = context.get_continuous_state_vector().CopyToVector() if self._nz else np.zeros(0)
         tau, zd = self._kernel.applied(q[None, :], u[None, :], z[None, :], x[None, :], self._P)
-        if self._kernel.nl:  # constraint forces −Gᵀλ from the KKT solve (seed 000, appendix)
+        if self._kernel.nl:  # constraint forces −Gᵀλ from the KKT solve (the Moco paper, appendix)
             _, _, GtL = self._kernel.forward_constrained(q[None, :], u[None, :], x[None, :], self._P, Z=z[None, :])
             tau = tau - GtL
         return tau[0], zd[0]
@@ -153,7 +157,8 @@ class ForceElementSystem(LeafSystem):
         tau_v[self._v_index] = np.asarray(tau, dtype=float)[self._q_index]
         output.SetFromVector(tau_v)
 
-    def DoCalcTimeDerivatives(self, context, derivatives):
+    def DoCalcTimeDerivatives(self, context: Context, derivatives: Any) -> None:
+        """Drake hook: time derivatives of the force elements' states."""
         if self._nz:
             _, zd = self._evaluate(context)
             derivatives.get_mutable_vector().SetFromVector(zd)
@@ -181,14 +186,14 @@ def _split_parameters(model: Model, parameters: Mapping[str, float] | None):
 
 
 def simulate(
-    model: Model,
-    trajectory: Trajectory,
-    *,
-    parameters: Mapping[str, float] | None = None,
-    accuracy: float = 1e-9,
-    integrator: str = "runge_kutta3",
-    max_step: float | None = None,
-) -> Trajectory:
+             model: Model,
+             trajectory: Trajectory,
+             *,
+             parameters: Mapping[str, float] | None = None,
+             accuracy: float = 1e-9,
+             integrator: str = "runge_kutta3",
+             max_step: float | None = None,
+             ) -> Trajectory:
     """Time-step ``model`` driven by ``trajectory``'s controls (Moco's ``simulateTrajectoryWithTimeStepping``).
 
     The equations of motion are integrated by Drake's ``Simulator`` (not the
@@ -423,7 +428,7 @@ def simulate(
                       parameters=dict(trajectory.parameters))
 
 
-def simulate_solution(study_or_problem, solution: Trajectory, **kwargs) -> Trajectory:
+def simulate_solution(study_or_problem: Any, solution: Trajectory, **kwargs: Any) -> Trajectory:
     """Simulate a study's solution, applying its optimized parameters.
 
     Maps each parameter of ``problem.parameters`` (``Parameter(name,

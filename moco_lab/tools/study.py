@@ -2,22 +2,28 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..engine.transcription import Transcription
-from .analyze import OutputTable, analyze
 from ..modeling.library import from_spec
 from ..ocp.problem import Problem
 from ..results.trajectory import Solution
 from ..solve.optimizer import Progress
 from ..solve.settings import SolverSettings
 from ..solve.solution import solve_transcription
+from ..util.version import __version__
+from .analyze import OutputTable, analyze
+
+if TYPE_CHECKING:
+    from ..modeling.model import Model
+    from ..results.trajectory import Trajectory
 
 FORMAT = "moco_lab.study/1"
 
 
-def model_recipe(model) -> dict:
+def model_recipe(model: Model) -> dict:
     """How to rebuild ``model``: its factory and arguments, plus property edits made after it was built.
 
     The model is rebuilt from its factory and compared with the current one
@@ -59,7 +65,7 @@ def model_recipe(model) -> dict:
     return spec
 
 
-def model_from_recipe(recipe: dict):
+def model_from_recipe(recipe: dict) -> Model:
     """Rebuild a model written by :func:`model_recipe` (its factory, then its property edits)."""
     model = from_spec({k: v for k, v in recipe.items() if k != "edits"})
     for path, value in recipe.get("edits", {}).items():
@@ -96,7 +102,7 @@ class Study:
         """Transcribe and solve; ``progress`` is called once per optimizer iteration."""
         return solve_transcription(self.transcribe(), self.solver, progress)
 
-    def analyze(self, trajectory, outputs=None) -> "OutputTable":
+    def analyze(self, trajectory: Trajectory, outputs: Sequence[str] | str | None = None) -> "OutputTable":
         """Model outputs along ``trajectory`` (Moco's ``MocoStudy::analyze``); see :func:`~moco_lab.tools.analyze.analyze`.
 
         ``outputs``: names or regular expressions (``".*normal_force"``); default all.
@@ -107,6 +113,7 @@ class Study:
 
     # ----------------------------------------------------------------- files
     def to_dict(self) -> dict:
+        """The study as plain data (model recipe, problem, settings); TypeError for what cannot be saved."""
         model = self.problem.model
         if model is None:
             raise RuntimeError("No model to save: call problem.set_model first.")
@@ -119,19 +126,26 @@ class Study:
             raise TypeError("Studies with a guess trajectory cannot be saved; write the guess to .sto separately.")
         return {
             "format": FORMAT,
+            "moco_lab_version": __version__,
             "name": self.name,
             "model": model_recipe(model),
             "problem": self.problem.to_dict(),
             "solver": self.solver.to_dict(),
         }
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike) -> None:
         """Write the study (model factory and arguments, problem, settings) as readable JSON."""
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def from_dict(cls, d: dict) -> "Study":
+        """Rebuild a study written by :meth:`to_dict`."""
         if d.get("format") != FORMAT:
+            written = d.get("moco_lab_version", "unknown")
+            if isinstance(d.get("format"), str) and d["format"].startswith("moco_lab.study/"):
+                raise ValueError(f"This study file has format {d['format']!r} (written by moco_lab {written}); "
+                                 f"moco_lab {__version__} reads {FORMAT!r}. Re-create the study with this version "
+                                 "(the file is readable JSON: its problem and settings can be copied over).")
             raise ValueError(f"Not a moco_lab study file (format {d.get('format')!r}, expected {FORMAT!r})")
         study = cls(d.get("name", "study"))
         model = model_from_recipe(d["model"])
@@ -140,7 +154,7 @@ class Study:
         return study
 
     @classmethod
-    def load(cls, path) -> "Study":
+    def load(cls, path: str | os.PathLike) -> "Study":
         """Read a study written by :meth:`save`."""
         return cls.from_dict(json.loads(Path(path).read_text()))
 

@@ -37,20 +37,25 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from ..modeling.model import Model
 from ..ocp.goals import ControlGoal, StateTrackingGoal
 from ..results.tables import reference_columns
-from ..results.trajectory import Trajectory
-from ..util.names import did_you_mean
+from ..util.names import StrictAttributes, did_you_mean
 from .study import Study
+
+if TYPE_CHECKING:
+    from ..results.tables import ReferenceLike
+    from ..results.trajectory import Solution
+    from ..solve.optimizer import Progress
 
 __all__ = ["Track"]
 
 
-class Track:
+class Track(StrictAttributes):
     """Track reference states with a model (OpenSim Moco's ``MocoTrack``).
 
     Parameters
@@ -111,7 +116,7 @@ class Track:
     >>> solution = track.solve()                                                   # doctest: +SKIP
     """
 
-    def __init__(self, model: Model, states_reference, *, states_global_tracking_weight: float = 1.0,
+    def __init__(self, model: Model, states_reference: ReferenceLike, *, states_global_tracking_weight: float = 1.0,
                  states_weights: dict[str, float] | None = None, state_pattern: str | None = None,
                  control_effort_weight: float = 0.001, control_effort_exponent: float = 2,
                  mesh_interval: float = 0.020, allow_unused_references: bool = False,
@@ -163,6 +168,7 @@ class Track:
         self.mode = mode
         self.optim_tolerance = optim_tolerance
         self._check_names()
+        self._seal_attributes()
 
     # ------------------------------------------------------------- checks
     def _check_names(self) -> None:
@@ -236,7 +242,7 @@ class Track:
         p.validate()
         return study
 
-    def solve(self, progress=None):
+    def solve(self, progress: Callable[[Progress], None] | None = None) -> Solution:
         """``self.initialize().solve(progress)``: build the study and solve it.
 
         Returns

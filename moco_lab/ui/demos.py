@@ -31,7 +31,7 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from ..results.trajectory import Trajectory
 from ..tools.study import Study
 from ..util.config import mesh
 from ..viz.problems import parabola_constraint_figure, parabola_path_figure, suspended_mass_path_figure
+
+if TYPE_CHECKING:
+    from ..results.trajectory import Solution
 
 __all__ = [
     "Option", "Reference", "DemoProblem", "DEMO_PROBLEMS", "register_demo_problem", "get_demo_problem",
@@ -174,6 +177,7 @@ class DemoProblem:
 
     @property
     def initial_mesh(self) -> int:
+        """The mesh the dashboard starts with (small under ``MOCO_LAB_FAST``)."""
         return mesh(self.mesh_full, self.mesh_fast)
 
 
@@ -187,7 +191,7 @@ def register_demo_problem(problem: DemoProblem) -> DemoProblem:
     return problem
 
 
-def get_demo_problem(problem) -> DemoProblem:
+def get_demo_problem(problem: str | DemoProblem) -> DemoProblem:
     """A :class:`DemoProblem` from a registry name, a DemoProblem, or a ``settings -> Study`` callable."""
     if isinstance(problem, DemoProblem):
         return problem
@@ -265,7 +269,7 @@ def _task(settings: dict) -> str:
     return task
 
 
-def suspended_mass_prediction(settings: dict):
+def suspended_mass_prediction(settings: dict) -> Solution:
     """The prediction the ``"track"`` task tracks: solved once per settings, then cached.
 
     The prediction study (:func:`moco_lab.examples.suspended_mass_prediction_study`,
@@ -306,7 +310,7 @@ def suspended_mass_prediction(settings: dict):
     return _PREDICTIONS[key]
 
 
-def suspended_mass_tracking(settings: dict, prediction=None) -> Study:
+def suspended_mass_tracking(settings: dict, prediction: Solution | None = None) -> Study:
     """The ``"track"`` task: :func:`moco_lab.examples.suspended_mass_tracking_study` of the settings' prediction.
 
     Uses ``settings["tracking_weight"]`` (default 10), ``mesh_intervals``,
@@ -473,7 +477,7 @@ def goal_settings(study: Study) -> dict:
     return goals
 
 
-def base_settings(problem) -> dict:
+def base_settings(problem: str | DemoProblem) -> dict:
     """The generic settings of ``problem`` with their defaults, without calling its builder.
 
     Parameters
@@ -495,7 +499,7 @@ def base_settings(problem) -> dict:
     return settings
 
 
-def default_settings(problem) -> dict:
+def default_settings(problem: str | DemoProblem) -> dict:
     """:func:`base_settings` plus the problem's goals (the builder is called once to list them).
 
     ``goals`` is ``{goal name: {"weight": w[, "exponent": p]}}``.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import ipywidgets as W
 import numpy as np
@@ -10,6 +11,9 @@ from ..analysis.moment_arms import METHOD_LABELS, assemble, moment_arm, moment_a
 from ..modeling import coupled
 from ..util.config import fast_mode
 from ..viz.moment_arms import draw_configuration, plot_generalized_forces, plot_moment_arm_curves
+
+if TYPE_CHECKING:
+    import ipywidgets as widgets
 
 __all__ = ["MomentArmPanel"]
 
@@ -63,7 +67,7 @@ class MomentArmPanel(W.VBox):
         self._on_model()
 
     @property
-    def widget(self):
+    def widget(self) -> widgets.Widget:
         """The panel itself (an ``ipywidgets.VBox``)."""
         return self
 
@@ -116,7 +120,7 @@ class MomentArmPanel(W.VBox):
                                                                self.values, method=m)[muscle]
                            for m in ("generalized_force", "perturbation", "path_velocity", "no_coupling")}
             self._on_theta()
-        except Exception as err:  # noqa: BLE001 - shown in the panel
+        except Exception as err:
             self._error(err)
 
     def _on_theta(self, change=None) -> None:
@@ -146,5 +150,5 @@ class MomentArmPanel(W.VBox):
             self.numbers.value = (f"<b>{muscle}</b> at {self.coordinate.name} = {self.slider.value:.1f}°, "
                                   f"path length {100 * path_length(self.model, q, muscle):.2f} cm"
                                   f"<table class='ml-table'>{rows}</table>")
-        except Exception as err:  # noqa: BLE001 - shown in the panel
+        except Exception as err:
             self._error(err)

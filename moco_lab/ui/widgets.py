@@ -53,15 +53,33 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..analysis.verification import (LINEAR_C2, LINEAR_C3, METRIC_LABELS, linear_exact_control, linear_exact_states,
-                       observed_orders, solution_errors)
-from ..util.config import fast_mode
-from .demos import (DEMO_PROBLEMS, DemoProblem, Option, Reference, apply_settings, base_settings,
-                    default_settings, get_demo_problem, goal_settings, linear_reference,
-                    register_demo_problem, sliding_mass_reference)
+from ..analysis.verification import (
+    LINEAR_C2,
+    LINEAR_C3,
+    METRIC_LABELS,
+    linear_exact_control,
+    linear_exact_states,
+    observed_orders,
+    solution_errors,
+)
 from ..results.trajectory import Solution
 from ..solve.optimizer import Progress
+from ..util.config import fast_mode
 from ..viz.plotting import plot_trajectories
+from .demos import (
+    DEMO_PROBLEMS,
+    DemoProblem,
+    Option,
+    Reference,
+    apply_settings,
+    base_settings,
+    default_settings,
+    get_demo_problem,
+    goal_settings,
+    linear_reference,
+    register_demo_problem,
+    sliding_mass_reference,
+)
 
 __all__ = [
     "SolvePanel", "ConvergencePanel",
@@ -144,7 +162,11 @@ def _order(p: float) -> str:
 
 
 def _show_figure(out: W.Output, fig: go.Figure) -> None:
-    """Render ``fig`` in ``out`` by assigning a display_data bundle (see VOILA_PLOTLY.md §6)."""
+    """Render ``fig`` in ``out`` by assigning a display_data bundle.
+
+    Voila renders an Output widget's display_data bundle directly, while a plotly ``FigureWidget``
+    needs a JupyterLab extension that Voila may not load.
+    """
     bundle = json.loads(fig.to_json())
     bundle["config"] = {"displaylogo": False}
     out.outputs = ({"output_type": "display_data",
@@ -328,7 +350,7 @@ class SolvePanel(_Panel):
     logarithmic sliders. An error in a hook is shown in the panel.
     """
 
-    def __init__(self, problems=("linear", "sliding_mass"), *, problem: str | None = None,
+    def __init__(self, problems: Sequence[str] | None = ("linear", "sliding_mass"), *, problem: str | None = None,
                  settings: dict | None = None, title: str | None = None, solve_on_start: bool = True):
         key = self._offer(problems, problem)
         self._title = title
@@ -754,7 +776,7 @@ class ConvergencePanel(_Panel):
     ``plot_out``, ``table``.
     """
 
-    def __init__(self, problems=("linear", "sliding_mass"), *, problem: str | None = None,
+    def __init__(self, problems: Sequence[str] | None = ("linear", "sliding_mass"), *, problem: str | None = None,
                  meshes: Sequence[int] | None = None, schemes: Sequence[str] = SCHEMES,
                  run_on_start: bool = True):
         self._offer(problems, problem)
@@ -820,7 +842,8 @@ class ConvergencePanel(_Panel):
         try:
             values = [int(p) for p in parts]
         except ValueError:
-            raise ValueError(f"mesh intervals must be whole numbers separated by commas, got {self.meshes.value!r}")
+            raise ValueError(f"mesh intervals must be whole numbers separated by commas, got {self.meshes.value!r}") \
+                from None
         if len(values) < 2:
             raise ValueError("give at least two mesh sizes to measure an order of accuracy")
         if any(v < 1 for v in values) or any(b <= a for a, b in zip(values, values[1:])):

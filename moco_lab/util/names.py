@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Iterable, Iterator, Sequence
 
-__all__ = ["did_you_mean", "NamedValues"]
+__all__ = ["did_you_mean", "NamedValues", "StrictAttributes", "NameTable"]
 
 
 def did_you_mean(name: str, options: Iterable[str], what: str) -> str:
@@ -33,6 +33,42 @@ def did_you_mean(name: str, options: Iterable[str], what: str) -> str:
     listing = ", ".join(repr(o) for o in options) if len(options) <= 12 else f"{len(options)} names"
     plural = what[:-1] + "ies" if what.endswith("y") and not what.endswith(("ay", "ey", "oy", "uy")) else what + "s"
     return f"Unknown {what} {name!r}.{hint} Valid {plural}: {listing}."
+
+
+class NameTable(dict):
+    """A ``dict`` of named series whose missing keys raise a ``KeyError`` that suggests close names.
+
+    ``solution.states["/jointset/knee/knee_angle/valu"]`` says which names exist instead of just the key.
+    """
+
+    def __init__(self, data: Any = (), what: str = "name"):
+        super().__init__(data)
+        self.what = what
+
+    def __missing__(self, key: Any) -> Any:
+        raise KeyError(did_you_mean(str(key), list(self), self.what))
+
+    def __reduce__(self):
+        return (type(self), (dict(self), self.what))
+
+
+class StrictAttributes:
+    """Refuses to set an attribute the object does not have, once it is built (a misspelt setting
+    such as ``solver.num_mesh_interval = 10`` would otherwise be accepted and silently ignored).
+
+    Call :meth:`_seal_attributes` at the end of ``__init__`` (or ``__post_init__``); attributes whose names
+    start with ``_`` are not checked.
+    """
+
+    def _seal_attributes(self) -> None:
+        object.__setattr__(self, "_attributes_sealed", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (not name.startswith("_") and self.__dict__.get("_attributes_sealed", False)
+                and not hasattr(type(self), name) and name not in self.__dict__):
+            known = sorted({n for n in list(self.__dict__) + dir(type(self)) if not n.startswith("_")})
+            raise AttributeError(f"{type(self).__name__}: " + did_you_mean(name, known, "setting"))
+        object.__setattr__(self, name, value)
 
 
 class NamedValues:
@@ -68,4 +104,5 @@ class NamedValues:
         return iter(self.array)
 
     def keys(self) -> list[str]:
+        """The names, in order."""
         return list(self.names)

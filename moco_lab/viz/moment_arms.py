@@ -1,17 +1,27 @@
 """Drawings of moment arms: the model in its pose with a muscle's line of action, curves, generalized forces."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..analysis.moment_arms import assemble, muscle_path, path_generalized_forces, world_position
 from ..modeling.constraints import coupling_vector
 from .sketches import sketch
 
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+    from numpy.typing import ArrayLike
+
+    from ..modeling.forces import PathMuscle
+    from ..modeling.model import Model
+
 __all__ = ["draw_configuration", "plot_moment_arm_curves", "plot_generalized_forces"]
 
 
-def draw_configuration(model, q, muscle, coordinate: str, fig=None, show_lines: bool = True,
-                       zoom: float | None = None):
+def draw_configuration(model: Model, q: ArrayLike, muscle: str | PathMuscle, coordinate: str,
+                       fig: go.Figure | None = None, show_lines: bool = True,
+                       zoom: float | None = None) -> go.Figure:
     """Plotly figure of the planar model at ``q``: bones, the muscle path, and the textbook picture.
 
     For every path segment that joins two different bodies the dashed line of
@@ -57,8 +67,9 @@ def draw_configuration(model, q, muscle, coordinate: str, fig=None, show_lines: 
     return fig
 
 
-def plot_moment_arm_curves(values, curves: dict, title: str = "", theta=None, constant: dict | None = None,
-                           degrees: bool = True):
+def plot_moment_arm_curves(values: ArrayLike, curves: dict, title: str = "", theta: float | None = None,
+                           constant: dict | None = None,
+                           degrees: bool = True) -> go.Figure:
     """Plotly figure of moment-arm curves ``{label: (n,) array}`` (in cm) against θ.
 
     ``constant``: ``{label: d}`` drawn as horizontal lines (gait2d's constant arms).
@@ -81,7 +92,7 @@ def plot_moment_arm_curves(values, curves: dict, title: str = "", theta=None, co
     return fig
 
 
-def plot_generalized_forces(model, q, muscle, coordinate: str, title: str = ""):
+def plot_generalized_forces(model: Model, q: ArrayLike, muscle: str | PathMuscle, coordinate: str, title: str = "") -> go.Figure:
     """Bar chart of ``f = Jᵀ F`` (unit tension), ``C_θ`` and ``c_k f_k`` per coordinate."""
     import plotly.graph_objects as go
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -24,6 +25,9 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from ..results.trajectory import Solution, Trajectory
+
+if TYPE_CHECKING:
+    from ..tools.analyze import OutputTable
 
 __all__ = ["plot_trajectories", "plot_outputs", "plot_path", "plot_path_forces", "short_names"]
 
@@ -116,9 +120,9 @@ def _unknown_name_message(name: str, trajectories: list[Trajectory]) -> str:
             f"Available: {listing}.")
 
 
-def plot_trajectories(trajectories, names: Sequence[str] | str | None = None,
+def plot_trajectories(trajectories: Trajectory | Sequence[Trajectory], names: Sequence[str] | str | None = None,
                       labels: Sequence[str] | None = None, title: str | None = None, columns: int = 2,
-                      faded=None) -> go.Figure:
+                      faded: Trajectory | Sequence[Trajectory] | None = None) -> go.Figure:
     """One figure of the states and controls of one or several trajectories.
 
     Parameters
@@ -240,7 +244,8 @@ def plot_trajectories(trajectories, names: Sequence[str] | str | None = None,
     return fig
 
 
-def plot_outputs(tables, names: Sequence[str] | str | None = None, labels: Sequence[str] | None = None,
+def plot_outputs(tables: OutputTable | Sequence[OutputTable], names: Sequence[str] | str | None = None,
+                 labels: Sequence[str] | None = None,
                  title: str | None = None, columns: int = 2) -> go.Figure:
     """Model outputs against time (an :class:`~moco_lab.tools.analyze.OutputTable` from ``analyze``).
 
@@ -316,9 +321,10 @@ def _path_values(traj: Trajectory, name: str) -> np.ndarray:
     return np.asarray(hit[1], float)
 
 
-def plot_path(trajectories, x: str, y: str, *, labels: Sequence[str] | None = None,
+def plot_path(trajectories: Trajectory | Sequence[Trajectory], x: str, y: str, *, labels: Sequence[str] | None = None,
               anchors: dict | None = None, snapshots: Sequence[float] = (0.0, 0.5, 1.0),
-              faded=None, references=None, reference_labels: Sequence[str] | None = None,
+              faded: Trajectory | Sequence[Trajectory] | None = None, references: Any = None,
+              reference_labels: Sequence[str] | None = None,
               title: str | None = None, xlabel: str = "x (m)", ylabel: str = "y (m)") -> go.Figure:
     """The path of a point in a plane: variable ``y`` against variable ``x``, with equal axis scales.
 
@@ -449,8 +455,9 @@ def _arrow_segments(px, py, fx, fy, scale: float, head: float) -> tuple[list, li
     return xs, ys
 
 
-def plot_path_forces(trajectory, x: str, y: str, forces: dict, *, curve=None, curve_label: str = "curve",
-                     scale: float | None = None, every: int = 1, label: str = "path", faded=None,
+def plot_path_forces(trajectory: Trajectory, x: str, y: str, forces: dict, *, curve: Any = None, curve_label: str = "curve",
+                     scale: float | None = None, every: int = 1, label: str = "path",
+                     faded: Trajectory | Sequence[Trajectory] | None = None,
                      title: str | None = None, xlabel: str = "x (m)", ylabel: str = "y (m)") -> go.Figure:
     """The path of a point in a plane with force arrows drawn along it (equal axis scales).
 

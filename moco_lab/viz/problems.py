@@ -1,11 +1,18 @@
 """Figures of the built-in problems: the suspended mass's x–y path, the parabola bead's forces and constraint errors."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from plotly.subplots import make_subplots
 
 from ..analysis.problems import PARABOLA_LAMBDA, parabola_constraint_errors, parabola_forces
 from .plotting import plot_path, plot_path_forces
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from ..results.trajectory import Solution
 
 __all__ = ["SUSPENDED_MASS_ORIGINS", "suspended_mass_path_figure", "parabola_path_figure",
            "parabola_constraint_figure"]
@@ -15,7 +22,8 @@ _TX, _TY = "/jointset/tx/tx/value", "/jointset/ty/ty/value"
 SUSPENDED_MASS_ORIGINS = {"left": (-0.2, 0.0), "middle": (0.0, 0.0), "right": (0.2, 0.0)}
 
 
-def suspended_mass_path_figure(solution, previous=None, prediction=None, task: str = "predict"):
+def suspended_mass_path_figure(solution: Solution, previous: Solution | None = None,
+                               prediction: Solution | None = None, task: str = "predict") -> go.Figure:
     """The x–y path of the suspended mass: muscle origins, lines to the mass at start, middle and end.
 
     Parameters
@@ -50,7 +58,7 @@ def suspended_mass_path_figure(solution, previous=None, prediction=None, task: s
     return fig
 
 
-def parabola_path_figure(solution, previous=None, motion: str = "move"):
+def parabola_path_figure(solution: Solution, previous: Solution | None = None, motion: str = "move") -> go.Figure:
     """The parabola, the bead's path and the arrows of the constraint force ``−Gᵀλ`` (and of the actuators).
 
     Made by :func:`moco_lab.plotting.plot_path_forces`; trace names ``"y = x²"``,
@@ -82,7 +90,8 @@ def parabola_path_figure(solution, previous=None, motion: str = "move"):
     return fig
 
 
-def parabola_constraint_figure(solution, previous=None, scheme: str = "hermite-simpson"):
+def parabola_constraint_figure(solution: Solution, previous: Solution | None = None,
+                               scheme: str = "hermite-simpson") -> go.Figure:
     """λ(t), and |φ| at the mesh points and at the interval midpoints (log scale)."""
     err = parabola_constraint_errors(solution, scheme)
     fig = make_subplots(rows=1, cols=2, subplot_titles=(

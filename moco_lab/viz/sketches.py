@@ -8,12 +8,17 @@ stick figure from its joint tree (:func:`stick_figure`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..modeling.model import Model
 
 __all__ = ["sketch", "stick_figure"]
 
 
-def stick_figure(model) -> list[tuple[str, list[tuple[float, float, float]]]]:
+def stick_figure(model: Model) -> list[tuple[str, list[tuple[float, float, float]]]]:
     """One polyline per body, from its inboard joint centre to each outboard joint centre.
 
     A body with no outboard joint is drawn from its joint centre to its centre
@@ -65,7 +70,7 @@ def _composite_joint(kwargs):
 _HAND_DRAWN = {"single_pin": _single_pin, "patella_knee": _patella_knee, "composite_joint": _composite_joint}
 
 
-def sketch(model) -> list[tuple[str, list[tuple[float, float, float]]]]:
+def sketch(model: Model) -> list[tuple[str, list[tuple[float, float, float]]]]:
     """Bone polylines of ``model``: hand-drawn for the moment-arm models, else :func:`stick_figure`."""
     spec = getattr(model, "spec", None) or {}
     draw = _HAND_DRAWN.get(spec.get("factory"))

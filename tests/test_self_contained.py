@@ -1,0 +1,53 @@
+"""The project stands on its own: no absolute paths of a development machine, no pointers to material outside
+the repository, and every Markdown document a file names exists in the repository."""
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = (".py", ".md", ".ipynb", ".toml", ".yml", ".cfg", ".txt")
+FORBIDDEN = [
+    (re.compile(r"(?<![\w.])/(work|home|root|Users|tmp)/[\w.-]+"), "an absolute path"),
+    (re.compile(r"shared/(reference|seeds|data)"), "the development folder shared/"),
+    (re.compile(r"\bseed[ _]?`?0\d\d"), "an internal seed number (cite the work by name, REFERENCES.md)"),
+]
+# names that look like paths but are not: URLs' paths, Drake's/OpenSim's installation layout in prose
+ALLOWED = [re.compile(r"https?://\S+")]
+
+
+def tracked_files():
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [ROOT / f for f in out.splitlines() if f.endswith(TEXT) or f in ("run", ".ci/run")]
+
+
+def findings(text: str) -> list[str]:
+    for rx in ALLOWED:
+        text = rx.sub("", text)
+    return [f"{what}: {m.group(0)!r}" for rx, what in FORBIDDEN for m in rx.finditer(text)]
+
+
+def test_checker_finds_what_it_looks_for():
+    assert findings("see /work/main/x and shared/reference/A.md, seed 000") == [
+        "an absolute path: '/work/main'", "the development folder shared/: 'shared/reference'",
+        "an internal seed number (cite the work by name, REFERENCES.md): 'seed 000'"]
+    assert findings("https://example.org/home/page and np.ones((2, 3))") == []
+
+
+def test_no_absolute_paths_or_outside_pointers():
+    bad = []
+    for path in tracked_files():
+        if path.name == "test_self_contained.py":
+            continue
+        for finding in findings(path.read_text(errors="replace")):
+            bad.append(f"{path.relative_to(ROOT)}: {finding}")
+    assert not bad, "\n".join(bad)
+
+
+def test_named_markdown_documents_exist():
+    known = {p.name for p in ROOT.rglob("*.md") if ".venv" not in p.parts}
+    bad = []
+    for path in tracked_files():
+        for name in set(re.findall(r"\b([A-Za-z_][\w-]*\.md)\b", path.read_text(errors="replace"))):
+            if name not in known:
+                bad.append(f"{path.relative_to(ROOT)} names {name}")
+    assert not bad, "\n".join(bad)
