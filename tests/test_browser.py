@@ -123,10 +123,12 @@ def test_verification_explorer(voila_url, browser):
         p.assert_clean()
         p.screenshot("verification_explorer_after.png")
 
-        # A solve that fails (2 iterations) is shown as such; the panel keeps working afterwards.
+        # A solve stopped by the iteration limit (2 iterations) is shown as such, in amber with an
+        # explanation; the panel keeps working afterwards.
         p.set_int("max iterations", 2)
         numbers2 = p.click_and_wait("Solve", ".ml-numbers", numbers1)
-        assert "FAILED" in numbers2 and "Maximum_Iterations_Exceeded" in numbers2
+        assert "⚑ Maximum_Iterations_Exceeded" in numbers2 and "FAILED" not in numbers2
+        assert p.page.locator(".ml-chip.ml-warn").count() == 1
         assert "did not converge" in p.text(".ml-box-fail")
         p.screenshot("verification_explorer_failed.png")
         p.set_int("max iterations", 3000)

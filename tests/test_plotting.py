@@ -11,6 +11,7 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
+import moco_lab as ml  # noqa: E402
 from moco_lab.results.trajectory import Solution, Trajectory  # noqa: E402
 from moco_lab.viz.plotting import plot_path, plot_path_forces, plot_trajectories, short_names  # noqa: E402
 
@@ -240,3 +241,26 @@ def test_plot_path_forces_draws_arrows_from_the_path():
         plot_path_forces(traj, X, Y, {"push": (fx, fy)}, every=0)
     with pytest.raises(KeyError):
         plot_path_forces(traj, "nope", Y, {})
+
+
+def test_solution_plots_say_what_and_in_which_unit():
+    sol = ml.examples.double_pendulum_study("hermite-simpson", "implicit", 6).solve()
+    fig = plot_trajectories(sol, names=["/jointset/j0/q0/value", "/jointset/j0/q0/speed", "/tau0"])
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["q0 angle", "q0 angular velocity", "tau0 control"]
+    assert [fig.layout[f"yaxis{k or ''}"].title.text for k in (0, 2, 3)] == [
+        "angle (rad)", "angular velocity (rad/s)", "control (× 1 N·m)"]
+    deg = plot_trajectories(sol, names=["/jointset/j0/q0/value"], degrees=True)
+    assert deg.layout.yaxis.title.text == "angle (deg)"
+    np.testing.assert_allclose(deg.data[0].y[-1], 90.0, rtol=1e-9)  # ends upright: π/2 rad
+
+
+def test_muscle_variables_are_called_activation_and_excitation_on_the_unit_interval():
+    study = ml.examples.suspended_mass_prediction_study(num_mesh_intervals=8)
+    sol = study.solve()
+    fig = plot_trajectories(sol, names=["/forceset/left/activation", "/forceset/left"])
+    assert [a.text for a in fig.layout.annotations] == ["left activation", "left excitation"]
+    assert fig.layout.yaxis.title.text == "activation" and fig.layout.yaxis2.title.text == "excitation"
+    assert tuple(fig.layout.yaxis.range) == (-0.02, 1.02)
+    sim = ml.simulate_solution(study, sol)  # simulations know their quantities too
+    assert sim.quantities["/jointset/tx/tx/value"].axis_title() == "position (m)"

@@ -27,7 +27,7 @@ def findings(text: str) -> list[str]:
 
 
 def test_checker_finds_what_it_looks_for():
-    assert findings("see /work/main/x and shared/reference/A.md, seed 000") == [
+    assert findings("see /work/main/x and shared/reference/A.txt, seed 000") == [
         "an absolute path: '/work/main'", "the development folder shared/: 'shared/reference'",
         "an internal seed number (cite the work by name, REFERENCES.md): 'seed 000'"]
     assert findings("https://example.org/home/page and np.ones((2, 3))") == []

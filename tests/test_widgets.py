@@ -102,7 +102,9 @@ def test_failed_solve_is_shown_and_panel_recovers(panel):
     sol = panel.solve()
     assert sol is not None and not sol.success
     assert sol.status == "Maximum_Iterations_Exceeded"
-    assert "FAILED" in panel.numbers.value and "Maximum_Iterations_Exceeded" in panel.numbers.value
+    # amber, not red: the iteration limit is a warning (the iterate may be close), explained in a tooltip
+    assert "ml-warn" in panel.numbers.value and "⚑ Maximum_Iterations_Exceeded" in panel.numbers.value
+    assert "FAILED" not in panel.numbers.value and "stopped at the iteration limit" in panel.numbers.value
     assert "ml-box-fail" in panel.message.value and "did not converge" in panel.message.value
     assert "stopped" in panel.progress_html.value
     assert panel.previous is good  # the overlay keeps the last good solution
@@ -361,7 +363,8 @@ def test_suspended_mass_tracking_mode():
     p = SolvePanel(["suspended_mass"])
     predicted = p.solution
     p.option_widgets["task"].value = "track"  # re-poses the problem and solves it
-    assert p.error is None and p.message.value == "", p.message.value
+    # no error; at most the amber note of a solve that stopped at IPOPT's acceptable level
+    assert p.error is None and (p.message.value == "" or "ml-box-warn" in p.message.value), p.message.value
     assert p.mode.value == "implicit"  # the task's preset
     assert set(p.goal_widgets) == {"state_tracking", "control_effort"}
     slider = p.goal_widgets["state_tracking"]["weight"]

@@ -59,7 +59,11 @@ from .layout import NodeLayout
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["Transcription", "PrescribedKinematics", "SCHEMES", "MODES"]
+__all__ = ["Transcription", "PrescribedKinematics", "SCHEMES", "MODES", "MAX_CHUNK_ENTRIES"]
+
+#: Largest dense Jacobian (rows × variables) of one automatic dynamics chunk (see
+#: :meth:`Transcription.chunk_intervals`).
+MAX_CHUNK_ENTRIES = 150_000
 
 
 @dataclass
@@ -433,9 +437,28 @@ class Transcription:
         return np.flatnonzero(used)
 
     # --------------------------------------------------------------- chunks
+    def chunk_intervals(self) -> int:
+        """Mesh intervals per dynamics binding: ``settings.chunk_size``, or chosen from the node size.
+
+        Drake hands a Python constraint's Jacobian to IPOPT through a *dense* AutoDiff matrix (rows × the
+        binding's variables), so its cost grows with the square of the chunk. Automatically (``chunk_size``
+        None), a chunk holds up to 10 intervals while that matrix stays below :data:`MAX_CHUNK_ENTRIES`
+        entries: 10 for the verification problems, 3 for a gait model with muscles and contact (where it made
+        an IPOPT iteration about twice as fast as 10; ``benchmarks/engine_scale.py``).
+        """
+        if self.settings.chunk_size is not None:
+            return max(1, int(self.settings.chunk_size))
+        per_interval = 1 if self.scheme == "trapezoidal" else 2
+        rows = self.nres + self.layout.ny  # residual rows and defect rows per grid point (approximately)
+        for size in range(10, 0, -1):
+            points = per_interval * size + 1
+            if (points * rows) * (points * self.nb) <= MAX_CHUNK_ENTRIES:
+                return size
+        return 1
+
     def _add_chunks(self):
         N = self.grid.num_mesh_intervals
-        size = max(1, int(self.settings.chunk_size))
+        size = self.chunk_intervals()
         self.chunks = []
         for i0 in range(0, N, size):
             chunk = _Chunk(self, i0, min(N, i0 + size))

@@ -1,4 +1,4 @@
-"""Units of a model's variables and outputs, for axis labels and tables.
+"""Units and quantities of a model's variables and outputs, for axis labels and tables.
 
 SI throughout, as OpenSim: coordinates in rad (rotational) or m
 (translational), speeds in rad/s or m/s, generalized forces in N·m or N.
@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..results.trajectory import Quantity
 from .forces import GENERALIZED_FORCE
 from .tree import read_tree
 
 if TYPE_CHECKING:
     from .model import Coordinate, Model
 
-__all__ = ["coordinate_motion", "unit_of", "with_unit"]
+__all__ = ["coordinate_motion", "unit_of", "with_unit", "quantity_of", "quantities_for"]
 
 
 def coordinate_motion(model: Model, coordinate: str | Coordinate) -> str:
@@ -92,3 +93,54 @@ def unit_of(model: Model, name: str) -> str | None:
 def with_unit(label: str, unit: str | None) -> str:
     """``"label (unit)"``; just the label for a dimensionless or unknown unit."""
     return f"{label} ({unit})" if unit else label
+
+
+_COORDINATE_QUANTITIES = {
+    "rotational": {"value": "angle", "speed": "angular velocity", "accel": "angular acceleration"},
+    "translational": {"value": "position", "speed": "velocity", "accel": "acceleration"},
+}
+
+
+def quantity_of(model: Model, name: str) -> Quantity:
+    """What the state, control, derivative, multiplier or output ``name`` of ``model`` measures.
+
+    Examples: ``/jointset/knee/knee_angle/value`` -> ``Quantity("knee_angle", "angle", "rad")``;
+    ``/forceset/soleus_r`` (a muscle's control) -> ``Quantity("soleus_r", "excitation", "")``;
+    ``/forceset/soleus_r/activation`` -> ``Quantity("soleus_r", "activation", "")``; a coordinate
+    actuator's control -> ``Quantity("tau_knee", "control", "")`` (its force is optimal force × control).
+    Unknown names get the last path segment and quantity ``"value"``.
+    """
+    unit = unit_of(model, name)
+    for c in model.coordinates:
+        for what, path in (("value", c.value_path), ("speed", c.speed_path), ("accel", c.accel_path)):
+            if name == path:
+                return Quantity(c.name, _COORDINATE_QUANTITIES[coordinate_motion(model, c)][what], unit)
+    for element in model.force_elements:
+        short = element.name
+        if name in element.control_names():
+            if bool(element.state_names()) or hasattr(element, "muscle"):
+                return Quantity(short, "excitation", "")
+            force = getattr(element, "optimal_force", None)
+            coords = element.coordinate_names()
+            if force is not None and len(coords) == 1:  # the actuator's force is optimal force × control
+                return Quantity(short, "control", f"× {force:g} {_coordinate_unit(model, coords[0], 'force')}")
+            return Quantity(short, "control", "")
+        if name in element.state_names():
+            return Quantity(short, name.rsplit("/", 1)[-1].replace("_", " "), "")
+        if name in element.implicit_derivative_names():
+            return Quantity(short, "tendon force rate" if "tendon" in name else "implicit derivative", unit)
+        prefix = element.path.rstrip("/") + "/"
+        if name.startswith(prefix):
+            return Quantity(short, name[len(prefix):].replace("_", " "), unit)
+    if "/constraintset/" in name:
+        cname, var = name.split("/constraintset/", 1)[1].split("/", 1)
+        kind = {"lambda": "multiplier", "gamma": "velocity correction", "mu": "projection slack"}
+        return Quantity(cname, next((v for k, v in kind.items() if var.startswith(k)), var) + f" {var.split('_')[-1]}",
+                        None)
+    last = [p for p in name.split("/") if p]
+    return Quantity(last[-1] if last else name, "value", unit)
+
+
+def quantities_for(model: Model, names: list[str]) -> dict[str, Quantity]:
+    """:func:`quantity_of` for each of ``names``."""
+    return {n: quantity_of(model, n) for n in names}

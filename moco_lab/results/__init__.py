@@ -1,6 +1,6 @@
 """Results: trajectories, solutions and OpenSim ``.sto`` files (pure data, no pydrake)."""
 from . import sto
 from .tables import reference_columns
-from .trajectory import Solution, Trajectory, read_trajectory
+from .trajectory import Quantity, Solution, Trajectory, read_trajectory
 
-__all__ = ["Solution", "Trajectory", "read_trajectory", "reference_columns", "sto"]
+__all__ = ["Quantity", "Solution", "Trajectory", "read_trajectory", "reference_columns", "sto"]

@@ -17,6 +17,7 @@ outcome with SciPy ``OptimizeResult`` names (``success``, ``status``,
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
@@ -27,7 +28,29 @@ from . import sto
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+__all__ = ["Trajectory", "Solution", "Quantity", "read_trajectory"]
+
 _GROUPS = ("states", "controls", "multipliers", "derivatives")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """What a trajectory column measures, for labels: ``label`` (e.g. ``"knee_angle_r"``), ``quantity``
+    (``"angle"``, ``"angular velocity"``, ``"activation"``, ``"excitation"``, ...) and ``unit`` (``"rad"``,
+    ``""`` for dimensionless, None if unknown)."""
+
+    label: str
+    quantity: str
+    unit: str | None = None
+
+    def axis_title(self) -> str:
+        """``"angle (rad)"``; just the quantity when dimensionless or unknown."""
+        return f"{self.quantity} ({self.unit})" if self.unit else self.quantity
+
+    def title(self) -> str:
+        """``"knee_angle_r angle"``-style title; the label alone when it already says the quantity."""
+        words = self.quantity.split()
+        return self.label if words and words[-1] in self.label else f"{self.label} {self.quantity}"
 
 
 class Trajectory:
@@ -39,6 +62,9 @@ class Trajectory:
         Strictly increasing times.
     states, controls, multipliers, derivatives : dict of str -> array_like (n,)
     parameters : dict of str -> float
+    quantities : dict of str -> Quantity, optional
+        What each column measures (labels and units for plots). Solutions,
+        simulations and analyses fill it from the model.
     check_time : bool, default True
         Require strictly increasing times. ``False`` is for the record of a
         degenerate solve (final time at or before the initial time), which is
@@ -48,7 +74,7 @@ class Trajectory:
     def __init__(self, time: ArrayLike, states: Mapping[str, ArrayLike] | None = None, controls: Mapping[str,
                  ArrayLike] | None = None, multipliers: Mapping[str, ArrayLike] | None = None,
                  derivatives: Mapping[str, ArrayLike] | None = None, parameters: Mapping[str, float] | None = None,
-                 check_time: bool = True):
+                 check_time: bool = True, quantities: Mapping[str, Quantity] | None = None):
         self.time = np.asarray(time, dtype=float).copy()
         if self.time.ndim != 1:
             raise ValueError("time must be one-dimensional")
@@ -66,6 +92,7 @@ class Trajectory:
                 table[name] = arr
             setattr(self, f"_{group}", table)
         self._parameters = NameTable({k: float(v) for k, v in (parameters or {}).items()}, what="parameter")
+        self.quantities = dict(quantities or {})
 
     # ---------------------------------------------------------------- access
     @property
@@ -143,11 +170,12 @@ class Trajectory:
         groups = {
             g: {k: np.interp(time, self.time, v) for k, v in getattr(self, g).items()} for g in _GROUPS
         }
-        return Trajectory(time, **groups, parameters=dict(self.parameters))
+        return Trajectory(time, **groups, parameters=dict(self.parameters), quantities=self.quantities)
 
     def copy(self) -> "Trajectory":
         """A deep copy."""
-        return Trajectory(self.time, self.states, self.controls, self.multipliers, self.derivatives, self.parameters)
+        return Trajectory(self.time, self.states, self.controls, self.multipliers, self.derivatives, self.parameters,
+                          quantities=self.quantities)
 
     def is_numerically_equal(self, other: "Trajectory", rtol: float = 1e-12, atol: float = 0.0) -> bool:
         """Same time grid, the same columns and values (within tolerances)."""
@@ -244,7 +272,8 @@ class Solution(Trajectory):
                  solver: str = "ipopt", constraint_violation: float = float("nan"),
                  optimality: dict[str, float] | None = None):
         super().__init__(trajectory.time, trajectory.states, trajectory.controls, trajectory.multipliers,
-                         trajectory.derivatives, trajectory.parameters, check_time=success)
+                         trajectory.derivatives, trajectory.parameters, check_time=success,
+                         quantities=trajectory.quantities)
         self.success = bool(success)
         self.status = status
         self.message = message
@@ -316,7 +345,7 @@ class Solution(Trajectory):
     def _data(self) -> Trajectory:
         """The data as a :class:`Trajectory`, sealed or not (internal: e.g. a failed solve as a guess)."""
         return Trajectory(self.time, self._states, self._controls, self._multipliers, self._derivatives,
-                          self._parameters)
+                          self._parameters, check_time=False, quantities=self.quantities)
 
     def summary(self) -> str:
         """One line: success, status, objective, final time, iterations and solve time."""

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .settings import SolverSettings
 
 __all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "IPOPT_EXIT_MESSAGES", "IPOPT_STATUS_EXPLANATIONS", "IPOPT_DEFAULTS",
+           "WARNING_STATUSES", "status_level",
            "LARGE_PROBLEM_VARIABLES", "ipopt_defaults", "Progress", "OptimizerRun", "run_optimizer", "max_constraint_violation"]
 
 #: IPOPT 3.14's ``SolverReturn`` codes (as Drake reports them) -> Moco's status names.
@@ -66,11 +67,28 @@ IPOPT_EXIT_MESSAGES = {
     "INTERNAL ERROR": "Internal_Error",
 }
 
+#: Statuses that are neither a clean convergence nor a failure: the iterate may be close to a solution.
+WARNING_STATUSES = ("Solved_To_Acceptable_Level", "Maximum_Iterations_Exceeded", "Maximum_CpuTime_Exceeded",
+                    "Maximum_WallTime_Exceeded", "User_Requested_Stop")
+
+
+def status_level(status: str, success: bool) -> str:
+    """``"converged"``, ``"warning"`` (acceptable level, iteration or time limit) or ``"failed"``.
+
+    Dashboards colour a solve's status by it (green, amber, red).
+    """
+    if status in WARNING_STATUSES:
+        return "warning"
+    return "converged" if success else "failed"
+
+
 #: What each unsuccessful IPOPT status means, in one line (shown in solution messages and dashboards).
 IPOPT_STATUS_EXPLANATIONS = {
     "Solved_To_Acceptable_Level": "converged only to IPOPT's looser 'acceptable' tolerances (acceptable_tol), "
                                   "not to tol: usable, but check it",
-    "Maximum_Iterations_Exceeded": "stopped at the iteration limit before converging",
+    "Maximum_Iterations_Exceeded": "stopped at the iteration limit before converging: the last iterate is not "
+                                   "a solution (allow more iterations, or start from a better guess)",
+    "Degenerate_Time_Grid": "the final time collapsed onto the initial time",
     "Infeasible_Problem_Detected": "the constraints (bounds, dynamics, goals as constraints) cannot all hold",
     "Not_Enough_Degrees_Of_Freedom": "more equality constraints than variables: the problem is over-constrained "
                                      "(e.g. fixed values that the dynamics also determine)",

@@ -39,8 +39,10 @@ class SolverSettings(StrictAttributes):
     guess : Trajectory or None
         Initial guess; ``None`` means Moco's guess from bounds. Any earlier
         trajectory or solution works: it is interpolated onto the new grid.
-    chunk_size : int
-        Mesh intervals per dynamics binding (performance knob; results do not depend on it).
+    chunk_size : int or None
+        Mesh intervals per dynamics binding (performance knob; results do not
+        depend on it beyond round-off). ``None`` (default): chosen from the
+        size of a node (see :meth:`Transcription.chunk_intervals`).
     verbose : int
         0 silent; 1 prints a line per iteration; 5 IPOPT's own output
         (6 adds IPOPT's timing statistics).
@@ -87,7 +89,7 @@ class SolverSettings(StrictAttributes):
     optim_max_iterations: int | None = None
     implicit_acceleration_bounds: float = 1000.0
     guess: Trajectory | None = None
-    chunk_size: int = 10
+    chunk_size: int | None = None
     verbose: int = 0
     kinematic_constraint_method: str = "Posa2016"
     projection_slack_bounds: tuple = (-0.001, 0.001)

@@ -6,6 +6,7 @@ from typing import Callable
 import numpy as np
 
 from ..engine.transcription import Transcription
+from ..modeling.units import quantities_for
 from ..results.trajectory import Solution, Trajectory
 from .guess import guess_from_bounds, guess_from_trajectory, set_guess
 from .optimizer import IPOPT_STATUS_EXPLANATIONS, OptimizerRun, Progress, run_optimizer
@@ -73,4 +74,6 @@ def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:
     mult.update(zip(tr.slack_names, col(lay.gam).T))
     mult.update(zip(tr.projection_names, col(lay.mu).T))
     params = {n: float(v) for n, v in zip(tr.param_names, sol["P"])}
-    return Trajectory(t, states, controls, mult, derivs, params, check_time=bool(sol["tf"] > sol["t0"]))
+    names = [*states, *controls, *mult, *derivs]
+    return Trajectory(t, states, controls, mult, derivs, params, check_time=bool(sol["tf"] > sol["t0"]),
+                      quantities=quantities_for(tr.model, names))

@@ -44,6 +44,7 @@ from pydrake.systems.framework import BasicVector, DiagramBuilder, LeafSystem
 from ..engine.kernel import kernel_for
 from ..modeling.constraints import project_positions, project_speeds
 from ..modeling.model import Model
+from ..modeling.units import quantities_for
 from ..results.trajectory import Trajectory
 from ..util.names import did_you_mean
 
@@ -425,7 +426,8 @@ def simulate(
         _, L, _ = kernel.forward_constrained(Q, U, X, forces._P, Z=Zs if aux_names else None)
         multipliers = {name: L[:, k] for k, name in enumerate(model.multiplier_names())}
     return Trajectory(time, states=out_states, controls=out_controls, multipliers=multipliers,
-                      parameters=dict(trajectory.parameters))
+                      parameters=dict(trajectory.parameters),
+                      quantities=quantities_for(model, [*out_states, *out_controls, *multipliers]))
 
 
 def simulate_solution(study_or_problem: Any, solution: Trajectory, **kwargs: Any) -> Trajectory:

@@ -63,7 +63,7 @@ from ..analysis.verification import (
     solution_errors,
 )
 from ..results.trajectory import Solution
-from ..solve.optimizer import Progress
+from ..solve.optimizer import IPOPT_STATUS_EXPLANATIONS, Progress, status_level
 from ..util.config import fast_mode
 from ..viz.plotting import plot_trajectories
 from .demos import (
@@ -108,6 +108,21 @@ _METRIC_DASH = {"states": "solid", "controls": "dash", "objective": "dot", "fina
 _METRIC_SYMBOL = {"states": "circle", "controls": "square", "objective": "diamond", "final_time": "circle"}
 
 
+def status_badge(solution: Solution) -> str:
+    """HTML chip of a solve's status: green converged, amber acceptable level or limit reached, red failed.
+
+    The amber and red chips carry a one-line explanation as a tooltip (``title``).
+    """
+    level = status_level(solution.status, solution.success)
+    status = html.escape(solution.status)
+    why = html.escape(IPOPT_STATUS_EXPLANATIONS.get(solution.status, ""), quote=True)
+    if level == "converged":
+        return f"<span class='ml-chip ml-ok'>✔ {status}</span>"
+    if level == "warning":
+        return f"<span class='ml-chip ml-warn' title='{why}'>⚑ {status}</span>"
+    return f"<span class='ml-chip ml-fail' title='{why}'>✖ FAILED: {status}</span>"
+
+
 # ================================================================ helpers
 _CSS = """
 <style>
@@ -125,6 +140,8 @@ _CSS = """
 .ml-chip b { color: #1d3557; }
 .ml-ok { background: #d9f2e3; color: #135c2f; font-weight: 600; }
 .ml-fail { background: #fbd9d9; color: #8a1111; font-weight: 700; }
+.ml-warn { background: #fdecc8; color: #7a4a00; font-weight: 700; }
+.ml-box-warn { background: #fff8e8; border: 1px solid #f0c36d; color: #6b4800; }
 .ml-box { border-radius: 6px; padding: 6px 10px; margin: 4px 0; line-height: 1.35; }
 .ml-box-fail { background: #fff1f1; border: 1px solid #e8a0a0; color: #7a1010; }
 .ml-box-error { background: #fff7e6; border: 1px solid #f0c36d; color: #6b4800; }
@@ -576,7 +593,13 @@ class SolvePanel(_Panel):
         self.solution = solution
         self._settings_used = settings
         self.error = None
-        note = "✔ done" if solution.success else "✖ stopped"
+        level = status_level(solution.status, solution.success)
+        if level == "converged":
+            note = "✔ done"
+        elif level == "warning":
+            note = f"⚑ {'done' if solution.success else 'stopped'} ({html.escape(solution.status)})"
+        else:
+            note = "✖ stopped"
         self.progress_html.value = (
             f"{note}: <b>{solution.nit}</b> iterations · objective <b>{solution.objective:.7g}</b><br>"
             f"constraint violation <b>{solution.constraint_violation:.2e}</b> · {solution.solve_time:.2f} s")
@@ -595,8 +618,7 @@ class SolvePanel(_Panel):
 
     def _render_numbers(self, sol: Solution, settings: dict) -> None:
         ok = sol.success
-        badge = (f"<span class='ml-chip ml-ok'>✔ {html.escape(sol.status)}</span>" if ok
-                 else f"<span class='ml-chip ml-fail'>✖ FAILED: {html.escape(sol.status)}</span>")
+        badge = status_badge(sol)
         chips = [
             badge,
             f"<span class='ml-chip'>J = <b>{_fmt(sol.objective, 8)}</b></span>",
@@ -623,6 +645,10 @@ class SolvePanel(_Panel):
         self.numbers.value = f"<div class='ml-numbers'>{''.join(chips)}</div>"
         if extra_error is not None:
             self._show_error("Could not compute the problem's extra numbers", extra_error, with_trace=True)
+        elif ok and status_level(sol.status, sol.success) == "warning":
+            self.message.value = (
+                f"<div class='ml-box ml-box-warn'><b>{html.escape(sol.status)}</b>: "
+                f"{html.escape(IPOPT_STATUS_EXPLANATIONS.get(sol.status, ''))}.</div>")
         elif ok:
             self.message.value = ""
         else:

@@ -122,7 +122,7 @@ def _unknown_name_message(name: str, trajectories: list[Trajectory]) -> str:
 
 def plot_trajectories(trajectories: Trajectory | Sequence[Trajectory], names: Sequence[str] | str | None = None,
                       labels: Sequence[str] | None = None, title: str | None = None, columns: int = 2,
-                      faded: Trajectory | Sequence[Trajectory] | None = None) -> go.Figure:
+                      faded: Trajectory | Sequence[Trajectory] | None = None, degrees: bool = False) -> go.Figure:
     """One figure of the states and controls of one or several trajectories.
 
     Parameters
@@ -143,12 +143,18 @@ def plot_trajectories(trajectories: Trajectory | Sequence[Trajectory], names: Se
     faded : Trajectory or sequence of Trajectory, optional
         Extra trajectories drawn first as light grey dashed lines (e.g. the
         previous solution), sharing one legend entry ``"previous"``.
+    degrees : bool, default False
+        Show angles in degrees and angular velocities in deg/s (the data stay in radians).
 
     Returns
     -------
     plotly.graph_objects.Figure
-        One subplot per variable (titled with :func:`short_names`, y axis
-        labelled with the variable's kind, x axis ``time (s)``), one line
+        One subplot per variable, titled with what it is ("q0 angle", "soleus_r
+        activation") and its y axis with the quantity and unit ("angle (rad)",
+        "excitation") when the trajectory knows them (solutions, simulations:
+        :attr:`Trajectory.quantities`), else with :func:`short_names` and the
+        variable's group; activations and excitations on [0, 1]; x axis
+        ``time (s)``; one line
         trace per trajectory and variable it contains; each trajectory has a
         single legend entry and a legend group that toggles all its lines.
 
@@ -188,17 +194,21 @@ def plot_trajectories(trajectories: Trajectory | Sequence[Trajectory], names: Se
     if not names:
         raise ValueError("nothing to plot: the trajectories have no states or controls (pass names=...)")
 
-    # Resolve every variable once: its group (from the first trajectory having it).
-    groups = []
+    # Resolve every variable once: its group and quantity (from the first trajectory having it).
+    groups, quantities = [], []
     for name in names:
         found = next((hit for hit in (_lookup(t, name) for t in everyone) if hit is not None), None)
         if found is None:
             raise KeyError(_unknown_name_message(name, everyone))
         groups.append(found[0])
+        quantities.append(next((t.quantities[name] for t in everyone if name in t.quantities), None))
+    scales = [_display(q, degrees)[1] for q in quantities]
+    fallback = short_names(names, groups)
+    titles = [q.title() if q is not None else fallback[k] for k, q in enumerate(quantities)]
 
     ncols = min(columns, len(names))
     nrows = math.ceil(len(names) / ncols)
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=short_names(names, groups),
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=titles,
                         horizontal_spacing=0.08 if ncols > 1 else 0.02,
                         vertical_spacing=min(0.12, 0.3 / nrows) if nrows > 1 else 0.1)
 
@@ -212,10 +222,11 @@ def plot_trajectories(trajectories: Trajectory | Sequence[Trajectory], names: Se
             if hit is None:
                 continue
             row, col = cell(k)
+            unit = _display(quantities[k], degrees)[0]
             fig.add_trace(
-                go.Scatter(x=traj.time, y=hit[1], mode="lines", name=label, line=line,
+                go.Scatter(x=traj.time, y=np.asarray(hit[1]) * scales[k], mode="lines", name=label, line=line,
                            legendgroup=group_id, showlegend=not shown,
-                           hovertemplate=f"{name}<br>t=%{{x:.4g}} s<br>%{{y:.6g}}<extra>{label}</extra>"),
+                           hovertemplate=f"{name}<br>t=%{{x:.4g}} s<br>%{{y:.6g}} {unit}<extra>{label}</extra>"),
                 row=row, col=col,
             )
             shown = True
@@ -230,7 +241,14 @@ def plot_trajectories(trajectories: Trajectory | Sequence[Trajectory], names: Se
 
     for k, group in enumerate(groups):
         row, col = cell(k)
-        fig.update_yaxes(title_text=_GROUPS[group], row=row, col=col)
+        q = quantities[k]
+        if q is None:
+            fig.update_yaxes(title_text=_GROUPS[group], row=row, col=col)
+        else:
+            unit = _display(q, degrees)[0]
+            fig.update_yaxes(title_text=f"{q.quantity} ({unit})" if unit else q.quantity, row=row, col=col)
+            if q.quantity in _UNIT_INTERVAL:
+                fig.update_yaxes(range=[-0.02, 1.02], row=row, col=col)
         # Label the time axis of the lowest subplot in each column.
         if k + ncols >= len(names):
             fig.update_xaxes(title_text="time (s)", row=row, col=col)
@@ -309,6 +327,20 @@ def plot_outputs(tables: OutputTable | Sequence[OutputTable], names: Sequence[st
     fig.update_layout(title=title, height=max(320, 260 * nrows), legend=dict(groupclick="togglegroup"),
                       margin=dict(l=60, r=20, t=80 if title else 50, b=50), hovermode="closest")
     return fig
+
+
+#: Quantities that live on [0, 1] (plotted on that range).
+_UNIT_INTERVAL = ("activation", "excitation")
+
+
+def _display(quantity, degrees: bool) -> tuple[str, float]:
+    """(unit shown, factor from stored values) of a column: radians become degrees on request."""
+    if quantity is None:
+        return "", 1.0
+    unit = quantity.unit or ""
+    if degrees and unit.startswith("rad"):
+        return "deg" + unit[3:], 180.0 / math.pi
+    return unit, 1.0
 
 
 _ANCHOR_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
