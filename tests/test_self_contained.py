@@ -51,3 +51,41 @@ def test_named_markdown_documents_exist():
             if name not in known:
                 bad.append(f"{path.relative_to(ROOT)} names {name}")
     assert not bad, "\n".join(bad)
+
+
+def unresolved_module_names(text: str) -> list[str]:
+    """Dotted ``moco_lab.…`` names in ``text`` that are neither a module nor an attribute of one."""
+    import importlib
+
+    bad = []
+    for name in sorted(set(re.findall(r"\bmoco_lab(?:\.[A-Za-z_]\w*)+", text))):
+        parts = name.split(".")
+        obj = None
+        for i in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+                break
+            except ImportError:
+                continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr, None)
+            if obj is None:
+                bad.append(name)
+                break
+    return bad
+
+
+def test_module_checker_finds_a_moved_module():
+    text = "see `moco_lab.moment_arms` (moved), moco_lab.analysis.moment_arms and ml's moco_lab.Study.solve."
+    assert unresolved_module_names(text) == ["moco_lab.moment_arms"]
+
+
+def test_documents_name_modules_that_exist():
+    """A module or function named in the docs (README, lesson and dashboard guides) can be imported."""
+    bad = {}
+    for path in tracked_files():
+        if path.suffix == ".md":
+            missing = unresolved_module_names(path.read_text(encoding="utf-8"))
+            if missing:
+                bad[str(path.relative_to(ROOT))] = missing
+    assert not bad, bad

@@ -255,6 +255,7 @@ class Transcription:
         self.A = self._new(ng, self.na, "a")
         self.P = prog.NewContinuousVariables(self.npar, "p") if self.npar else np.empty(0, dtype=object)
         self._add_bounds()
+        self.kin_endpoint_cols = self._endpoint_kinematic_rows()
         self._add_midpoint_controls()
         # goals
         ctx = _GoalContext(self)
@@ -360,6 +361,58 @@ class Transcription:
         self.prog.AddBoundingBoxConstraint(np.hstack([np.atleast_1d(np.asarray(v, float)) for v in lo]),
                                            np.hstack([np.atleast_1d(np.asarray(v, float)) for v in hi]),
                                            np.hstack(variables))
+
+    def _endpoint_kinematic_rows(self) -> dict[int, np.ndarray]:
+        """The kinematic rows to enforce at the first and last grid points, where bounds fix the state.
+
+        Where every coordinate value is fixed (initial or final bounds with lower = upper), ``φ(q)`` is a
+        number, not a constraint: it is checked here (a ``ValueError`` names the constraint and the end when
+        the fixed values violate it), and so is ``φ̇ = G(q) u`` where every speed is fixed too. With the
+        trapezoidal scheme these rows are then left out of the program: kept, they make the constraint
+        Jacobian rank-deficient at every point (LICQ fails), IPOPT needs several times the iterations and can
+        stop at its acceptable level with an objective 6 % too high or fail in restoration (the released bead
+        on the parabola, ``benchmarks/trapezoidal_constraints.md``). Hermite–Simpson keeps them, as Moco
+        does: measured on the same bead while developing this check (2026-11-24), leaving them out there
+        costs iterations (817 instead of 62 at N = 50) and fails at N = 100.
+
+        Returns ``{grid point: kinematic columns}`` for the grid points whose rows differ from the default.
+        """
+        lay = self.layout
+        if not self.nl or self.prescribed is not None or self.bordalba or self.npar or not self.kin_mesh_cols.size:
+            return {}
+        nl, nq = self.nl, self.nq
+        q_cols = np.arange(self.nb)[lay.q]
+        u_cols = np.arange(self.nb)[lay.u]
+        ends = {0: ("initial", lambda i: i.initial), self.grid.num_points - 1: ("final", lambda i: i.final)}
+        keep: dict[int, np.ndarray] = {}
+        names = self.multiplier_names
+        for node, (end, which) in ends.items():
+            fixed = []
+            for cols in (q_cols, u_cols):
+                b = [which(self.state_infos[c]) for c in cols]
+                fixed.append(None if any(x is None or x.lower != x.upper for x in b)
+                             else np.array([x.lower for x in b], float))
+            Q, U = fixed
+            if Q is None:
+                continue
+            terms = self.kernel.constraints(Q[None, :], (U if U is not None else np.zeros(nq))[None, :])
+            levels = [("position", "phi", range(nl))]
+            if U is not None:
+                levels.append(("velocity", "phid", range(nl, 2 * nl)))
+            drop = set()
+            for level, key, cols in levels:
+                err = np.abs(terms[key][0])
+                worst = int(np.argmax(err))
+                if err[worst] > 1e-8:
+                    raise ValueError(
+                        f"The {end} state fixed by the bounds violates the kinematic constraint "
+                        f"{names[worst].rsplit('/lambda_', 1)[0]!r} at the {level} level by {err[worst]:.3g}: "
+                        f"make the {end} values consistent with the constraint, or leave one coordinate's "
+                        f"{end} value free (set_state_info) so that the constraint fixes it")
+                drop.update(cols)
+            if self.scheme == "trapezoidal":
+                keep[node] = np.array([c for c in self.kin_mesh_cols if c not in drop], int)
+        return keep
 
     def _add_midpoint_controls(self):
         if self.scheme != "hermite-simpson" or self.nx == 0 or self.prescribed is not None:
@@ -871,6 +924,7 @@ class _Chunk:
         self.kin_rows = []
         for k in self.owned if tr.nkin else []:
             cols = tr.kin_mesh_cols if tr.grid.is_mesh[self.g[k]] else tr.kin_mid_cols
+            cols = tr.kin_endpoint_cols.get(int(self.g[k]), cols)
             if cols.size:
                 self.kin_rows.append((int(k), cols))
         self.nkin_rows = sum(c.size for _, c in self.kin_rows)

@@ -11,6 +11,7 @@ from ..analysis.moment_arms import METHOD_LABELS, assemble, moment_arm, moment_a
 from ..modeling import coupled
 from ..util.config import fast_mode
 from ..viz.moment_arms import draw_configuration, plot_generalized_forces, plot_moment_arm_curves
+from .widgets import PANEL_CSS
 
 if TYPE_CHECKING:
     import ipywidgets as widgets
@@ -56,10 +57,17 @@ class MomentArmPanel(W.VBox):
         self.numbers = W.HTML()
         self.numbers.add_class("ml-numbers")
         self.out_config, self.out_forces, self.out_curves = W.Output(), W.Output(), W.Output()
-        self.header = W.HTML("<h2>Muscle moment arms: OpenSim's generalized-force method</h2>")
+        self.header = W.HTML(
+            "<h2>Muscle moment arms: OpenSim's generalized-force method</h2>"
+            "<p>What is a muscle's moment arm when the joint is not a single pin? OpenSim answers with the "
+            "<b>generalized-force method</b> (Sherman, Seth &amp; Delp 2013): find the coupling vector C (the speeds "
+            "produced by turning the joint angle θ at unit rate with every constraint satisfied), pull on the "
+            "muscle path with a unit tension, map the body forces to generalized forces f = Jᵀ F, and take "
+            "<b>r = Cᵀ f</b>. Drag θ; the plots follow.</p>")
         self.header.add_class("ml-header")
-        super().__init__([self.header, W.HBox([self.model_select, self.muscle_select]), self.slider,
-                          self.numbers, W.HBox([self.out_config, self.out_curves]), self.out_forces])
+        super().__init__([W.HTML(PANEL_CSS), self.header, W.HBox([self.model_select, self.muscle_select]),
+                          self.slider, self.numbers, W.HBox([self.out_config, self.out_curves]), self.out_forces])
+        self.add_class("ml-panel")
         self._busy = False
         self.model_select.observe(self._on_model, names="value")
         self.muscle_select.observe(self._on_muscle, names="value")
@@ -145,10 +153,11 @@ class MomentArmPanel(W.VBox):
                                             title=f"moment arm of {muscle} about {self.coordinate.name}")
             curves.update_layout(legend=dict(orientation="h", y=-0.2), height=480, width=620)
             self._show(self.out_curves, curves)
-            rows = "".join(f"<tr><td>{METHOD_LABELS[m]}</td><td style='text-align:right'>{100 * v:.3f} cm</td></tr>"
-                           for m, v in r.items())
-            self.numbers.value = (f"<b>{muscle}</b> at {self.coordinate.name} = {self.slider.value:.1f}°, "
-                                  f"path length {100 * path_length(self.model, q, muscle):.2f} cm"
-                                  f"<table class='ml-table'>{rows}</table>")
+            chips = [f"<span class='ml-chip'><b>{muscle}</b> at {self.coordinate.name} = "
+                     f"<b>{self.slider.value:.1f}°</b></span>",
+                     f"<span class='ml-chip'>path length <b>{100 * path_length(self.model, q, muscle):.2f}</b> cm"
+                     "</span>"]
+            chips += [f"<span class='ml-chip'>{METHOD_LABELS[m]}: <b>{100 * v:.3f}</b> cm</span>" for m, v in r.items()]
+            self.numbers.value = f"<div class='ml-numbers'>{''.join(chips)}</div>"
         except Exception as err:
             self._error(err)

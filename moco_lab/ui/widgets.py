@@ -124,7 +124,8 @@ def status_badge(solution: Solution) -> str:
 
 
 # ================================================================ helpers
-_CSS = """
+#: The dashboards' shared style sheet (panels, sidebars, chips, message boxes, tables).
+PANEL_CSS = """
 <style>
 .ml-panel { font-family: var(--jp-ui-font-family, system-ui, sans-serif); }
 .ml-header h2 { margin: 4px 0 2px 0; font-size: 1.45em; font-weight: 600; }
@@ -213,6 +214,42 @@ def _wide() -> W.Layout:  # ... a fixed total width (a Layout of its own for eac
     return W.Layout(width="260px")
 
 
+def _log_slider_for(number: W.FloatText, lo: float, hi: float) -> W.FloatLogSlider:
+    """A full-width log-scale slider kept in step with the editable ``number`` (the value the panel reads).
+
+    Dragging sets the number (to 3 significant digits); typing a number moves the slider, widening its
+    range when the typed value lies outside it (a typed value is never clipped).
+    """
+    value = float(number.value)
+    lo, hi = math.log10(min(lo, value)), math.log10(max(hi, value))
+    slider = W.FloatLogSlider(value=value, base=10, min=lo, max=hi, step=0.01, readout=False,
+                              tooltip=f"drag: {10 ** lo:g} to {10 ** hi:g} on a log scale, or type the number",
+                              layout=W.Layout(width="260px"), style={"description_width": "0px"})
+    syncing = False
+
+    def from_slider(change) -> None:
+        nonlocal syncing
+        if not syncing:
+            syncing = True
+            number.value = float(f"{change['new']:.3g}")
+            syncing = False
+
+    def from_number(change) -> None:
+        nonlocal syncing
+        v = change["new"]
+        if syncing or not (v > 0 and math.isfinite(v)):
+            return  # zero switches the goal off; the slider stays where it was
+        syncing = True
+        exponent = math.log10(v)
+        slider.min, slider.max = min(slider.min, exponent), max(slider.max, exponent)
+        slider.value = v
+        syncing = False
+
+    slider.observe(from_slider, names="value")
+    number.observe(from_number, names="value")
+    return slider
+
+
 def _action_button(description: str) -> W.Button:
     return W.Button(description=description, button_style="primary", icon="play",
                     layout=W.Layout(width="260px", height="36px", margin="8px 0 4px 0"))
@@ -264,7 +301,9 @@ class _Panel(W.VBox):
 
     def _problem_group(self, *children) -> W.VBox:
         """The sidebar's "Problem" group: the selector (when there is a choice) and ``children``."""
-        return _group("Problem", *([self.problem_select] if len(self.problems) > 1 else []), *children)
+        hint = _html("<span class='ml-hint'>A new problem (or motion, task) is solved at once; "
+                     "other changes wait for the button.</span>")
+        return _group("Problem", *([self.problem_select] if len(self.problems) > 1 else []), *children, hint)
 
     def _lay_out(self, sidebar: list, main: list) -> None:
         """Header on top; the settings sidebar on the left, the results on the right."""
@@ -272,7 +311,7 @@ class _Panel(W.VBox):
                                                align_self="flex-start"))
         side.add_class("ml-sidebar")
         body = W.VBox(main, layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
-        super().__init__([_html(_CSS), self.header, W.HBox([side, body], layout=W.Layout(width="100%"))],
+        super().__init__([_html(PANEL_CSS), self.header, W.HBox([side, body], layout=W.Layout(width="100%"))],
                          layout=W.Layout(width="100%"))
         self.add_class("ml-panel")
 
@@ -400,11 +439,11 @@ class SolvePanel(_Panel):
         self.cost_out = W.Output(layout=W.Layout(width="50%"))
         self.history_out = W.Output(layout=W.Layout(width="50%"))
         self._lay_out(
-            [self._problem_group(self.options_box),
+            [self.solve_button, self.progress_html,  # on top: visible without scrolling on a laptop screen
+             self._problem_group(self.options_box),
              _group("Transcription", self.scheme, self.mode, self.mesh_intervals),
              _group("Optimizer", self.optimizer, self.max_iterations, self.tolerance),
-             _group("Goals", self.goals_box, self.show_reference),
-             self.solve_button, self.progress_html],
+             _group("Goals", self.goals_box, self.show_reference)],
             [self.numbers, self.message, self.traj_out, self.extra_box,
              W.HBox([self.cost_out, self.history_out])])
 
@@ -465,22 +504,18 @@ class SolvePanel(_Panel):
             kind = type(self._goal_types.get(name)).__name__ if name in self._goal_types else ""
             weight = float(values.get("weight", 1.0))
             tip = f"weight of goal {name!r} (0 switches it off)"
-            if name in problem.weight_sliders and weight > 0:
-                lo, hi = problem.weight_sliders[name]
-                lo, hi = math.log10(min(lo, weight)), math.log10(max(hi, weight))  # never clip the value
-                w = W.FloatLogSlider(value=weight, base=10, min=lo, max=hi, step=0.05, readout_format=".3g",
-                                     description="weight", style=_STYLE, layout=_wide(),
-                                     tooltip=tip + f"; from {10 ** lo:g} to {10 ** hi:g}")
-            else:
-                w = W.FloatText(value=weight, description="weight", style=_STYLE, layout=_wide(), tooltip=tip)
+            w = W.FloatText(value=weight, description="weight", style=_STYLE, layout=_wide(), tooltip=tip)
             ws = {"weight": w}
+            shown: list[W.Widget] = [w]
+            if name in problem.weight_sliders and weight > 0:
+                shown.append(_log_slider_for(w, *problem.weight_sliders[name]))
             if "exponent" in values:
                 ws["exponent"] = W.FloatText(value=values["exponent"], description="exponent", style=_STYLE,
                                              layout=_wide(), tooltip="∫ |x|^exponent dt; Moco requires >= 2")
             self.goal_widgets[name] = ws
             rows.append(_html(f"<div class='ml-goal'><b>{html.escape(name)}</b> "
                               f"<span class='ml-hint'>{html.escape(kind)}</span></div>"))
-            rows.extend(ws.values())
+            rows.extend(shown + [x for k, x in ws.items() if k != "weight"])
         if not rows:
             rows = [_html("<span class='ml-hint'>This problem has no adjustable goals.</span>")]
         self.goals_box.children = rows
@@ -573,6 +608,7 @@ class SolvePanel(_Panel):
                 self._goal_types = {g.name: g for g in study.problem.goals}
                 self._set_goal_widgets(settings["goals"], self.demo)
                 self._posed_for = posed
+                self.solution = self.previous = None  # the faded curve must belong to the problem shown
             study = apply_settings(study, settings)
             study.problem.validate()
         except Exception as err:
@@ -652,8 +688,9 @@ class SolvePanel(_Panel):
         elif ok:
             self.message.value = ""
         else:
+            box = "ml-box-warn" if status_level(sol.status, sol.success) == "warning" else "ml-box-fail"
             self.message.value = (
-                "<div class='ml-box ml-box-fail'><b>The optimizer did not converge "
+                f"<div class='ml-box {box}'><b>The optimizer did not converge "
                 f"({html.escape(sol.status)}).</b> {html.escape(sol.message)}<br>"
                 "The plots show its last iterate, which is <b>not</b> a solution of the problem. "
                 "Try more iterations, a different mesh, or check the bounds.</div>")
@@ -830,13 +867,13 @@ class ConvergencePanel(_Panel):
         self.plot_out = W.Output(layout=W.Layout(width="100%", min_height="460px"))
         self.table = _html()
         self._lay_out(
-            [self._problem_group(),
+            [self.run_button, self.progress_bar, self.progress_html,  # on top: visible without scrolling
+             self._problem_group(),
              _group("Transcription",
                     _html("<span class='ml-hint'>schemes to compare</span>"),
                     W.HBox(list(self.scheme_boxes.values())), self.mode, self.meshes,
                     _html("<span class='ml-hint'>comma-separated and increasing</span>")),
-             _group("Optimizer", self.optimizer, self.tolerance),
-             self.run_button, self.progress_bar, self.progress_html],
+             _group("Optimizer", self.optimizer, self.tolerance)],
             [self.summary, self.message, self.plot_out, self.table])
 
         self._update_header()

@@ -102,14 +102,15 @@ def plot_generalized_forces(model: Model, q: ArrayLike, muscle: str | PathMuscle
     C = coupling_vector(model, q, coord.path)
     names = [c.name for c in model.coordinates]
     fig = go.Figure()
-    fig.add_bar(x=names, y=100 * f, name="f_k (N·cm per N)")
-    fig.add_bar(x=names, y=100 * C * f, name="c_k f_k (cm)")
+    fig.add_bar(x=names, y=100 * f, name="f_k: generalized force per newton of tension")
+    fig.add_bar(x=names, y=100 * C * f, name="c_k f_k: its share of the moment arm")
     fig.add_scatter(x=names, y=C, mode="markers+text", text=[f"c={c:.2f}" for c in C], textposition="top center",
                     name="coupling c_k", yaxis="y2", marker=dict(size=10, symbol="diamond", color="black"))
     top = max(1.0, float(np.max(C))) * 1.25
     fig.update_layout(title=title or f"generalized forces of a unit tension; Cᵀf = {100 * C @ f:.2f} cm",
-                      barmode="group", yaxis=dict(title="cm"),
-                      yaxis2=dict(title="c_k", overlaying="y", side="right", showgrid=False,
-                                  range=[min(0.0, float(np.min(C))) - 0.1 * top, top], tickformat=".2f"),
+                      barmode="group", yaxis=dict(title="per unit tension (cm)"),
+                      yaxis2=dict(title="coupling factor", overlaying="y", side="right", showgrid=False,
+                                  range=[min(0.0, float(np.min(C))) - 0.1 * top, top], dtick=0.25,
+                                  tickformat=".2f"),
                       height=360, margin=dict(l=50, r=50, t=50, b=40), legend=dict(orientation="h", y=-0.2))
     return fig
