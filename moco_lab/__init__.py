@@ -46,6 +46,7 @@ from .modeling.forces import (
     SpringGeneralizedForce,
 )
 from .modeling.model import Coordinate, Model, ModelBuilder
+from .modeling.osim import OsimFormatError, read_osim
 from .modeling.passive import PassiveJointMoment
 from .ocp.goals import (
     AverageSpeedGoal,
@@ -86,5 +87,5 @@ __all__ = [
     "ContactTrackingGoal",
     "InitialActivationGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
     "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
-    "PointToPointSpringDamper", "PassiveJointMoment",
+    "PointToPointSpringDamper", "PassiveJointMoment", "read_osim", "OsimFormatError",
 ]

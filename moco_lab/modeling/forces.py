@@ -459,6 +459,7 @@ class PathMuscle(ForceElement):
 
     muscle: object
     geometry: GeometryPath
+    owner: str = "/forceset"
 
     @property
     def name(self) -> str:
@@ -466,8 +467,9 @@ class PathMuscle(ForceElement):
 
     @property
     def path(self) -> str:
-        """``/forceset/<muscle name>``: the muscle's control (excitation) and the prefix of its states."""
-        return f"/forceset/{self.muscle.name}"
+        """``<owner>/<muscle name>`` (``/forceset/<name>`` unless the model put it elsewhere): the
+        muscle's control (excitation) and the prefix of its states."""
+        return f"{self.owner}/{self.muscle.name}"
 
     def state_names(self) -> list[str]:
         return [f"{self.path}/{s}" for s in self.muscle.state_variable_names]

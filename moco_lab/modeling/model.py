@@ -33,6 +33,7 @@ from pydrake.multibody.tree import (
     RigidBody,
     RotationalInertia,
     SpatialInertia,
+    WeldJoint,
 )
 
 from ..util.names import did_you_mean
@@ -502,7 +503,9 @@ class ModelBuilder:
 
     def add_body(self, name: str, mass: float, com: ArrayLike = (0.0, 0.0, 0.0), inertia: ArrayLike = (0.0, 0.0, 0.0),
                  path: str | None = None) -> RigidBody:
-        """Add a rigid body (mass in kg, COM in the body frame, central principal moments)."""
+        """Add a rigid body: mass (kg), centre of mass in the body frame (m), and its inertia about the
+        centre of mass in body axes (kg·m²): the principal moments ``(Ixx, Iyy, Izz)`` or all six values
+        ``(Ixx, Iyy, Izz, Ixy, Ixz, Iyz)`` (OpenSim's order)."""
         if mass < 0:
             raise ValueError(f"Body {name!r}: mass must be >= 0, got {mass}")
         if mass == 0:
@@ -510,9 +513,10 @@ class ModelBuilder:
                 raise ValueError(f"Body {name!r}: a massless body cannot have rotational inertia")
             M = SpatialInertia.Zero()
         else:
-            M = SpatialInertia.MakeFromCentralInertia(
-                float(mass), np.asarray(com, float), RotationalInertia(*[float(v) for v in inertia])
-            )
+            values = [float(v) for v in inertia]
+            if len(values) not in (3, 6):
+                raise ValueError(f"Body {name!r}: inertia needs 3 or 6 values, got {len(values)}")
+            M = SpatialInertia.MakeFromCentralInertia(float(mass), np.asarray(com, float), RotationalInertia(*values))
         body = self.plant.AddRigidBody(name, M)
         self._body_paths[name] = path or f"/bodyset/{name}"
         return body
@@ -573,6 +577,12 @@ class ModelBuilder:
         """
         return self._add_joint(RevoluteJoint, name, parent, child, axis, coordinate, path, parent_offset, child_offset, range)
 
+    def add_weld_joint(self, name: str, parent: str, child: str, parent_offset: ArrayLike = (0, 0, 0),
+                       child_offset: ArrayLike = (0, 0, 0)) -> WeldJoint:
+        """Add a weld (OpenSim ``WeldJoint``): the child's joint frame coincides with the parent's."""
+        parent_frame, child_frame = self._joint_frames(name, parent, child, parent_offset, child_offset)
+        return self.plant.AddJoint(WeldJoint(name, parent_frame, child_frame, RigidTransform()))
+
     def add_coordinate_actuator(self, path: str | None, coordinate: str, optimal_force: float = 1.0,
                                 min_control: float = -np.inf, max_control: float = np.inf) -> CoordinateActuator:
         """Add an OpenSim ``CoordinateActuator`` (generalized force ``optimal_force × control``)."""
@@ -587,13 +597,17 @@ class ModelBuilder:
         self._forces.append(spring)
         return spring
 
-    def add_muscle(self, muscle: DeGrooteFregly2016Muscle, points: Sequence[tuple[str, ArrayLike]]) -> PathMuscle:
+    def add_muscle(self, muscle: DeGrooteFregly2016Muscle, points: Sequence[tuple[str, ArrayLike]] | GeometryPath,
+                   owner: str = "/forceset") -> PathMuscle:
         """Add a muscle (e.g. ``DeGrooteFregly2016Muscle(name="left", ...)``) on a path.
 
         ``points``: ``[(body name or "ground", (x, y, z)), ...]`` from origin to
-        insertion, each fixed in its body frame.
+        insertion, each fixed in its body frame, or a :class:`GeometryPath`.
+        ``owner``: where the muscle lives in the model's component tree; its path is
+        ``<owner>/<name>`` (OpenSim files also put muscles in the model's components: ``owner=""``).
         """
-        pm = PathMuscle(muscle, GeometryPath(list(points)))
+        geometry = points if isinstance(points, GeometryPath) else GeometryPath(list(points))
+        pm = PathMuscle(muscle, geometry, owner)
         self._muscles.append(pm)
         return pm
 

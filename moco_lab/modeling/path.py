@@ -15,6 +15,7 @@ The engine derives the length as an expression of the coordinates
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,9 +39,52 @@ class PathPoint:
     location: tuple[float, float, float]
 
 
+#: OpenSim counts a conditional point as active this far outside its range (``ConditionalPathPoint::isActive``).
+CONDITIONAL_RANGE_SLACK = 1e-5
+
+
+@dataclass
+class ConditionalPathPoint(PathPoint):
+    """A point fixed in a body that is part of the path only while ``coordinate`` is within ``range``.
+
+    OpenSim's ``ConditionalPathPoint``: active when ``range[0] − 1e-5 ≤ q ≤ range[1] + 1e-5``. The path
+    length jumps where a point switches (in OpenSim too).
+    """
+
+    coordinate: str = ""
+    range: tuple[float, float] = (-np.inf, np.inf)
+
+    def inside(self, q: Any, xp: Any = np) -> Any:
+        """Positive where the point is active (the distance into its range), negative where it is not."""
+        lo, hi = self.range[0] - CONDITIONAL_RANGE_SLACK, self.range[1] + CONDITIONAL_RANGE_SLACK
+        return xp.minimum(q - lo, hi - q)
+
+
+@dataclass
+class MovingPathPoint(PathPoint):
+    """A point whose location in its body is a function of coordinates (OpenSim's ``MovingPathPoint``).
+
+    ``functions``: three :mod:`moco_lab.modeling.functions` callables, the x, y and z of the location;
+    ``coordinates``: the coordinate (short name) each one reads. ``location`` holds the default pose's
+    value and is not used for the path.
+    """
+
+    functions: tuple = ()
+    coordinates: tuple = ()
+
+    def location_at(self, values: Sequence, xp: Any = np) -> list:
+        """The location (3 entries) for the values of :attr:`coordinates`."""
+        return [f(v, xp) for f, v in zip(self.functions, values)]
+
+
 @dataclass
 class GeometryPath:
-    """Straight-line path through :class:`PathPoint` s (origin first, insertion last)."""
+    """Straight-line path through :class:`PathPoint` s (origin first, insertion last).
+
+    The points may include :class:`ConditionalPathPoint` s and :class:`MovingPathPoint` s (paths read
+    from OpenSim files); the compiled model handles them exactly. The numeric methods below, which
+    evaluate the path with Drake's kinematics directly, need fixed points.
+    """
 
     points: list[PathPoint] = field(default_factory=list)
 
@@ -49,6 +93,18 @@ class GeometryPath:
                        for p in self.points]
         if len(self.points) < 2:
             raise ValueError("A path needs at least an origin and an insertion point")
+
+    @property
+    def fixed_points_only(self) -> bool:
+        """True if every point is a plain :class:`PathPoint` (fixed in its body, always active)."""
+        return all(type(p) is PathPoint for p in self.points)
+
+    def _require_fixed(self, what: str) -> None:
+        if not self.fixed_points_only:
+            raise NotImplementedError(
+                f"GeometryPath.{what} evaluates fixed path points with Drake's kinematics; this path has "
+                "conditional or moving points: use the compiled model instead (ml.analyze with the muscle's "
+                "'length' and 'lengthening_speed' outputs)")
 
     def _frame(self, plant, body: str):
         if body in ("ground", "world"):
@@ -66,6 +122,7 @@ class GeometryPath:
     # ------------------------------------------------------------ numeric
     def point_positions(self, plant: MultibodyPlant, context: Context) -> np.ndarray:
         """World positions of the path points, shape ``(npoints, 3)``."""
+        self._require_fixed("point_positions")
         world = plant.world_frame()
         return np.array([
             plant.CalcPointsPositions(context, self._frame(plant, p.body), np.asarray(p.location, float).reshape(3, 1),
@@ -85,6 +142,7 @@ class GeometryPath:
         towards the neighbouring point); the forces are mapped with Drake's
         translational Jacobians: ``f = Σ_k J_kᵀ F_k``.
         """
+        self._require_fixed("generalized_forces")
         P = self.point_positions(plant, context)
         world = plant.world_frame()
         f = np.zeros(plant.num_velocities())
@@ -105,14 +163,49 @@ class GeometryPath:
 
     def description(self) -> dict:
         """The path's points (what determines its length), for telling edited models apart."""
-        return {"type": type(self).__name__, "points": [[p.body, list(p.location)] for p in self.points]}
+        points = []
+        for p in self.points:
+            row = [p.body, list(p.location)]
+            if isinstance(p, ConditionalPathPoint):
+                row += ["conditional", p.coordinate, list(p.range)]
+            elif isinstance(p, MovingPathPoint):
+                row += ["moving", list(p.coordinates), [f.description() for f in p.functions]]
+            points.append(row)
+        return {"type": type(self).__name__, "points": points}
 
     def length_expr(self, ctx: ForceContext) -> Any:
         """Path length as an expression, from the point positions a force context gives (see
-        :class:`moco_lab.modeling.forces.ForceContext`)."""
-        pts = [ctx.point_position(p.body, p.location) for p in self.points]
-        total = 0.0
-        for a, b in zip(pts[:-1], pts[1:]):
-            d = [bi - ai for ai, bi in zip(a, b)]
-            total = total + ctx.xp.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-        return total
+        :class:`moco_lab.modeling.forces.ForceContext`).
+
+        With conditional points the length is chosen, by the coordinates, among the paths through each
+        combination of active points (nested selects; ``2^m`` paths for ``m`` conditional points).
+        """
+        xp = ctx.xp
+
+        def q(name):
+            return ctx.q[ctx.coordinate_index(name)]
+
+        pts = []
+        for p in self.points:
+            loc = p.location_at([q(c) for c in p.coordinates], xp) if isinstance(p, MovingPathPoint) else p.location
+            pts.append(ctx.point_position(p.body, loc))
+        conditional = [k for k, p in enumerate(self.points) if isinstance(p, ConditionalPathPoint)]
+
+        def length(active: set) -> Any:
+            used = [pts[k] for k in range(len(pts)) if k not in conditional or k in active]
+            total = 0.0
+            for a, b in zip(used[:-1], used[1:]):
+                d = [bi - ai for ai, bi in zip(a, b)]
+                total = total + xp.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+            return total
+
+        def choose(i: int, active: set) -> Any:
+            if i == len(conditional):
+                return length(active)
+            k = conditional[i]
+            point = self.points[k]
+            return xp.where(point.inside(q(point.coordinate), xp), choose(i + 1, active | {k}), choose(i + 1, active))
+
+        if len(conditional) > 4:
+            raise NotImplementedError(f"A path with {len(conditional)} conditional points (at most 4 are supported)")
+        return choose(0, set())

@@ -1,0 +1,190 @@
+"""OpenSim's one-argument functions, exact: ``Constant``, ``LinearFunction``, ``SimmSpline``, ``MultiplierFunction``.
+
+Each is a callable ``f(x, xp=np)``: ``x`` a number, an array or an expression
+of the engine's graph (``xp`` its math namespace, which provides ``where``),
+so a model read from a file evaluates them numerically and derives them
+exactly. ``description()`` returns what determines the function (for the
+compiled-model cache and for telling edited models apart).
+
+``SimmSpline`` is the natural cubic spline OpenSim uses for joint and path-point
+functions: the Forsythe–Malcolm–Moler construction (end conditions from third
+divided differences at both ends when there are at least 4 knots; a straight
+line through 2 knots), evaluated as ``y_k + dx (b_k + dx (c_k + dx d_k))`` on the
+knot interval that holds ``x``, and continued outside the knots as the straight
+line with the end point's slope (OpenSim extrapolates linearly, it does not clamp).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Constant", "LinearFunction", "SimmSpline", "MultiplierFunction", "OpenSimFunction"]
+
+_TINY = 1e-20  # OpenSim guards knot spacings with a tiny number
+
+
+class OpenSimFunction:
+    """Base class: a function of one variable."""
+
+    def __call__(self, x: Any, xp: Any = np) -> Any:  # pragma: no cover - interface
+        """``f(x)`` for a number, an array or an expression (``xp``: the math namespace)."""
+        raise NotImplementedError
+
+    def description(self) -> dict:  # pragma: no cover - interface
+        """What determines the function (type and numbers), as plain data."""
+        raise NotImplementedError
+
+
+@dataclass
+class Constant(OpenSimFunction):
+    """``f(x) = value``."""
+
+    value: float
+
+    def __call__(self, x: Any, xp: Any = np) -> Any:
+        return float(self.value) + 0.0 * x if isinstance(x, np.ndarray) else float(self.value)
+
+    def description(self) -> dict:
+        """What determines the function (type and numbers), as plain data."""
+        return {"type": "Constant", "value": float(self.value)}
+
+
+@dataclass
+class LinearFunction(OpenSimFunction):
+    """``f(x) = slope x + intercept``."""
+
+    slope: float = 1.0
+    intercept: float = 0.0
+
+    def __call__(self, x: Any, xp: Any = np) -> Any:
+        if self.slope == 1.0 and self.intercept == 0.0:
+            return x
+        return self.slope * x + self.intercept
+
+    def description(self) -> dict:
+        """What determines the function (type and numbers), as plain data."""
+        return {"type": "LinearFunction", "slope": float(self.slope), "intercept": float(self.intercept)}
+
+
+@dataclass
+class MultiplierFunction(OpenSimFunction):
+    """``f(x) = scale · inner(x)``."""
+
+    function: OpenSimFunction
+    scale: float = 1.0
+
+    def __call__(self, x: Any, xp: Any = np) -> Any:
+        return self.scale * self.function(x, xp)
+
+    def description(self) -> dict:
+        """What determines the function (type and numbers), as plain data."""
+        return {"type": "MultiplierFunction", "scale": float(self.scale), "function": self.function.description()}
+
+
+@dataclass
+class SimmSpline(OpenSimFunction):
+    """OpenSim's ``SimmSpline`` through the knots ``(x, y)`` (``x`` increasing, at least 2 knots).
+
+    Attributes
+    ----------
+    x, y : tuple of float (n,)
+    b, c, d : ndarray (n,)
+        The cubic's coefficients on each knot interval (computed).
+    """
+
+    x: tuple
+    y: tuple
+    b: np.ndarray = field(init=False, repr=False)
+    c: np.ndarray = field(init=False, repr=False)
+    d: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.x = tuple(float(v) for v in self.x)
+        self.y = tuple(float(v) for v in self.y)
+        if len(self.x) != len(self.y):
+            raise ValueError(f"SimmSpline: {len(self.x)} x values but {len(self.y)} y values")
+        if len(self.x) < 2:
+            raise ValueError("SimmSpline: at least 2 knots are needed")
+        if np.any(np.diff(self.x) <= 0):
+            raise ValueError(f"SimmSpline: the x values must increase, got {self.x}")
+        self.b, self.c, self.d = _fmm_coefficients(np.array(self.x), np.array(self.y))
+
+    def __call__(self, x: Any, xp: Any = np) -> Any:
+        X, Y, b, c, d = self.x, self.y, self.b, self.c, self.d
+        n = len(X)
+        if isinstance(x, (int, float, np.floating)) or (isinstance(x, np.ndarray) and xp is np):
+            return self._numeric(np.asarray(x, float))
+        # an expression: one cubic per interval, chosen with where() (whose condition decides by its sign);
+        # the end points' lines outside the knots
+        result = Y[-1] + (x - X[-1]) * b[-1]
+        for k in range(n - 2, -1, -1):
+            dx = x - X[k]
+            piece = Y[k] + dx * (b[k] + dx * (c[k] + dx * d[k]))
+            result = xp.where(X[k + 1] - x, piece, result)  # x < X[k+1]
+        return xp.where(X[0] - x, Y[0] + (x - X[0]) * b[0], result)  # x < X[0]
+
+    def _numeric(self, x: np.ndarray) -> Any:
+        X = np.array(self.x)
+        k = np.clip(np.searchsorted(X, x, side="left") - 1, 0, len(X) - 2)
+        dx = x - X[k]
+        y = np.array(self.y)[k] + dx * (self.b[k] + dx * (self.c[k] + dx * self.d[k]))
+        y = np.where(x < X[0], self.y[0] + (x - X[0]) * self.b[0], y)
+        y = np.where(x > X[-1], self.y[-1] + (x - X[-1]) * self.b[-1], y)
+        return float(y) if np.ndim(y) == 0 else y
+
+    def derivative(self, x: Any) -> Any:
+        """``f'(x)`` (numbers or arrays), the end slopes outside the knots."""
+        x = np.asarray(x, float)
+        X = np.array(self.x)
+        k = np.clip(np.searchsorted(X, x, side="left") - 1, 0, len(X) - 2)
+        dx = x - X[k]
+        g = self.b[k] + dx * (2 * self.c[k] + 3 * dx * self.d[k])
+        g = np.where(x < X[0], self.b[0], np.where(x > X[-1], self.b[-1], g))
+        return float(g) if np.ndim(g) == 0 else g
+
+    def description(self) -> dict:
+        """What determines the function (type and numbers), as plain data."""
+        return {"type": "SimmSpline", "x": list(self.x), "y": list(self.y)}
+
+
+def _fmm_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Coefficients ``b, c, d`` of the Forsythe–Malcolm–Moler natural cubic spline (OpenSim's SimmSpline)."""
+    n = x.size
+    b, c, d = np.zeros(n), np.zeros(n), np.zeros(n)
+    if n == 2:
+        slope = (y[1] - y[0]) / max(_TINY, x[1] - x[0])
+        b[:] = slope
+        return b, c, d
+    # tridiagonal system: b diagonal, d off-diagonal, c right-hand side
+    d[0] = max(_TINY, x[1] - x[0])
+    c[1] = (y[1] - y[0]) / d[0]
+    for i in range(1, n - 1):
+        d[i] = max(_TINY, x[i + 1] - x[i])
+        b[i] = 2.0 * (d[i - 1] + d[i])
+        c[i + 1] = (y[i + 1] - y[i]) / d[i]
+        c[i] = c[i + 1] - c[i]
+    # end conditions: third derivatives from divided differences (n > 3), else zero
+    b[0], b[-1] = -d[0], -d[n - 2]
+    c[0] = c[-1] = 0.0
+    if n > 3:
+        c0 = c[2] / max(_TINY, x[3] - x[1]) - c[1] / max(_TINY, x[2] - x[0])
+        cn = c[n - 2] / max(_TINY, x[n - 1] - x[n - 3]) - c[n - 3] / max(_TINY, x[n - 2] - x[n - 4])
+        c[0] = c0 * d[0] ** 2 / max(_TINY, x[3] - x[0])
+        c[-1] = -cn * d[n - 2] ** 2 / max(_TINY, x[n - 1] - x[n - 4])
+    for i in range(1, n):  # forward elimination
+        t = d[i - 1] / b[i - 1]
+        b[i] -= t * d[i - 1]
+        c[i] -= t * c[i - 1]
+    c[-1] /= b[-1]  # back substitution
+    for i in range(n - 2, -1, -1):
+        c[i] = (c[i] - d[i] * c[i + 1]) / b[i]
+    b[-1] = (y[-1] - y[-2]) / d[n - 2] + d[n - 2] * (c[n - 2] + 2.0 * c[-1])
+    for i in range(n - 1):
+        b[i] = (y[i + 1] - y[i]) / d[i] - d[i] * (c[i + 1] + 2.0 * c[i])
+        d[i] = (c[i + 1] - c[i]) / d[i]
+        c[i] *= 3.0
+    c[-1] *= 3.0
+    d[-1] = d[n - 2]
+    return b, c, d

@@ -1,0 +1,398 @@
+"""Read OpenSim model files (``.osim``, OpenSim 4.x XML) onto a Drake ``MultibodyPlant``.
+
+``read_osim(path)`` returns a :class:`~moco_lab.modeling.model.Model` whose names are
+OpenSim's paths (``/jointset/hip_r/hip_flexion_r/value``, ``/hamstrings_r/activation``
+for a muscle in the model's ``<components>``, ``/forceset/<name>`` for one in its
+``<ForceSet>``), so that a problem posed on the file uses the same names as Moco.
+
+What it reads (everything else is refused with an error that names the element and
+where it is, or skipped with a warning listing each one when ``skip_unsupported=True``):
+
+* ``Ground``, ``Body`` (mass, centre of mass, the six inertia values about it);
+  ``PhysicalOffsetFrame`` (translation; orientation as a body-fixed X–Y–Z sequence),
+  nested offsets included;
+* joints: ``WeldJoint``, ``PinJoint`` (rotation about the joint frames' z axis),
+  ``SliderJoint`` (translation along x), ``PlanarJoint`` (rotation about z, translation
+  in x and y: Drake's ``PlanarJoint``, whose coordinates are ordered (x, y, θ)), and a
+  ``CustomJoint`` whose spatial transform is a single rotation or translation of one
+  coordinate with a ``LinearFunction`` of slope 1 (a pin or a slider);
+  ``Coordinate`` ranges (Moco's default bounds);
+* forces: ``DeGrooteFregly2016Muscle`` on a ``GeometryPath`` of ``PathPoint``,
+  ``ConditionalPathPoint`` and ``MovingPathPoint`` (functions ``Constant``,
+  ``LinearFunction``, ``SimmSpline``, ``MultiplierFunction``: :mod:`moco_lab.modeling.functions`),
+  ``CoordinateActuator``, ``SmoothSphereHalfSpaceForce`` between a ``ContactSphere`` and a
+  ``ContactHalfSpace`` — in ``<ForceSet>`` or in the model's ``<components>``.
+
+Not yet: OpenSim 3.x files, ``CustomJoint`` with several axes or spline functions (the
+squat knee), ``CoordinateCouplerConstraint``, wrapping (``PathWrap``), Millard muscles.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from pydrake.math import RigidTransform, RotationMatrix
+
+from .contact import SmoothSphereHalfSpaceForce
+from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, SimmSpline
+from .model import Model, ModelBuilder
+from .muscle import DeGrooteFregly2016Muscle
+from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
+
+__all__ = ["read_osim", "OsimFormatError", "body_fixed_xyz_rotation"]
+
+#: Elements of a model file that carry no mechanics (drawing, grouping, bookkeeping): never refused.
+_IGNORED = {"Appearance", "attached_geometry", "FrameGeometry", "VisibleObject", "GeometrySet", "defaults",
+            "credits", "publications", "length_units", "force_units", "MarkerSet", "ProbeSet", "ControllerSet",
+            "WrapObjectSet", "groups"}
+
+#: DeGrooteFregly2016Muscle properties read from a file (OpenSim name -> moco_lab name).
+_DGF_PROPERTIES = {
+    "max_isometric_force": "max_isometric_force", "optimal_fiber_length": "optimal_fiber_length",
+    "tendon_slack_length": "tendon_slack_length", "pennation_angle_at_optimal": "pennation_angle_at_optimal",
+    "max_contraction_velocity": "max_contraction_velocity", "activation_time_constant": "activation_time_constant",
+    "deactivation_time_constant": "deactivation_time_constant", "default_activation": "default_activation",
+    "default_normalized_tendon_force": "default_normalized_tendon_force",
+    "active_force_width_scale": "active_force_width_scale", "fiber_damping": "fiber_damping",
+    "passive_fiber_strain_at_one_norm_force": "passive_fiber_strain_at_one_norm_force",
+    "tendon_strain_at_one_norm_force": "tendon_strain_at_one_norm_force", "min_control": "min_control",
+    "max_control": "max_control",
+}
+_DGF_FLAGS = ("ignore_passive_fiber_force", "ignore_tendon_compliance", "ignore_activation_dynamics")
+
+_CONTACT_PROPERTIES = ("stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction",
+                       "transition_velocity", "hertz_smoothing", "hunt_crossley_smoothing")
+
+
+class OsimFormatError(ValueError):
+    """A model file holds something moco_lab cannot represent faithfully (names the element and where it is)."""
+
+
+def body_fixed_xyz_rotation(angles: Sequence[float]) -> RotationMatrix:
+    """OpenSim's frame orientation: a body-fixed X–Y–Z rotation sequence, ``R = Rx(a) Ry(b) Rz(c)``."""
+    a, b, c = (float(v) for v in angles)
+    return RotationMatrix.MakeXRotation(a) @ RotationMatrix.MakeYRotation(b) @ RotationMatrix.MakeZRotation(c)
+
+
+def _vec(el: ET.Element | None, tag: str, default=(0.0, 0.0, 0.0)) -> np.ndarray:
+    text = el.findtext(tag) if el is not None else None
+    return np.array([float(v) for v in text.split()]) if text and text.strip() else np.array(default, float)
+
+
+def _num(el: ET.Element, tag: str, default: float | None = None) -> float | None:
+    text = el.findtext(tag)
+    return float(text) if text is not None and text.strip() else default
+
+
+def _flag(el: ET.Element, tag: str, default: bool = False) -> bool:
+    text = el.findtext(tag)
+    return default if text is None else text.strip().lower() in ("true", "1")
+
+
+def _last(path: str) -> str:
+    return path.rstrip("/").split("/")[-1]
+
+
+@dataclass
+class _Frame:
+    body: str  # "ground" or a body name
+    X: RigidTransform  # the frame's pose in that body
+
+
+class _Reader:
+    def __init__(self, path: Path, skip_unsupported: bool):
+        self.file = path
+        self.skip = skip_unsupported
+        self.skipped: list[str] = []
+        root = ET.parse(path).getroot()
+        model = root.find("Model") if root.tag == "OpenSimDocument" else root
+        if model is None:
+            raise OsimFormatError(f"{path.name}: no <Model> element")
+        version = int(root.get("Version", "40000")) if root.tag == "OpenSimDocument" else 40000
+        if version < 40000:
+            raise OsimFormatError(f"{path.name} is in the OpenSim 3.x format (Version {version}); moco_lab reads "
+                                  "OpenSim 4.x files (open and save it once in OpenSim 4 to convert it)")
+        self.model_el = model
+        self.name = model.get("name", path.stem)
+        gravity = _vec(model, "gravity", (0.0, -9.80665, 0.0))
+        self.builder = ModelBuilder(self.name, gravity=gravity)
+        self.frames: dict[str, _Frame] = {"/ground": _Frame("ground", RigidTransform())}
+        self.coordinates: dict[str, str] = {}  # short name -> joint path
+        self.geometry: dict[str, ET.Element] = {}
+
+    # ------------------------------------------------------------ problems
+    def unsupported(self, what: str, where: str) -> None:
+        message = f"{self.file.name}: {what} at {where} is not supported by moco_lab's reader"
+        if not self.skip:
+            raise OsimFormatError(message + " (read_osim(..., skip_unsupported=True) skips it with a warning)")
+        self.skipped.append(f"{what} at {where}")
+
+    # ------------------------------------------------------------ frames
+    def frame(self, ref: str, context: str) -> _Frame:
+        """A frame by socket path: absolute, or relative to the component ``context`` (``/jointset/hip_r``)."""
+        ref = ref.strip()
+        candidates = [ref] if ref.startswith("/") else [f"{context}/{ref}", f"/{ref}", f"/bodyset/{ref}"]
+        for c in candidates:
+            c = c.replace("/./", "/")
+            if c in self.frames:
+                return self.frames[c]
+        raise OsimFormatError(f"{self.file.name}: frame {ref!r} (used by {context}) is not in the model; known "
+                              f"frames: {sorted(self.frames)[:12]}")
+
+    def offset_frames(self, owner: ET.Element, owner_path: str) -> None:
+        """Register the PhysicalOffsetFrames an element owns (in ``<frames>`` or ``<components>``)."""
+        pending = [el for tag in ("frames", "components") for parent in owner.findall(tag) for el in parent
+                   if el.tag == "PhysicalOffsetFrame"]
+        for _ in range(len(pending) + 1):  # offsets of offsets: resolve in dependency order
+            left = []
+            for el in pending:
+                try:
+                    parent = self.frame(el.findtext("socket_parent", ""), owner_path)
+                except OsimFormatError:
+                    left.append(el)
+                    continue
+                R = body_fixed_xyz_rotation(_vec(el, "orientation"))
+                X = parent.X @ RigidTransform(R, _vec(el, "translation"))
+                self.frames[f"{owner_path}/{el.get('name')}"] = _Frame(parent.body, X)
+            if not left:
+                return
+            pending = left
+        names = [el.get("name") for el in pending]
+        raise OsimFormatError(f"{self.file.name}: offset frames {names} of {owner_path} name unknown parents")
+
+    # ------------------------------------------------------------ bodies and joints
+    def bodies(self) -> None:
+        for el in self.sets("BodySet", "Body"):
+            name = el.get("name")
+            inertia = _vec(el, "inertia", (0, 0, 0, 0, 0, 0))
+            if inertia.size == 3:
+                inertia = np.concatenate([inertia, np.zeros(3)])
+            self.builder.add_body(name, float(_num(el, "mass", 0.0)), _vec(el, "mass_center"), inertia,
+                                  path=f"/bodyset/{name}")
+            self.frames[f"/bodyset/{name}"] = _Frame(name, RigidTransform())
+            self.offset_frames(el, f"/bodyset/{name}")
+        for el in self.model_el.findall("Ground"):
+            self.offset_frames(el, "/ground")
+
+    def sets(self, set_tag: str, kind: str | None = None) -> list[ET.Element]:
+        out = []
+        for s in self.model_el.findall(set_tag):
+            for objects in s.findall("objects"):
+                out += [el for el in objects if kind is None or el.tag == kind]
+        return out
+
+    def joints(self) -> None:
+        for el in self.sets("JointSet"):
+            jpath = f"/jointset/{el.get('name')}"
+            self.offset_frames(el, jpath)
+            parent = self.frame(el.findtext("socket_parent_frame", ""), jpath)
+            child = self.frame(el.findtext("socket_child_frame", ""), jpath)
+            coords = el.findall("coordinates/Coordinate")
+            for c in coords:
+                if _flag(c, "locked"):
+                    self.unsupported(f"the locked coordinate {c.get('name')!r}", jpath)
+            kind = el.tag
+            args = dict(name=el.get("name"), parent=parent.body, child=child.body, parent_offset=parent.X,
+                        child_offset=child.X)
+            if kind == "WeldJoint":
+                self.builder.add_weld_joint(**args)
+            elif kind in ("PinJoint", "SliderJoint"):
+                (c,) = self.only(coords, 1, jpath)
+                add = self.builder.add_pin_joint if kind == "PinJoint" else self.builder.add_slider_joint
+                add(**args, axis=(0, 0, 1) if kind == "PinJoint" else (1, 0, 0), coordinate=c.get("name"),
+                    path=jpath, range=self.range(c))
+            elif kind == "PlanarJoint":
+                rz, tx, ty = self.only(coords, 3, jpath)
+                self.builder.add_planar_joint(**args, coordinates=(tx.get("name"), ty.get("name"), rz.get("name")),
+                                              path=jpath, ranges=[self.range(tx), self.range(ty), self.range(rz)])
+            elif kind == "CustomJoint":
+                self.custom_joint(el, coords, args, jpath)
+            else:
+                self.unsupported(f"the joint type {kind} ({el.get('name')!r})", jpath)
+                continue
+            for c in coords:
+                self.coordinates[c.get("name")] = jpath
+
+    def only(self, coords, n, where):
+        if len(coords) != n:
+            raise OsimFormatError(f"{self.file.name}: {where} has {len(coords)} coordinates, expected {n}")
+        return coords
+
+    @staticmethod
+    def range(c: ET.Element) -> tuple[float, float]:
+        r = _vec(c, "range", (-math.inf, math.inf))
+        return float(r[0]), float(r[1])
+
+    def custom_joint(self, el, coords, args, jpath) -> None:
+        """A CustomJoint that is a pin or a slider: one axis with f(q) = q, the others constant zero."""
+        moving = []
+        for axis_el in el.findall("SpatialTransform/TransformAxis"):
+            f = self.function(axis_el.find("function"), f"{jpath}/{axis_el.get('name')}")
+            names = (axis_el.findtext("coordinates") or "").split()
+            if isinstance(f, Constant) and f.value == 0.0:
+                continue
+            moving.append((axis_el.get("name"), names, _vec(axis_el, "axis"), f))
+        ok = (len(moving) == 1 and len(coords) == 1 and isinstance(moving[0][3], LinearFunction)
+              and moving[0][3].slope == 1.0 and moving[0][3].intercept == 0.0 and moving[0][1] == [coords[0].get("name")])
+        if not ok:
+            self.unsupported("a CustomJoint that is not a single pin or slider (several axes, or spline functions)",
+                             jpath)
+            return
+        name, _, axis, _ = moving[0]
+        add = self.builder.add_pin_joint if name.startswith("rotation") else self.builder.add_slider_joint
+        add(**args, axis=axis, coordinate=coords[0].get("name"), path=jpath, range=self.range(coords[0]))
+
+    # ------------------------------------------------------------ functions
+    def function(self, holder: ET.Element | None, where: str) -> OpenSimFunction:
+        el = holder if holder is None or holder.tag not in ("function", "x_location", "y_location", "z_location") \
+            else next(iter(holder), None)
+        if el is None:
+            return Constant(0.0)
+        if el.tag == "Constant":
+            return Constant(float(_num(el, "value", 0.0)))
+        if el.tag == "LinearFunction":
+            coeffs = _vec(el, "coefficients", (1.0, 0.0))
+            return LinearFunction(float(coeffs[0]), float(coeffs[1]))
+        if el.tag == "SimmSpline":
+            return SimmSpline(_vec(el, "x", ()), _vec(el, "y", ()))
+        if el.tag == "MultiplierFunction":
+            return MultiplierFunction(self.function(el.find("function"), where), float(_num(el, "scale", 1.0)))
+        raise OsimFormatError(f"{self.file.name}: the function type {el.tag} at {where} is not supported "
+                              "(Constant, LinearFunction, SimmSpline, MultiplierFunction are)")
+
+    # ------------------------------------------------------------ forces
+    def forces(self) -> None:
+        for el in self.model_el.findall("ContactGeometrySet/objects/*") + [
+                c for c in self.model_el.findall("components/*") if c.tag.startswith("Contact")]:
+            self.geometry[f"/contactgeometryset/{el.get('name')}"] = el
+            self.geometry[f"/{el.get('name')}"] = el
+        owners = [("/forceset", el) for el in self.sets("ForceSet")]
+        owners += [("", el) for el in self.model_el.findall("components/*")]
+        for owner, el in owners:
+            where = f"{owner}/{el.get('name')}"
+            if el.tag in _IGNORED or el.tag.startswith("Contact"):
+                continue
+            if _flag(el, "appliesForce", True) is False or _flag(el, "isDisabled", False):
+                continue
+            if el.tag == "DeGrooteFregly2016Muscle":
+                self.muscle(el, owner, where)
+            elif el.tag == "CoordinateActuator":
+                coordinate = _last(el.findtext("coordinate") or el.findtext("socket_coordinate") or "")
+                self.builder.add_coordinate_actuator(where, coordinate, float(_num(el, "optimal_force", 1.0)),
+                                                     float(_num(el, "min_control", -math.inf)),
+                                                     float(_num(el, "max_control", math.inf)))
+            elif el.tag == "SmoothSphereHalfSpaceForce":
+                self.contact(el, where)
+            else:
+                self.unsupported(f"the force {el.tag} ({el.get('name')!r})", where)
+
+    def muscle(self, el: ET.Element, owner: str, where: str) -> None:
+        values = {ours: float(v) for theirs, ours in _DGF_PROPERTIES.items() if (v := _num(el, theirs)) is not None}
+        flags = {f: _flag(el, f) for f in _DGF_FLAGS if el.find(f) is not None}
+        if el.find("tendon_compliance_dynamics_mode") is not None:
+            values_mode = (el.findtext("tendon_compliance_dynamics_mode") or "explicit").strip()
+            flags["tendon_compliance_dynamics_mode"] = values_mode
+        muscle = DeGrooteFregly2016Muscle(el.get("name"), **values, **flags)
+        geometry = el.find("GeometryPath")
+        if geometry is None:
+            raise OsimFormatError(f"{self.file.name}: muscle {where} has no GeometryPath")
+        if geometry.find("PathWrapSet/objects/*") is not None:
+            self.unsupported("wrapping (PathWrap)", f"{where}/path")
+        points = [self.path_point(p, f"{where}/path") for p in geometry.findall("PathPointSet/objects/*")]
+        self.builder.add_muscle(muscle, GeometryPath([p for p in points if p is not None]), owner=owner)
+
+    def path_point(self, el: ET.Element, where: str) -> PathPoint | None:
+        frame = self.frame(el.findtext("socket_parent_frame") or el.findtext("body") or "", where)
+        location = frame.X.multiply(_vec(el, "location"))  # into the body's own frame
+        here = f"{where}/{el.get('name')}"
+        if el.tag == "PathPoint":
+            return PathPoint(frame.body, tuple(location))
+        if el.tag == "ConditionalPathPoint":
+            coordinate = _last(el.findtext("socket_coordinate") or el.findtext("coordinate") or "")
+            r = _vec(el, "range")
+            return ConditionalPathPoint(frame.body, tuple(location), coordinate, (float(r[0]), float(r[1])))
+        if el.tag == "MovingPathPoint":
+            if not frame.X.IsExactlyIdentity():
+                self.unsupported("a MovingPathPoint on an offset frame", here)
+                return None
+            functions, coordinates = [], []
+            for axis in ("x", "y", "z"):
+                functions.append(self.function(el.find(f"{axis}_location"), f"{here}/{axis}_location"))
+                coordinates.append(_last(el.findtext(f"socket_{axis}_coordinate") or
+                                         el.findtext(f"{axis}_coordinate") or ""))
+            return MovingPathPoint(frame.body, tuple(location), tuple(functions), tuple(coordinates))
+        self.unsupported(f"the path point type {el.tag}", here)
+        return None
+
+    def contact(self, el: ET.Element, where: str) -> None:
+        sphere = self.geometry.get((el.findtext("socket_sphere") or "").strip())
+        plane = self.geometry.get((el.findtext("socket_half_space") or "").strip())
+        if sphere is None or plane is None or sphere.tag != "ContactSphere" or plane.tag != "ContactHalfSpace":
+            raise OsimFormatError(f"{self.file.name}: {where} needs a ContactSphere and a ContactHalfSpace "
+                                  f"(got {el.findtext('socket_sphere')!r}, {el.findtext('socket_half_space')!r})")
+        s_frame = self.frame(sphere.findtext("socket_frame", ""), where)
+        p_frame = self.frame(plane.findtext("socket_frame", ""), where)
+        centre = s_frame.X.multiply(_vec(sphere, "location"))
+        X_plane = p_frame.X @ RigidTransform(body_fixed_xyz_rotation(_vec(plane, "orientation")),
+                                             _vec(plane, "location"))
+        values = {k: float(v) for k in _CONTACT_PROPERTIES if (v := _num(el, k)) is not None}
+        smoothing = _num(el, "constant_contact_force", _num(el, "derivative_smoothing"))
+        if smoothing is not None:
+            values["constant_contact_force"] = float(smoothing)
+        self.builder.add_force_element(SmoothSphereHalfSpaceForce(
+            where, s_frame.body, tuple(centre), float(_num(sphere, "radius")), p_frame.body,
+            tuple(X_plane.translation()), tuple(X_plane.rotation().matrix()[:, 0]), **values))
+
+    def other_sets(self) -> None:
+        for set_tag in ("ConstraintSet",):
+            for el in self.sets(set_tag):
+                self.unsupported(f"the constraint {el.tag} ({el.get('name')!r})", f"/{set_tag.lower()}")
+
+    def read(self) -> Model:
+        self.bodies()
+        self.joints()
+        self.other_sets()
+        self.forces()
+        if self.skipped:
+            warnings.warn(f"{self.file.name}: skipped what moco_lab cannot represent: " + "; ".join(self.skipped),
+                          stacklevel=3)
+        model = self.builder.build()
+        model.source_file = str(self.file)
+        return model
+
+
+def read_osim(path: str | Path, *, skip_unsupported: bool = False) -> Model:
+    """Read an OpenSim 4.x model file (``.osim``) into a moco_lab :class:`Model` on a ``MultibodyPlant``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.osim`` file. Files the project ships are found by name too (see
+        :func:`moco_lab.util.data.opensim_file`).
+    skip_unsupported : bool
+        False (default): anything the reader cannot represent faithfully raises
+        :class:`OsimFormatError` naming the element and where it is. True: such elements
+        are left out, with one warning that lists them all.
+
+    Returns
+    -------
+    Model
+        States and controls named by OpenSim's paths (``model.state_names()``).
+
+    Examples
+    --------
+    >>> model = ml.read_osim("2D_gait.osim")           # doctest: +SKIP
+    >>> model.coordinate("knee_angle_r").path           # doctest: +SKIP
+    '/jointset/knee_r/knee_angle_r'
+    """
+    p = Path(path)
+    if not p.exists():
+        from ..util.data import opensim_file
+
+        p = opensim_file(str(path))
+    return _Reader(p, skip_unsupported).read()

@@ -1,0 +1,24 @@
+"""Files the project ships (model files from opensim-core, Apache-2.0; see ``moco_lab/data/opensim/NOTICE.md``)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .names import did_you_mean
+
+__all__ = ["OPENSIM_DIR", "opensim_file", "opensim_files"]
+
+#: Where the shipped OpenSim model and data files are.
+OPENSIM_DIR = Path(__file__).resolve().parents[1] / "data" / "opensim"
+
+
+def opensim_files() -> list[str]:
+    """Names of the shipped OpenSim files (``.osim``, ``.sto``, ``.mot``, ``.xml``)."""
+    return sorted(p.name for p in OPENSIM_DIR.iterdir() if p.suffix in (".osim", ".sto", ".mot", ".xml"))
+
+
+def opensim_file(name: str) -> Path:
+    """The path of a shipped OpenSim file by name (``"2D_gait.osim"``); ``FileNotFoundError`` with suggestions."""
+    path = OPENSIM_DIR / Path(name).name
+    if not path.exists():
+        raise FileNotFoundError(f"No file {name!r}; " + did_you_mean(Path(name).name, opensim_files(), "shipped file"))
+    return path

@@ -1,0 +1,232 @@
+"""A model read from an OpenSim file agrees with OpenSim 4.6 on the same file, state by state.
+
+``2D_gait.osim`` (Moco's 2-D walking model: planar pelvis, pin joints, 18 DeGrooteFregly2016 muscles with
+conditional and moving path points, 4 smooth sphere contacts, a coordinate actuator) is read with
+``ml.read_osim`` and with ``opensim.Model``; at 60 random states within the coordinate ranges (pelvis height
+near standing, so that the feet touch the floor, every conditional path point seen both active and
+inactive, every fiber within the muscle curves' domain) the two programs compute
+
+* body origins and orientations, the mass matrix;
+* inverse dynamics at random accelerations, with gravity, velocity terms, muscle forces and contact;
+* every muscle–tendon length, lengthening speed, moment arm about every coordinate, and tendon force at
+  random activations;
+* contact forces.
+
+Tolerances: both programs evaluate the same closed-form expressions in double precision, in a different
+order; values of order 1 agree to a few ulps, so 1e-12 (relative to each quantity's scale) leaves three
+orders of magnitude for round-off and would still catch any modelling difference (a wrong frame, axis or
+spline knot changes the values at 1e-6 or more). Measured: 6e-15 or better (contact forces: 2.4e-14 of body
+weight, at indentations up to centimetres).
+"""
+import numpy as np
+import pytest
+
+opensim = pytest.importorskip("opensim")
+
+from moco_lab.engine.kernel import kernel_for  # noqa: E402
+from moco_lab.modeling.osim import read_osim  # noqa: E402
+from moco_lab.modeling.path import ConditionalPathPoint  # noqa: E402
+from moco_lab.results.trajectory import Trajectory  # noqa: E402
+from moco_lab.tools.analyze import analyze  # noqa: E402
+from moco_lab.util.data import opensim_file  # noqa: E402
+
+pytestmark = pytest.mark.opensim
+
+N_STATES = 60
+RTOL = 1e-12
+
+
+@pytest.fixture(scope="module")
+def pair():
+    path = str(opensim_file("2D_gait.osim"))
+    ours = read_osim(path)
+    theirs = opensim.Model(path)
+    state = theirs.initSystem()
+    rng = np.random.default_rng(20261124)
+    C = ours.coordinates
+    lo = np.array([c.range[0] for c in C])
+    hi = np.array([c.range[1] for c in C])
+    names = [c.name for c in C]
+    lo[names.index("pelvis_ty")], hi[names.index("pelvis_ty")] = 0.6, 0.9  # feet near or in the floor
+    lo[names.index("pelvis_tx")], hi[names.index("pelvis_tx")] = -1.0, 1.0
+    muscles = [e for e in ours.force_elements if type(e).__name__ == "PathMuscle"]
+    # Keep the states in which every fiber is within the DeGrooteFregly2016 curves' domain, normalized fiber
+    # length 0.2 ... 1.8 (OpenSim's getMinNormalizedFiberLength/getMaxNormalizedFiberLength). Outside it (a
+    # hamstring path shorter than its tendon: l̃ ≈ 0.05) OpenSim's tendon force differs from the curves'
+    # formulas; moco_lab evaluates the formulas there. About 1 random pose in 15 is rejected.
+    kept = []
+    while len(kept) < N_STATES:
+        q = rng.uniform(lo, hi)
+        set_their_state(theirs, state, ours, q, np.zeros_like(q))
+        theirs.realizePosition(state)
+        nfl = [opensim.DeGrooteFregly2016Muscle.safeDownCast(theirs.getComponent(m.path))
+               .getNormalizedFiberLength(state) for m in muscles]
+        if 0.2 <= min(nfl) and max(nfl) <= 1.8:
+            kept.append(q)
+    Q = np.array(kept)
+    U = rng.normal(0.0, 1.0, size=Q.shape)
+    act = rng.uniform(0.01, 1.0, size=(N_STATES, len(muscles)))
+    return ours, theirs, state, Q, U, muscles, act
+
+
+def their_coordinates(theirs):
+    return {c.getName(): c for c in theirs.getCoordinateSet()}
+
+
+def set_their_state(theirs, state, ours, q, u, muscles=(), act=()):
+    coords = their_coordinates(theirs)
+    for i, c in enumerate(ours.coordinates):
+        coords[c.name].setValue(state, float(q[i]), False)
+        coords[c.name].setSpeedValue(state, float(u[i]))
+    for m, a in zip(muscles, act):
+        opensim.Muscle.safeDownCast(theirs.getComponent(m.path)).setActivation(state, float(a))
+
+
+def mobility_order(theirs, state, ours) -> list[int]:
+    """Index in OpenSim's generalized speeds of each of our coordinates (found by setting one speed)."""
+    coords = their_coordinates(theirs)
+    for c in ours.coordinates:
+        coords[c.name].setSpeedValue(state, 0.0)
+    order = []
+    for c in ours.coordinates:
+        coords[c.name].setSpeedValue(state, 1.0)
+        u = state.getU()
+        order.append(next(i for i in range(u.size()) if u.get(i) == 1.0))
+        coords[c.name].setSpeedValue(state, 0.0)
+    return order
+
+
+def trajectory(ours, Q, U, muscles, act) -> Trajectory:
+    n = Q.shape[0]
+    states = {c.value_path: Q[:, i] for i, c in enumerate(ours.coordinates)}
+    states |= {c.speed_path: U[:, i] for i, c in enumerate(ours.coordinates)}
+    states |= {f"{m.path}/activation": act[:, j] for j, m in enumerate(muscles)}
+    return Trajectory(np.arange(n, dtype=float), states, {name: np.zeros(n) for name in ours.control_names()})
+
+
+def test_read_names_follow_opensim(pair):
+    ours, theirs, *_ = pair
+    assert sorted(c.getName() for c in theirs.getCoordinateSet()) == sorted(c.name for c in ours.coordinates)
+    paths = {c.getAbsolutePathString() for c in theirs.getCoordinateSet()}
+    assert {c.path for c in ours.coordinates} == paths
+    their_muscles = {m.getAbsolutePathString() for m in theirs.getComponentsList() if m.getConcreteClassName()
+                     == "DeGrooteFregly2016Muscle"}
+    assert {m.path for m in pair[5]} == their_muscles and len(their_muscles) == 18
+    assert "/hamstrings_r/activation" in ours.state_names() and "/lumbarAct" in ours.control_names()
+
+
+def test_bodies_and_mass_matrix(pair):
+    ours, theirs, state, Q, U, *_ = pair
+    plant = ours.plant
+    ctx = plant.CreateDefaultContext()
+    order = mobility_order(theirs, state, ours)
+    idx_q = [c.q_index for c in ours.coordinates]
+    idx_v = [c.v_index for c in ours.coordinates]
+    worst_p = worst_R = worst_M = 0.0
+    for k in range(N_STATES):
+        set_their_state(theirs, state, ours, Q[k], U[k])
+        theirs.realizePosition(state)
+        q = np.zeros(plant.num_positions())
+        q[idx_q] = Q[k]
+        plant.SetPositions(ctx, q)
+        for body in theirs.getBodySet():
+            X = plant.EvalBodyPoseInWorld(ctx, plant.GetBodyByName(body.getName()))
+            T = body.getTransformInGround(state)
+            p = np.array([T.p()[i] for i in range(3)])
+            R = np.array([[T.R().get(i, j) for j in range(3)] for i in range(3)])
+            worst_p = max(worst_p, np.abs(X.translation() - p).max())
+            worst_R = max(worst_R, np.abs(X.rotation().matrix() - R).max())
+        M = opensim.Matrix()
+        theirs.getMatterSubsystem().calcM(state, M)
+        Mo = np.array([[M.get(a, b) for b in order] for a in order])
+        Md = plant.CalcMassMatrix(ctx)[np.ix_(idx_v, idx_v)]
+        worst_M = max(worst_M, np.abs(Mo - Md).max() / np.abs(Mo).max())
+    print(f"body origins {worst_p:.1e} m, rotations {worst_R:.1e}, mass matrix {worst_M:.1e} (relative)")
+    assert worst_p < RTOL and worst_R < RTOL and worst_M < RTOL
+
+
+def test_inverse_dynamics_with_muscles_and_contact(pair):
+    ours, theirs, state, Q, U, muscles, act = pair
+    order = mobility_order(theirs, state, ours)
+    rng = np.random.default_rng(7)
+    acc = rng.normal(0.0, 5.0, size=Q.shape)
+    aux = ours.auxiliary_state_names()
+    traj = trajectory(ours, Q, U, muscles, act)
+    Z = np.column_stack([traj.states[a] for a in aux])
+    X = np.zeros((N_STATES, len(ours.control_names())))
+    residual, _ = kernel_for(ours).residual(Q, U, acc, X, None, Z=Z)  # M a + f_inertial − f_applied
+    solver = opensim.InverseDynamicsSolver(theirs)
+    # Measured: the first InverseDynamicsSolver.solve() call here returned muscle forces 38 % off at the joints
+    # they cross (the same call repeated agrees with moco_lab to 6e-16; invalidating the state's cache does not
+    # help): one warm-up call, discarded.
+    set_their_state(theirs, state, ours, Q[0], U[0], muscles, act[0])
+    theirs.realizeVelocity(state)
+    solver.solve(state, opensim.Vector(len(order), 0.0))
+    worst = 0.0
+    for k in range(N_STATES):
+        set_their_state(theirs, state, ours, Q[k], U[k], muscles, act[k])
+        theirs.realizeVelocity(state)
+        udot = opensim.Vector(len(order), 0.0)
+        for i, mi in enumerate(order):
+            udot.set(mi, float(acc[k, i]))
+        tau = solver.solve(state, udot)
+        t = np.array([tau.get(mi) for mi in order])
+        worst = max(worst, np.abs(t - residual[k]).max() / np.abs(t).max())
+    print(f"inverse dynamics: {worst:.1e} (relative to the largest generalized force)")
+    assert worst < RTOL
+
+
+def test_muscles_paths_moment_arms_and_forces(pair):
+    ours, theirs, state, Q, U, muscles, act = pair
+    table = analyze(ours, trajectory(ours, Q, U, muscles, act), r".*/(length|lengthening_speed|tendon_force)")
+    # moment arms: the lengthening speed at unit speed of one coordinate is −r (OpenSim's sign)
+    nc = len(ours.coordinates)
+    Qr, Ur = np.repeat(Q, nc, axis=0), np.tile(np.eye(nc), (N_STATES, 1))
+    arms = analyze(ours, trajectory(ours, Qr, Ur, muscles, np.repeat(act, nc, axis=0)), r".*/lengthening_speed")
+    coords = their_coordinates(theirs)
+    worst = dict(length=0.0, speed=0.0, arm=0.0, force=0.0)
+    switches = {(m.path, k): set() for m in muscles for k, p in enumerate(m.geometry.points)
+                if isinstance(p, ConditionalPathPoint)}
+    for k in range(N_STATES):
+        set_their_state(theirs, state, ours, Q[k], U[k], muscles, act[k])
+        theirs.realizeDynamics(state)
+        for m in muscles:
+            mm = opensim.Muscle.safeDownCast(theirs.getComponent(m.path))
+            worst["length"] = max(worst["length"], abs(mm.getLength(state) - table[f"{m.path}/length"][k]))
+            worst["speed"] = max(worst["speed"], abs(mm.getLengtheningSpeed(state)
+                                                     - table[f"{m.path}/lengthening_speed"][k]))
+            worst["force"] = max(worst["force"], abs(mm.getTendonForce(state) - table[f"{m.path}/tendon_force"][k])
+                                 / mm.getMaxIsometricForce())
+            for i, c in enumerate(ours.coordinates):
+                r = mm.computeMomentArm(state, coords[c.name])
+                worst["arm"] = max(worst["arm"], abs(r + arms[f"{m.path}/lengthening_speed"][k * nc + i]))
+        for (path, j) in switches:
+            point = next(m for m in muscles if m.path == path).geometry.points[j]
+            i = [c.name for c in ours.coordinates].index(point.coordinate)
+            switches[(path, j)].add(bool(point.inside(Q[k, i]) > 0))
+    print("muscles:", {k: f"{v:.1e}" for k, v in worst.items()})
+    assert all(seen == {True, False} for seen in switches.values()), switches  # both sides of every switch
+    assert worst["length"] < RTOL and worst["speed"] < RTOL and worst["arm"] < RTOL  # m, m/s, m
+    assert worst["force"] < RTOL  # per max isometric force
+
+
+def test_contact_forces(pair):
+    ours, theirs, state, Q, U, muscles, act = pair
+    contacts = [e for e in ours.force_elements if type(e).__name__ == "SmoothSphereHalfSpaceForce"]
+    assert len(contacts) == 4
+    table = analyze(ours, trajectory(ours, Q, U, muscles, act), r".*/(force|indentation)")
+    touching = worst = 0.0
+    scale = 62 * 9.81  # body weight (N): the scale of a foot's contact force
+    for k in range(N_STATES):
+        set_their_state(theirs, state, ours, Q[k], U[k], muscles, act[k])
+        theirs.realizeDynamics(state)
+        for e in contacts:
+            force = opensim.SmoothSphereHalfSpaceForce.safeDownCast(theirs.getComponent(e.path))
+            values = force.getRecordValues(state)  # sphere force (x y z), torque, half-space force, torque
+            f_theirs = np.array([values.get(i) for i in range(3)])
+            f_ours = np.array([table[f"{e.path}/force_{axis}"][k] for axis in "xyz"])
+            worst = max(worst, np.abs(f_ours - f_theirs).max() / scale)
+            touching += table[f"{e.path}/indentation"][k] > 0
+    print(f"contact forces: {worst:.1e} of body weight; {int(touching)} of {4 * N_STATES} spheres in contact")
+    assert touching > N_STATES  # the comparison covers spheres in contact, not just zeros
+    assert worst < RTOL

@@ -1,0 +1,132 @@
+"""The .osim reader and OpenSim's functions, without OpenSim (the agreement with OpenSim 4.6 itself is in
+test_osim_opensim.py)."""
+import math
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import moco_lab as ml
+from moco_lab.modeling.functions import Constant, LinearFunction, MultiplierFunction, SimmSpline
+from moco_lab.modeling.osim import OsimFormatError, body_fixed_xyz_rotation, read_osim
+from moco_lab.modeling.path import ConditionalPathPoint, MovingPathPoint
+from moco_lab.util.data import opensim_file
+
+KNEE_X = (-2.0944, -1.99997, -1.5708, -1.45752, -1.39626, -1.0472, -0.698132, -0.526391, -0.349066, -0.174533, 0,
+          0.00017453, 0.00034907, 0.0279253, 0.0872665, 0.174533, 2.0944)
+KNEE_Y = (0.0155805, 0.0179938, 0.0275081, 0.0296564, 0.0307615, 0.0365695, 0.0422074, 0.0450902, 0.048391, 0.0534299,
+          0.0617576, 0.0617669, 0.0617762, 0.0633083, 0.066994, 0.0733035, 0.0573481)  # rect_fem_r-P3, x (2D_gait)
+
+
+def test_simm_spline_interpolates_and_is_twice_continuous():
+    s = SimmSpline(KNEE_X, KNEE_Y)
+    assert np.allclose(s(np.array(KNEE_X)), KNEE_Y, rtol=0, atol=1e-15)
+    x, h = np.array(KNEE_X[1:-1]), 1e-7
+    # continuity of value, slope and curvature across interior knots (from the coefficients on both sides)
+    k = np.arange(1, len(KNEE_X) - 1)
+    dx = np.diff(KNEE_X)[k - 1]
+    left_value = np.array(KNEE_Y)[k - 1] + dx * (s.b[k - 1] + dx * (s.c[k - 1] + dx * s.d[k - 1]))
+    left_slope = s.b[k - 1] + dx * (2 * s.c[k - 1] + 3 * dx * s.d[k - 1])
+    left_curv = 2 * s.c[k - 1] + 6 * dx * s.d[k - 1]
+    assert np.allclose(left_value, np.array(KNEE_Y)[k], atol=1e-14)
+    assert np.allclose(left_slope, s.b[k], atol=1e-10) and np.allclose(left_curv, 2 * s.c[k], atol=1e-7)
+    assert np.allclose((s(x + h) - s(x - h)) / (2 * h), s.derivative(x), atol=1e-6)
+
+
+def test_simm_spline_end_conditions_are_forsythe_malcolm_moler():
+    """FMM: the spline's third derivative at each end equals that of the cubic through the 4 end knots."""
+    s = SimmSpline(KNEE_X, KNEE_Y)
+    first = np.polyfit(KNEE_X[:4], KNEE_Y[:4], 3)[0] * 6
+    last = np.polyfit(KNEE_X[-4:], KNEE_Y[-4:], 3)[0] * 6
+    assert 6 * s.d[0] == pytest.approx(first, rel=1e-6)
+    assert 6 * s.d[-2] == pytest.approx(last, rel=1e-6)
+
+
+def test_simm_spline_extrapolates_linearly_with_the_end_slope():
+    """OpenSim continues a SimmSpline outside its knots as a straight line (the squat knee relies on it)."""
+    s = SimmSpline(KNEE_X, KNEE_Y)
+    b0 = s.derivative(KNEE_X[0] + 1e-12)
+    for dx in (0.1, 1.0):
+        assert s(KNEE_X[0] - dx) == pytest.approx(KNEE_Y[0] - dx * b0, abs=1e-12)
+        assert s(KNEE_X[-1] + dx) == pytest.approx(KNEE_Y[-1] + dx * s.b[-1], abs=1e-12)
+    line = SimmSpline((0.0, 2.0), (1.0, 5.0))  # two knots: a straight line everywhere
+    assert line(np.array([-1.0, 0.5, 3.0])) == pytest.approx([-1.0, 2.0, 7.0])
+    with pytest.raises(ValueError, match="must increase"):
+        SimmSpline((0.0, 0.0, 1.0), (1.0, 2.0, 3.0))
+
+
+def test_other_functions():
+    assert LinearFunction(2.0, -1.0)(3.0) == 5.0 and Constant(0.25)(7.0) == 0.25
+    m = MultiplierFunction(SimmSpline(KNEE_X, KNEE_Y), 0.5)
+    assert m(0.1) == pytest.approx(0.5 * SimmSpline(KNEE_X, KNEE_Y)(0.1))
+
+
+def test_body_fixed_xyz_orientation():
+    a, b, c = 0.3, -0.7, 1.1
+    Rx = np.array([[1, 0, 0], [0, math.cos(a), -math.sin(a)], [0, math.sin(a), math.cos(a)]])
+    Ry = np.array([[math.cos(b), 0, math.sin(b)], [0, 1, 0], [-math.sin(b), 0, math.cos(b)]])
+    Rz = np.array([[math.cos(c), -math.sin(c), 0], [math.sin(c), math.cos(c), 0], [0, 0, 1]])
+    assert np.allclose(body_fixed_xyz_rotation((a, b, c)).matrix(), Rx @ Ry @ Rz, atol=1e-15)
+
+
+def test_2d_gait_as_read():
+    model = read_osim("2D_gait.osim")  # the shipped copy, found by name
+    root = ET.parse(opensim_file("2D_gait.osim")).getroot()
+    masses = [float(b.findtext("mass")) for b in root.iter("Body")]
+    plant_mass = model.plant.CalcTotalMass(model.plant.CreateDefaultContext())
+    assert plant_mass == pytest.approx(sum(masses), rel=1e-15) and len(masses) == 12
+    assert len(model.coordinates) == 10 and model.coordinate("knee_angle_r").path == "/jointset/knee_r/knee_angle_r"
+    assert model.coordinate("knee_angle_r").range == pytest.approx((-2.094395102393195, 0.174532925199433))
+    muscles = {e.path: e for e in model.force_elements if type(e).__name__ == "PathMuscle"}
+    assert len(muscles) == 18 and "/hamstrings_r" in muscles
+    ham = muscles["/hamstrings_r"].muscle
+    assert (ham.max_isometric_force, ham.optimal_fiber_length, ham.ignore_tendon_compliance) == (
+        2700.0, 0.109059287708541, True)
+    kinds = {type(p).__name__ for m in muscles.values() for p in m.geometry.points}
+    assert kinds == {"PathPoint", "ConditionalPathPoint", "MovingPathPoint"}
+    rf = muscles["/rect_fem_r"].geometry.points
+    moving = next(p for p in rf if isinstance(p, MovingPathPoint))
+    assert moving.coordinates == ("knee_angle_r",) * 3 and isinstance(moving.functions[0], MultiplierFunction)
+    psoas = next(p for p in muscles["/iliopsoas_r"].geometry.points if isinstance(p, ConditionalPathPoint))
+    assert psoas.coordinate == "hip_flexion_r"
+    contacts = [e for e in model.force_elements if type(e).__name__ == "SmoothSphereHalfSpaceForce"]
+    assert sorted(c.path for c in contacts) == ["/contactFront_l", "/contactFront_r", "/contactHeel_l",
+                                                 "/contactHeel_r"]
+    assert all(np.allclose(c.plane_normal, (0, -1, 0), atol=1e-12) and c.stiffness == 3067776 for c in contacts)
+    assert "/lumbarAct" in model.control_names() and "/hamstrings_r/activation" in model.state_names()
+
+
+def _minimal(tmp_path, body: str, version: str = "40000"):
+    text = f"""<?xml version="1.0"?>
+<OpenSimDocument Version="{version}"><Model name="tiny">
+  <BodySet><objects><Body name="b"><mass>1</mass><inertia>1 1 1 0 0 0</inertia></Body></objects></BodySet>
+  <JointSet><objects>
+    <PinJoint name="j"><socket_parent_frame>/ground</socket_parent_frame>
+      <socket_child_frame>/bodyset/b</socket_child_frame>
+      <coordinates><Coordinate name="q"><range>-1 1</range></Coordinate></coordinates></PinJoint>
+  </objects></JointSet>
+  {body}
+</Model></OpenSimDocument>"""
+    path = tmp_path / "tiny.osim"
+    path.write_text(text)
+    return path
+
+
+def test_unsupported_elements_are_named_or_skipped_with_a_warning(tmp_path):
+    ok = read_osim(_minimal(tmp_path, ""))
+    assert [c.path for c in ok.coordinates] == ["/jointset/j/q"]
+    spring = "<ForceSet><objects><ExpressionBasedCoordinateForce name='spring'/></objects></ForceSet>"
+    with pytest.raises(OsimFormatError, match=r"tiny.osim: the force ExpressionBasedCoordinateForce \('spring'\) "
+                                              r"at /forceset/spring is not supported"):
+        read_osim(_minimal(tmp_path, spring))
+    with pytest.warns(UserWarning, match=r"skipped .*ExpressionBasedCoordinateForce \('spring'\) at /forceset/spring"):
+        model = read_osim(_minimal(tmp_path, spring), skip_unsupported=True)
+    assert model.force_elements == []
+    coupler = "<ConstraintSet><objects><CoordinateCouplerConstraint name='c'/></objects></ConstraintSet>"
+    with pytest.raises(OsimFormatError, match="CoordinateCouplerConstraint"):
+        read_osim(_minimal(tmp_path, coupler))
+    with pytest.raises(OsimFormatError, match=r"OpenSim 3.x format \(Version 30000\)"):
+        read_osim(_minimal(tmp_path, "", version="30000"))
+    with pytest.raises(FileNotFoundError, match="2D_gait.osim"):
+        read_osim("2D_gate.osim")
+    assert ml.read_osim is read_osim
