@@ -130,3 +130,26 @@ def test_unsupported_elements_are_named_or_skipped_with_a_warning(tmp_path):
     with pytest.raises(FileNotFoundError, match="2D_gait.osim"):
         read_osim("2D_gate.osim")
     assert ml.read_osim is read_osim
+
+
+def test_a_study_on_a_model_file_round_trips(tmp_path):
+    """Study files record the model file (by name if shipped) and its hash; property edits are kept."""
+    model = read_osim("2D_gait.osim")
+    model.set_property("/hamstrings_r/max_isometric_force", 5400.0)
+    study = ml.Study()
+    study.problem.set_model(model)
+    study.problem.set_time_bounds(0, 0.5)
+    path = tmp_path / "walk.json"
+    study.save(path)
+    again = ml.Study.load(path)
+    loaded = again.problem.model
+    assert loaded.description() == model.description()
+    assert loaded.properties()["/hamstrings_r/max_isometric_force"].default == 5400.0
+    # a local copy of the file that is then edited: the study refuses to pose another problem
+    copy = tmp_path / "mine.osim"
+    copy.write_text(opensim_file("2D_gait.osim").read_text())
+    study.problem.set_model(read_osim(copy))
+    study.save(path)
+    copy.write_text(copy.read_text().replace("<max_isometric_force>2700", "<max_isometric_force>2701", 1))
+    with pytest.raises(ValueError, match=r"mine.osim' changed since the study was saved"):
+        ml.Study.load(path)

@@ -196,6 +196,7 @@ def planar_point_mass(curve: str | None = None, actuated: bool = True, mass: flo
 
 
 from . import coupled as _coupled  # noqa: E402 - registered below
+from .osim import model_from_file as _model_from_file  # noqa: E402 - registered below
 
 #: Model factories by name (what ``Model.spec["factory"]`` refers to).
 FACTORIES = {
@@ -209,6 +210,7 @@ FACTORIES = {
     "n_link_pendulum": n_link_pendulum,
     "suspended_mass": suspended_mass,
     "planar_point_mass": planar_point_mass,
+    "read_osim": _model_from_file,
 }
 
 

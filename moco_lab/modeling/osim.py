@@ -28,6 +28,7 @@ squat knee), ``CoordinateCouplerConstraint``, wrapping (``PathWrap``), Millard m
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 import xml.etree.ElementTree as ET
@@ -38,13 +39,14 @@ from pathlib import Path
 import numpy as np
 from pydrake.math import RigidTransform, RotationMatrix
 
+from ..util.data import OPENSIM_DIR, opensim_file
 from .contact import SmoothSphereHalfSpaceForce
 from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, SimmSpline
 from .model import Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
 
-__all__ = ["read_osim", "OsimFormatError", "body_fixed_xyz_rotation"]
+__all__ = ["read_osim", "model_from_file", "OsimFormatError", "body_fixed_xyz_rotation"]
 
 #: Elements of a model file that carry no mechanics (drawing, grouping, bookkeeping): never refused.
 _IGNORED = {"Appearance", "attached_geometry", "FrameGeometry", "VisibleObject", "GeometrySet", "defaults",
@@ -390,9 +392,38 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False) -> Model:
     >>> model.coordinate("knee_angle_r").path           # doctest: +SKIP
     '/jointset/knee_r/knee_angle_r'
     """
-    p = Path(path)
-    if not p.exists():
-        from ..util.data import opensim_file
+    p = _locate(path)
+    model = _Reader(p, skip_unsupported).read()
+    # the recipe a study file records: the file as named (a shipped file by its name), and its content's hash
+    shipped = p.parent == OPENSIM_DIR
+    model.spec = {"factory": "read_osim", "kwargs": {
+        "path": p.name if shipped else str(p), "skip_unsupported": bool(skip_unsupported), "sha256": _sha256(p)}}
+    return model
 
-        p = opensim_file(str(path))
-    return _Reader(p, skip_unsupported).read()
+
+def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | None = None) -> Model:
+    """Read a model file again for a study file's recipe; ``ValueError`` if its content changed since.
+
+    Parameters
+    ----------
+    path : str
+        The file (a shipped file by its name).
+    skip_unsupported : bool
+        As for :func:`read_osim`.
+    sha256 : str, optional
+        The SHA-256 of the file when the study was saved.
+    """
+    p = _locate(path)
+    if sha256 is not None and _sha256(p) != sha256:
+        raise ValueError(f"The model file {str(p)!r} changed since the study was saved (its SHA-256 differs): the "
+                         "study would not be the same problem. Restore the file, or pose the study again on it.")
+    return read_osim(p, skip_unsupported=skip_unsupported)
+
+
+def _locate(path: str | Path) -> Path:
+    p = Path(path)
+    return p if p.exists() else opensim_file(str(path))
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
