@@ -9,7 +9,7 @@ TEXT = (".py", ".md", ".ipynb", ".toml", ".yml", ".cfg", ".txt")
 FORBIDDEN = [
     (re.compile(r"(?<![\w.])/(work|home|root|Users|tmp)/[\w.-]+"), "an absolute path"),
     (re.compile(r"shared/(reference|seeds|data)"), "the development folder shared/"),
-    (re.compile(r"\bseed[ _]?`?0\d\d"), "an internal seed number (cite the work by name, REFERENCES.md)"),
+    (re.compile(r"\bseed[ _]?`?0\d\d", re.IGNORECASE), "an internal seed number (cite the work by name, REFERENCES.md)"),
 ]
 # names that look like paths but are not: URLs' paths, Drake's/OpenSim's installation layout in prose
 ALLOWED = [re.compile(r"https?://\S+")]
@@ -27,6 +27,7 @@ def findings(text: str) -> list[str]:
 
 
 def test_checker_finds_what_it_looks_for():
+    assert findings("Seed 003 says") == ["an internal seed number (cite the work by name, REFERENCES.md): 'Seed 003'"]
     assert findings("see /work/main/x and shared/reference/A.txt, seed 000") == [
         "an absolute path: '/work/main'", "the development folder shared/: 'shared/reference'",
         "an internal seed number (cite the work by name, REFERENCES.md): 'seed 000'"]

@@ -121,7 +121,7 @@ def test_sto_reference_round_trip(reference, tmp_path):
 
 @pytest.mark.slow
 def test_suspended_mass_tracking_muscle_redundancy():
-    """Seed 000, Figure 4 (VERIFICATION.md (c), remark 2), on coarse meshes to keep the test short.
+    """The Moco paper, Figure 4 (VERIFICATION.md (c), remark 2), on coarse meshes to keep the test short.
 
     Predict, then MocoTrack the predicted states (tracking weight 10, values
     and speeds only) and compare activations with the prediction's. With the

@@ -1,6 +1,6 @@
 """Muscle moment arms by OpenSim's generalized-force method, and the methods it replaces.
 
-Seed 003 (Sherman, Seth & Delp 2013) defines a muscle's moment arm about an
+Sherman, Seth & Delp (2013) define a muscle's moment arm about an
 angle θ as ``r = τ_θ / s``: the effective torque about θ per unit tension.
 With workless constraints this equals ``−dl/dθ`` (OpenSim's sign: positive
 when shortening the path increases θ). Four ways to compute it
@@ -39,6 +39,8 @@ import numpy as np
 from ..modeling.constraints import body_point_positions, constraint_jacobian, coupling_vector, project_positions
 from ..modeling.forces import PathMuscle
 from ..modeling.path import GeometryPath
+from ..results.trajectory import Trajectory
+from ..tools.analyze import analyze
 from ..util.names import did_you_mean
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ __all__ = [
     "METHODS", "METHOD_LABELS", "moment_arm", "moment_arm_curves", "assemble", "path_length",
     "path_generalized_forces", "lengthening_speed", "length_gradient", "effective_torque",
     "coupled_joint_weights", "dynamic_consistency", "constant_moment_arm_cost", "model_context", "muscle_path",
-    "world_position",
+    "world_position", "compiled_moment_arms",
 ]
 
 METHODS = ("generalized_force", "perturbation", "path_velocity", "partial_velocity", "no_coupling")
@@ -428,3 +430,48 @@ def world_position(model: Model, q: ArrayLike, body: str, location: ArrayLike) -
         return np.asarray(location, float)
     X = model.plant.EvalBodyPoseInWorld(model_context(model, q), model.plant.GetBodyByName(body))
     return X.translation() + X.rotation().matrix() @ np.asarray(location, float)
+
+
+def compiled_moment_arms(model: Model, coordinate: str, values: ArrayLike, muscles: Sequence[str] | None = None,
+                         pose: dict[str, float] | None = None) -> dict[str, np.ndarray]:
+    """Moment arms about ``coordinate`` from the compiled model: any path (conditional and moving points too).
+
+    ``r = −∂l/∂θ``, evaluated exactly as the lengthening speed at unit speed of ``coordinate`` (the other
+    speeds zero), at the coordinate ``values`` with the others at ``pose`` (by name; default 0). For models
+    without kinematic constraints this is OpenSim's moment arm (no coupling vector is needed).
+
+    Parameters
+    ----------
+    model : Model
+    coordinate : str
+        Coordinate name.
+    values : array_like (n,)
+        The coordinate's values (rad or m).
+    muscles : list of str, optional
+        Muscle paths (default: every muscle).
+    pose : dict of str -> float, optional
+        The other coordinates' values.
+
+    Returns
+    -------
+    dict of str -> ndarray (n,)
+        Moment arm (m) by muscle path.
+    """
+    if model.constraints:
+        raise NotImplementedError("compiled_moment_arms needs the coupling vector with kinematic constraints: "
+                                  "use moment_arm(..., method='generalized_force')")
+    target = model.coordinate(coordinate)
+    paths = muscles if muscles is not None else [e.path for e in model.force_elements if isinstance(e, PathMuscle)]
+    values = np.asarray(values, float)
+    n = values.size
+    states = {}
+    for c in model.coordinates:
+        states[c.value_path] = values if c is target else np.full(n, float((pose or {}).get(c.name, 0.0)))
+        states[c.speed_path] = np.full(n, 1.0 if c is target else 0.0)
+    for name in model.auxiliary_state_names():
+        states[name] = np.full(n, 0.5)
+    controls = {name: np.zeros(n) for name in model.control_names()}
+    table = analyze(model, Trajectory(np.arange(n, dtype=float), states, controls),
+                    [f"{p}/lengthening_speed" for p in paths])
+    return {p: -table[f"{p}/lengthening_speed"] for p in paths}
+
