@@ -230,3 +230,30 @@ def test_contact_forces(pair):
     print(f"contact forces: {worst:.1e} of body weight; {int(touching)} of {4 * N_STATES} spheres in contact")
     assert touching > N_STATES  # the comparison covers spheres in contact, not just zeros
     assert worst < RTOL
+
+
+def test_a_solution_file_opens_in_opensim(pair, tmp_path):
+    """A trajectory written by moco_lab loads in OpenSim as a TimeSeriesTable, a StatesTrajectory of the same
+    model (the states OpenSim's GUI would play) and a MocoTrajectory (states and controls told apart)."""
+    ours, theirs, *_ = pair
+    n = 5
+    t = np.linspace(0.0, 0.2, n)
+    rng = np.random.default_rng(3)
+    states = {c.value_path: rng.uniform(*c.range, size=n) if c.name != "pelvis_ty" else np.full(n, 0.9)
+              for c in ours.coordinates}
+    states |= {c.speed_path: rng.normal(size=n) for c in ours.coordinates}
+    states |= {s: rng.uniform(0.01, 1, size=n) for s in ours.auxiliary_state_names()}
+    controls = {c: rng.uniform(0.01, 1, size=n) for c in ours.control_names()}
+    path = tmp_path / "motion.sto"
+    Trajectory(t, states, controls).write_sto(path)
+    table = opensim.TimeSeriesTable(str(path))
+    assert table.getNumRows() == n and set(table.getColumnLabels()) == set(states) | set(controls)
+    trajectory = opensim.StatesTrajectory.createFromStatesTable(theirs, table, False, True, False)
+    coords = their_coordinates(theirs)
+    for i in range(n):
+        s = trajectory.get(i)
+        for c in ours.coordinates:
+            assert coords[c.name].getValue(s) == states[c.value_path][i]  # written with every digit
+            assert coords[c.name].getSpeedValue(s) == states[c.speed_path][i]
+    moco = opensim.MocoTrajectory(str(path))
+    assert set(moco.getStateNames()) == set(states) and set(moco.getControlNames()) == set(controls)

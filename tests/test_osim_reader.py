@@ -122,9 +122,9 @@ def test_unsupported_elements_are_named_or_skipped_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match=r"skipped .*ExpressionBasedCoordinateForce \('spring'\) at /forceset/spring"):
         model = read_osim(_minimal(tmp_path, spring), skip_unsupported=True)
     assert model.force_elements == []
-    coupler = "<ConstraintSet><objects><CoordinateCouplerConstraint name='c'/></objects></ConstraintSet>"
-    with pytest.raises(OsimFormatError, match="CoordinateCouplerConstraint"):
-        read_osim(_minimal(tmp_path, coupler))
+    weld = "<ConstraintSet><objects><WeldConstraint name='w'/></objects></ConstraintSet>"
+    with pytest.raises(OsimFormatError, match=r"the constraint WeldConstraint \('w'\) at /constraintset/w"):
+        read_osim(_minimal(tmp_path, weld))
     with pytest.raises(OsimFormatError, match=r"OpenSim 3.x format \(Version 30000\)"):
         read_osim(_minimal(tmp_path, "", version="30000"))
     with pytest.raises(FileNotFoundError, match="2D_gait.osim"):
@@ -153,3 +153,37 @@ def test_a_study_on_a_model_file_round_trips(tmp_path):
     copy.write_text(copy.read_text().replace("<max_isometric_force>2700", "<max_isometric_force>2701", 1))
     with pytest.raises(ValueError, match=r"mine.osim' changed since the study was saved"):
         ml.Study.load(path)
+
+
+def test_coordinate_coupler_constraint(tmp_path):
+    """OpenSim's coupler q_dep = scale · f(q_indep), here the squat model's patella: −1 · knee angle."""
+    patella = """<Body name="p"><mass>0.1</mass><inertia>0.01 0.01 0.01 0 0 0</inertia></Body>
+      </objects></BodySet>"""
+    joint_and_coupler = """    <PinJoint name="pj"><socket_parent_frame>/bodyset/b</socket_parent_frame>
+      <socket_child_frame>/bodyset/p</socket_child_frame>
+      <coordinates><Coordinate name="beta"><range>-2 2</range></Coordinate></coordinates></PinJoint>
+  </objects></JointSet>
+  <ConstraintSet><objects><CoordinateCouplerConstraint name="couple">
+    <coupled_coordinates_function><LinearFunction><coefficients>-1 0.1</coefficients></LinearFunction>
+    </coupled_coordinates_function>
+    <independent_coordinate_names>q</independent_coordinate_names>
+    <dependent_coordinate_name>beta</dependent_coordinate_name><scale_factor>2</scale_factor>
+  </CoordinateCouplerConstraint></objects></ConstraintSet>"""
+    text = _minimal(tmp_path, "").read_text().replace("</objects></BodySet>", patella, 1)
+    text = text.replace("  </objects></JointSet>", joint_and_coupler)
+    path = tmp_path / "coupled.osim"
+    path.write_text(text)
+    model = read_osim(path)
+    (c,) = model.constraints
+    assert c.name == "couple" and c.dependent == "beta" and c.independent == ["q"]
+    assert model.multiplier_names() == ["/constraintset/couple/lambda_0"]
+    # φ = β − 2(−q + 0.1) vanishes on the coupled pose and not off it
+    from moco_lab.analysis.constraints import constraint_violations
+
+    q = np.array([0.3, -0.5])
+    good = ml.Trajectory([0.0, 1.0], {"/jointset/j/q/value": q, "/jointset/pj/beta/value": 2 * (-q + 0.1),
+                                     "/jointset/j/q/speed": [0.0, 0.0], "/jointset/pj/beta/speed": [0.0, 0.0]})
+    assert np.allclose(constraint_violations(model, good)["position"], 0.0, atol=1e-15)
+    bad = ml.Trajectory([0.0, 1.0], {"/jointset/j/q/value": q, "/jointset/pj/beta/value": -q,
+                                    "/jointset/j/q/speed": [0.0, 0.0], "/jointset/pj/beta/speed": [0.0, 0.0]})
+    assert np.allclose(np.abs(constraint_violations(model, bad)["position"][:, 0]), np.abs(q - 0.2))  # −q − 2(−q + 0.1)

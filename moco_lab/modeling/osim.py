@@ -21,10 +21,11 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
   ``ConditionalPathPoint`` and ``MovingPathPoint`` (functions ``Constant``,
   ``LinearFunction``, ``SimmSpline``, ``MultiplierFunction``: :mod:`moco_lab.modeling.functions`),
   ``CoordinateActuator``, ``SmoothSphereHalfSpaceForce`` between a ``ContactSphere`` and a
-  ``ContactHalfSpace`` — in ``<ForceSet>`` or in the model's ``<components>``.
+  ``ContactHalfSpace`` — in ``<ForceSet>`` or in the model's ``<components>``;
+* ``CoordinateCouplerConstraint`` with a linear function of one independent coordinate.
 
 Not yet: OpenSim 3.x files, ``CustomJoint`` with several axes or spline functions (the
-squat knee), ``CoordinateCouplerConstraint``, wrapping (``PathWrap``), Millard muscles.
+squat knee), nonlinear couplers, wrapping (``PathWrap``), Millard muscles.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ import numpy as np
 from pydrake.math import RigidTransform, RotationMatrix
 
 from ..util.data import OPENSIM_DIR, opensim_file
+from .constraints import CoordinateCouplerConstraint
 from .contact import SmoothSphereHalfSpaceForce
 from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, SimmSpline
 from .model import Model, ModelBuilder
@@ -251,7 +253,8 @@ class _Reader:
 
     # ------------------------------------------------------------ functions
     def function(self, holder: ET.Element | None, where: str) -> OpenSimFunction:
-        el = holder if holder is None or holder.tag not in ("function", "x_location", "y_location", "z_location") \
+        el = holder if holder is None or holder.tag not in ("function", "x_location", "y_location", "z_location",
+                                                                "coupled_coordinates_function") \
             else next(iter(holder), None)
         if el is None:
             return Constant(0.0)
@@ -351,9 +354,25 @@ class _Reader:
             tuple(X_plane.translation()), tuple(X_plane.rotation().matrix()[:, 0]), **values))
 
     def other_sets(self) -> None:
-        for set_tag in ("ConstraintSet",):
-            for el in self.sets(set_tag):
-                self.unsupported(f"the constraint {el.tag} ({el.get('name')!r})", f"/{set_tag.lower()}")
+        for el in self.sets("ConstraintSet"):
+            where = f"/constraintset/{el.get('name')}"
+            if not _flag(el, "isEnforced", True) or _flag(el, "isDisabled", False):
+                continue
+            if el.tag != "CoordinateCouplerConstraint":
+                self.unsupported(f"the constraint {el.tag} ({el.get('name')!r})", where)
+                continue
+            independent = (el.findtext("independent_coordinate_names") or "").split()
+            dependent = (el.findtext("dependent_coordinate_name") or "").strip()
+            f = self.function(el.find("coupled_coordinates_function"), where)
+            scale = float(_num(el, "scale_factor", 1.0))
+            if len(independent) != 1 or not isinstance(f, (LinearFunction, Constant)):
+                self.unsupported("a CoordinateCouplerConstraint that is not linear in one independent coordinate",
+                                 where)
+                continue
+            slope, intercept = (f.slope, f.intercept) if isinstance(f, LinearFunction) else (0.0, f.value)
+            # OpenSim: q_dep = scale · f(q_indep)
+            self.builder.add_constraint(CoordinateCouplerConstraint(el.get("name"), dependent, independent[0],
+                                                                   ratio=scale * slope, offset=scale * intercept))
 
     def read(self) -> Model:
         self.bodies()
