@@ -187,3 +187,21 @@ def test_coordinate_coupler_constraint(tmp_path):
     bad = ml.Trajectory([0.0, 1.0], {"/jointset/j/q/value": q, "/jointset/pj/beta/value": -q,
                                     "/jointset/j/q/speed": [0.0, 0.0], "/jointset/pj/beta/speed": [0.0, 0.0]})
     assert np.allclose(np.abs(constraint_violations(model, bad)["position"][:, 0]), np.abs(q - 0.2))  # −q − 2(−q + 0.1)
+
+
+def test_millard_muscles_are_refused_or_replaced(tmp_path):
+    muscle = """<ForceSet><objects><Millard2012EquilibriumMuscle name="m">
+      <GeometryPath><PathPointSet><objects>
+        <PathPoint name="o"><location>0 0.1 0</location><socket_parent_frame>/ground</socket_parent_frame></PathPoint>
+        <PathPoint name="i"><location>0.2 0 0</location><socket_parent_frame>/bodyset/b</socket_parent_frame></PathPoint>
+      </objects></PathPointSet></GeometryPath>
+      <max_isometric_force>500</max_isometric_force><fiber_damping>0.01</fiber_damping>
+      <TendonForceLengthCurve><strain_at_one_norm_force>0.06</strain_at_one_norm_force></TendonForceLengthCurve>
+    </Millard2012EquilibriumMuscle></objects></ForceSet>"""
+    path = _minimal(tmp_path, muscle)
+    with pytest.raises(OsimFormatError, match=r"Millard2012EquilibriumMuscle 'm' .*replace_millard=True"):
+        read_osim(path)
+    (m,) = [e for e in read_osim(path, replace_millard=True).force_elements if isinstance(e, ml.PathMuscle)]
+    assert m.path == "/forceset/m" and m.muscle.max_isometric_force == 500 and m.muscle.fiber_damping == 0.01
+    assert m.muscle.tendon_strain_at_one_norm_force == 0.06
+    assert m.muscle.passive_fiber_strain_at_one_norm_force == 0.7  # OpenSim's Millard default, as Moco copies it

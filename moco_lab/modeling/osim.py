@@ -48,7 +48,8 @@ from .model import Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
 
-__all__ = ["read_osim", "model_from_file", "OsimFormatError", "body_fixed_xyz_rotation"]
+__all__ = ["read_osim", "model_from_file", "degroote_from_millard", "OsimFormatError", "body_fixed_xyz_rotation",
+           "MILLARD_DEFAULTS"]
 
 #: Elements of a model file that carry no mechanics (drawing, grouping, bookkeeping): never refused.
 _IGNORED = {"Appearance", "attached_geometry", "FrameGeometry", "VisibleObject", "GeometrySet", "defaults",
@@ -71,6 +72,16 @@ _DGF_FLAGS = ("ignore_passive_fiber_force", "ignore_tendon_compliance", "ignore_
 
 _CONTACT_PROPERTIES = ("stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction",
                        "transition_velocity", "hertz_smoothing", "hunt_crossley_smoothing")
+
+
+#: OpenSim 4.6's class defaults of a Millard2012EquilibriumMuscle for the properties a conversion reads.
+MILLARD_DEFAULTS = {
+    "default_activation": 0.05, "activation_time_constant": 0.01, "deactivation_time_constant": 0.04,
+    "fiber_damping": 0.1, "max_contraction_velocity": 10.0, "pennation_angle_at_optimal": 0.0,
+    "min_control": 0.0, "max_control": 1.0, "max_isometric_force": 1000.0, "optimal_fiber_length": 0.1,
+    "tendon_slack_length": 0.2, "FiberForceLengthCurve/strain_at_one_norm_force": 0.7,
+    "TendonForceLengthCurve/strain_at_one_norm_force": 0.049,
+}
 
 
 class OsimFormatError(ValueError):
@@ -109,9 +120,10 @@ class _Frame:
 
 
 class _Reader:
-    def __init__(self, path: Path, skip_unsupported: bool):
+    def __init__(self, path: Path, skip_unsupported: bool, replace_millard: bool = False):
         self.file = path
         self.skip = skip_unsupported
+        self.replace_millard = replace_millard
         self.skipped: list[str] = []
         root = ET.parse(path).getroot()
         model = root.find("Model") if root.tag == "OpenSimDocument" else root
@@ -122,6 +134,8 @@ class _Reader:
             raise OsimFormatError(f"{path.name} is in the OpenSim 3.x format (Version {version}); moco_lab reads "
                                   "OpenSim 4.x files (open and save it once in OpenSim 4 to convert it)")
         self.model_el = model
+        # <defaults>: per element type, the values its objects in this document take for what they omit
+        self.defaults = {el.tag: el for d in model.findall("defaults") for el in d}
         self.name = model.get("name", path.stem)
         gravity = _vec(model, "gravity", (0.0, -9.80665, 0.0))
         self.builder = ModelBuilder(self.name, gravity=gravity)
@@ -284,8 +298,12 @@ class _Reader:
                 continue
             if _flag(el, "appliesForce", True) is False or _flag(el, "isDisabled", False):
                 continue
-            if el.tag == "DeGrooteFregly2016Muscle":
+            if el.tag == "DeGrooteFregly2016Muscle" or (el.tag == "Millard2012EquilibriumMuscle" and self.replace_millard):
                 self.muscle(el, owner, where)
+            elif el.tag == "Millard2012EquilibriumMuscle":
+                self.unsupported(f"the Millard2012EquilibriumMuscle {el.get('name')!r} (read_osim(..., "
+                                 "replace_millard=True) replaces it by a DeGrooteFregly2016Muscle, as Moco's "
+                                 "ModOpReplaceMusclesWithDeGrooteFregly2016 does)", where)
             elif el.tag == "CoordinateActuator":
                 coordinate = _last(el.findtext("coordinate") or el.findtext("socket_coordinate") or "")
                 self.builder.add_coordinate_actuator(where, coordinate, float(_num(el, "optimal_force", 1.0)),
@@ -297,12 +315,15 @@ class _Reader:
                 self.unsupported(f"the force {el.tag} ({el.get('name')!r})", where)
 
     def muscle(self, el: ET.Element, owner: str, where: str) -> None:
-        values = {ours: float(v) for theirs, ours in _DGF_PROPERTIES.items() if (v := _num(el, theirs)) is not None}
-        flags = {f: _flag(el, f) for f in _DGF_FLAGS if el.find(f) is not None}
-        if el.find("tendon_compliance_dynamics_mode") is not None:
-            values_mode = (el.findtext("tendon_compliance_dynamics_mode") or "explicit").strip()
-            flags["tendon_compliance_dynamics_mode"] = values_mode
-        muscle = DeGrooteFregly2016Muscle(el.get("name"), **values, **flags)
+        if el.tag == "Millard2012EquilibriumMuscle":
+            muscle = degroote_from_millard(el, self.defaults.get(el.tag))
+        else:
+            values = {ours: float(v) for theirs, ours in _DGF_PROPERTIES.items() if (v := _num(el, theirs)) is not None}
+            flags = {f: _flag(el, f) for f in _DGF_FLAGS if el.find(f) is not None}
+            if el.find("tendon_compliance_dynamics_mode") is not None:
+                values_mode = (el.findtext("tendon_compliance_dynamics_mode") or "explicit").strip()
+                flags["tendon_compliance_dynamics_mode"] = values_mode
+            muscle = DeGrooteFregly2016Muscle(el.get("name"), **values, **flags)
         geometry = el.find("GeometryPath")
         if geometry is None:
             raise OsimFormatError(f"{self.file.name}: muscle {where} has no GeometryPath")
@@ -387,7 +408,42 @@ class _Reader:
         return model
 
 
-def read_osim(path: str | Path, *, skip_unsupported: bool = False) -> Model:
+def degroote_from_millard(el: ET.Element, default: ET.Element | None = None) -> DeGrooteFregly2016Muscle:
+    """A DeGrooteFregly2016Muscle from a Millard2012EquilibriumMuscle element, by Moco's rules.
+
+    As OpenSim's ``DeGrooteFregly2016Muscle::replaceMuscles``: default activation, activation and
+    deactivation time constants, fiber damping, the passive fiber strain at one norm force (from the
+    ``FiberForceLengthCurve``), the tendon strain at one norm force (``TendonForceLengthCurve``), maximum
+    isometric force, optimal fiber length, tendon slack length, pennation at optimal fiber length, maximum
+    contraction velocity, ``ignore_tendon_compliance``, ``ignore_activation_dynamics`` and the control
+    bounds are copied; everything else takes the DeGrooteFregly2016Muscle's defaults. A property the element
+    omits takes the document's ``<defaults>`` value for the type (``default``), else OpenSim's class default
+    (:data:`MILLARD_DEFAULTS`).
+    """
+    def value(path: str) -> float:
+        for source in (el, default):
+            if source is not None and (text := source.findtext(path)) is not None and text.strip():
+                return float(text)
+        return MILLARD_DEFAULTS[path]
+
+    def flag(tag: str) -> bool:
+        for source in (el, default):
+            if source is not None and source.find(tag) is not None:
+                return _flag(source, tag)
+        return False
+
+    copied = ("default_activation", "activation_time_constant", "deactivation_time_constant", "fiber_damping",
+              "max_isometric_force", "optimal_fiber_length", "tendon_slack_length", "pennation_angle_at_optimal",
+              "max_contraction_velocity", "min_control", "max_control")
+    return DeGrooteFregly2016Muscle(
+        el.get("name"), **{k: value(k) for k in copied},
+        passive_fiber_strain_at_one_norm_force=value("FiberForceLengthCurve/strain_at_one_norm_force"),
+        tendon_strain_at_one_norm_force=value("TendonForceLengthCurve/strain_at_one_norm_force"),
+        ignore_tendon_compliance=flag("ignore_tendon_compliance"),
+        ignore_activation_dynamics=flag("ignore_activation_dynamics"))
+
+
+def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_millard: bool = False) -> Model:
     """Read an OpenSim 4.x model file (``.osim``) into a moco_lab :class:`Model` on a ``MultibodyPlant``.
 
     Parameters
@@ -399,6 +455,9 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False) -> Model:
         False (default): anything the reader cannot represent faithfully raises
         :class:`OsimFormatError` naming the element and where it is. True: such elements
         are left out, with one warning that lists them all.
+    replace_millard : bool
+        Replace every ``Millard2012EquilibriumMuscle`` by a ``DeGrooteFregly2016Muscle`` the way
+        Moco's ``ModOpReplaceMusclesWithDeGrooteFregly2016`` does (:func:`degroote_from_millard`).
 
     Returns
     -------
@@ -412,22 +471,24 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False) -> Model:
     '/jointset/knee_r/knee_angle_r'
     """
     p = _locate(path)
-    model = _Reader(p, skip_unsupported).read()
+    model = _Reader(p, skip_unsupported, replace_millard).read()
     # the recipe a study file records: the file as named (a shipped file by its name), and its content's hash
     shipped = p.parent == OPENSIM_DIR
     model.spec = {"factory": "read_osim", "kwargs": {
-        "path": p.name if shipped else str(p), "skip_unsupported": bool(skip_unsupported), "sha256": _sha256(p)}}
+        "path": p.name if shipped else str(p), "skip_unsupported": bool(skip_unsupported),
+        "replace_millard": bool(replace_millard), "sha256": _sha256(p)}}
     return model
 
 
-def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | None = None) -> Model:
+def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | None = None,
+                    replace_millard: bool = False) -> Model:
     """Read a model file again for a study file's recipe; ``ValueError`` if its content changed since.
 
     Parameters
     ----------
     path : str
         The file (a shipped file by its name).
-    skip_unsupported : bool
+    skip_unsupported, replace_millard : bool
         As for :func:`read_osim`.
     sha256 : str, optional
         The SHA-256 of the file when the study was saved.
@@ -436,7 +497,7 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
     if sha256 is not None and _sha256(p) != sha256:
         raise ValueError(f"The model file {str(p)!r} changed since the study was saved (its SHA-256 differs): the "
                          "study would not be the same problem. Restore the file, or pose the study again on it.")
-    return read_osim(p, skip_unsupported=skip_unsupported)
+    return read_osim(p, skip_unsupported=skip_unsupported, replace_millard=replace_millard)
 
 
 def _locate(path: str | Path) -> Path:
