@@ -26,7 +26,7 @@ if "OPENBLAS_NUM_THREADS" not in _os.environ and "GOTO_NUM_THREADS" not in _os.e
     _os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 from . import analysis, examples
-from .modeling import constraints, muscle
+from .modeling import constraints, muscle, operators
 from .modeling import coupled as coupled_models
 from .modeling import library as models
 from .modeling.constraints import (
@@ -77,7 +77,7 @@ from .util.version import __version__  # noqa: F401  (ml.__version__)
 from .viz.plotting import plot_outputs, plot_trajectories
 
 __all__ = [
-    "analysis", "config", "examples", "models", "muscle", "constraints", "coupled_models", "Bounds", "ControlGoal",
+    "analysis", "config", "examples", "models", "muscle", "constraints", "operators", "coupled_models", "Bounds", "ControlGoal",
     "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal", "UserGoal", "Coordinate",
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",

@@ -205,3 +205,38 @@ def test_millard_muscles_are_refused_or_replaced(tmp_path):
     assert m.path == "/forceset/m" and m.muscle.max_isometric_force == 500 and m.muscle.fiber_damping == 0.01
     assert m.muscle.tendon_strain_at_one_norm_force == 0.06
     assert m.muscle.passive_fiber_strain_at_one_norm_force == 0.7  # OpenSim's Millard default, as Moco copies it
+
+
+def test_model_operators_edit_the_model_and_survive_a_study_file(tmp_path):
+    from moco_lab.modeling import operators as ops
+
+    model = read_osim("2D_gait.osim")
+    fmax = {m.path: m.muscle.max_isometric_force for m in model.muscles}
+    ops.scale_max_isometric_force(model, 2.0)
+    ops.ignore_passive_fiber_forces(model)
+    ops.set_tendon_compliance(model, "implicit", muscles=["/soleus_r", "gastroc_r"])
+    model.muscles[0].muscle.ignore_tendon_compliance = False  # an edit no operator records ...
+    with pytest.raises(TypeError, match="changed after the factory 'read_osim' built it"):
+        study = ml.Study()
+        study.problem.set_model(model)
+        study.save(tmp_path / "refused.json")  # ... is refused, not silently lost
+    model.muscles[0].muscle.ignore_tendon_compliance = True
+    assert all(m.muscle.max_isometric_force == 2 * fmax[m.path] for m in model.muscles)
+    assert all(m.muscle.ignore_passive_fiber_force for m in model.muscles)
+    soleus = next(m for m in model.muscles if m.path == "/soleus_r").muscle
+    assert soleus.tendon_compliance_dynamics_mode == "implicit"
+    assert [op[0] for op in model.spec["operators"]] == ["scale_max_isometric_force", "ignore_passive_fiber_forces",
+                                                         "set_tendon_compliance"]
+    study = ml.Study()
+    study.problem.set_model(model)
+    study.save(tmp_path / "ops.json")
+    again = ml.Study.load(tmp_path / "ops.json").problem.model
+    assert again.description() == model.description()
+    with pytest.raises(ValueError, match="factor must be > 0"):
+        ops.scale_max_isometric_force(model, 0.0)
+    with pytest.raises(ValueError, match="mode must be 'rigid', 'explicit' or 'implicit'"):
+        ops.set_tendon_compliance(model, "stiff")
+    with pytest.raises(KeyError, match="no muscle '/solues_r'"):
+        ops.set_tendon_compliance(model, "rigid", muscles=["/solues_r"])
+    ops.remove_muscles(model)
+    assert not model.muscles and not any(n.endswith("/activation") for n in model.state_names())

@@ -196,6 +196,7 @@ def planar_point_mass(curve: str | None = None, actuated: bool = True, mass: flo
 
 
 from . import coupled as _coupled  # noqa: E402 - registered below
+from .operators import apply_operators  # noqa: E402
 from .osim import model_from_file as _model_from_file  # noqa: E402 - registered below
 
 #: Model factories by name (what ``Model.spec["factory"]`` refers to).
@@ -215,8 +216,9 @@ FACTORIES = {
 
 
 def from_spec(spec: dict) -> Model:
-    """Rebuild a model from ``Model.spec`` (``{"factory": name, "kwargs": {...}}``)."""
+    """Rebuild a model from ``Model.spec`` (``{"factory": name, "kwargs": {...}, "operators": [...]}``)."""
     name = spec.get("factory")
     if name not in FACTORIES:
         raise ValueError(f"Unknown model factory {name!r}; known: {sorted(FACTORIES)}")
-    return FACTORIES[name](**spec.get("kwargs", {}))
+    model = FACTORIES[name](**spec.get("kwargs", {}))
+    return apply_operators(model, spec.get("operators", []))

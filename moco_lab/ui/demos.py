@@ -385,8 +385,8 @@ register_demo_problem(DemoProblem(
     title="Linear minimum effort (Kirk 2004)",
     description=("A unit mass with viscous damping, pushed by a force <i>x</i>: u̇ = −u + x "
                  "(variant <i>moco_test</i>: u̇ = u + x). Move from rest to q = 5, u = 2 in exactly 2 s "
-                 "minimizing J = 0.5 ∫ x² dt. The closed-form optimum is drawn for comparison "
-                 "(J* = 16.7507 for kirk)."),
+                 "minimizing J = 0.5 ∫ x² dt. Its optimum is known in closed form (J* = 16.7507 for kirk): "
+                 "errors are measured against it."),
     build=_build_linear,
     options=(Option("variant", "variant", "kirk", ("kirk", "moco_test"),
                     "kirk: u̇ = −u + x (Kirk, Moco paper); moco_test: u̇ = u + x (testMocoAnalytic.cpp)"),),

@@ -1,0 +1,102 @@
+"""Model edits Moco users make with ``ModelProcessor`` operators, as functions on a :class:`Model`.
+
+Each function edits the model in place, returns it (so calls chain), and records itself in
+``model.spec["operators"]`` when the model has a recipe (a factory or a model file), so that a study
+file saved afterwards rebuilds the same model (:func:`apply_operators`).
+
+==========================================  =====================================================
+Moco (``ModelProcessor`` operator)          moco_lab
+==========================================  =====================================================
+``ModOpScaleMaxIsometricForce(f)``          :func:`scale_max_isometric_force`
+``ModOpIgnorePassiveFiberForcesDGF()``      :func:`ignore_passive_fiber_forces`
+``ModOpIgnoreTendonCompliance()``           :func:`set_tendon_compliance` ``(model, "rigid")``
+``ModOpTendonComplianceDynamicsModeDGF(m)`` :func:`set_tendon_compliance` ``(model, m)`` (``"explicit"``/``"implicit"``)
+``ModOpRemoveMuscles()``                    :func:`remove_muscles`
+``ModOpReplaceMusclesWithDeGrooteFregly``   ``read_osim(..., replace_millard=True)``
+``ModOpAddReserves(f)``                     :func:`moco_lab.tools.inverse.add_reserves` (on a problem)
+==========================================  =====================================================
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .forces import PathMuscle
+from .model import Model
+
+__all__ = ["scale_max_isometric_force", "ignore_passive_fiber_forces", "set_tendon_compliance", "remove_muscles",
+           "apply_operators", "OPERATORS"]
+
+
+def _record(model: Model, name: str, **kwargs) -> None:
+    if model.spec is not None:
+        model.spec = dict(model.spec)
+        model.spec["operators"] = [*model.spec.get("operators", []), [name, kwargs]]
+
+
+def _muscles(model: Model, muscles: Sequence[str] | None) -> list[PathMuscle]:
+    chosen = list(model.muscles)
+    if muscles is not None:
+        known = {m.path: m for m in chosen} | {m.name: m for m in chosen}
+        missing = [n for n in muscles if n not in known]
+        if missing:
+            raise KeyError(f"no muscle {missing[0]!r} in the model; muscles: {sorted(m.path for m in chosen)}")
+        chosen = [known[n] for n in muscles]
+    return chosen
+
+
+def scale_max_isometric_force(model: Model, factor: float) -> Model:
+    """Multiply every muscle's maximum isometric force by ``factor`` (> 0)."""
+    if not factor > 0:
+        raise ValueError(f"scale_max_isometric_force: factor must be > 0, got {factor}")
+    for m in model.muscles:
+        m.muscle.max_isometric_force = m.muscle.max_isometric_force * float(factor)
+    _record(model, "scale_max_isometric_force", factor=float(factor))
+    return model
+
+
+def ignore_passive_fiber_forces(model: Model) -> Model:
+    """Switch off every DeGrooteFregly2016 muscle's passive fiber force (``ignore_passive_fiber_force``)."""
+    for m in model.muscles:
+        m.muscle.ignore_passive_fiber_force = True
+    _record(model, "ignore_passive_fiber_forces")
+    return model
+
+
+def set_tendon_compliance(model: Model, mode: str, muscles: Sequence[str] | None = None) -> Model:
+    """Tendons ``"rigid"`` (``ignore_tendon_compliance``), or the compliance dynamics ``"explicit"`` / ``"implicit"``.
+
+    ``"explicit"`` and ``"implicit"`` set ``tendon_compliance_dynamics_mode`` and leave each muscle's
+    ``ignore_tendon_compliance`` as it is (Moco's ``ModOpTendonComplianceDynamicsModeDGF``); ``muscles``
+    (paths or names) limits the change, as a study may make only some tendons compliant.
+    """
+    if mode not in ("rigid", "explicit", "implicit"):
+        raise ValueError(f"set_tendon_compliance: mode must be 'rigid', 'explicit' or 'implicit', got {mode!r}")
+    for m in _muscles(model, muscles):
+        if mode == "rigid":
+            m.muscle.ignore_tendon_compliance = True
+        else:
+            m.muscle.tendon_compliance_dynamics_mode = mode
+    _record(model, "set_tendon_compliance", mode=mode, muscles=None if muscles is None else list(muscles))
+    return model
+
+
+def remove_muscles(model: Model) -> Model:
+    """Remove every muscle (their states and controls go with them)."""
+    model.muscles.clear()
+    _record(model, "remove_muscles")
+    return model
+
+
+#: Operators by the name a study file records.
+OPERATORS = {"scale_max_isometric_force": scale_max_isometric_force,
+             "ignore_passive_fiber_forces": ignore_passive_fiber_forces,
+             "set_tendon_compliance": set_tendon_compliance, "remove_muscles": remove_muscles}
+
+
+def apply_operators(model: Model, operators: Sequence) -> Model:
+    """Apply recorded operators (``[[name, kwargs], ...]`` from ``model.spec["operators"]``) in order."""
+    for name, kwargs in operators:
+        if name not in OPERATORS:
+            raise ValueError(f"unknown model operator {name!r}; known: {sorted(OPERATORS)}")
+        OPERATORS[name](model, **kwargs)
+    return model
