@@ -1,0 +1,257 @@
+"""Run one study over many changes — serially, or on Dask workers (a local cluster or any cluster).
+
+A sweep is a list of *changes*, each a dict ``{setting: value}`` applied to a copy of the study:
+
+* ``"solver.<name>"`` — a solver setting (``"solver.num_mesh_intervals"``, ``"solver.transcription_scheme"``);
+* ``"goal.<name>.weight"`` (or another goal attribute, e.g. ``"goal.effort.exponent"``);
+* ``"property.<path>"`` — a model property (``"property./forceset/spring/stiffness"``, see
+  ``model.properties()``);
+* ``"time.final"`` — a fixed final time.
+
+Pydrake objects do not pickle, so a task is the study's plain description (:meth:`Study.to_dict`, about a
+kilobyte) plus its change; a worker rebuilds the study, applies the change and solves. Dask's
+``distributed`` scheduler runs the tasks on single-threaded worker processes (``Solve`` holds the GIL) and
+reruns the tasks of a worker that died. Each solution is written to ``folder`` under a hash of its task,
+so running the same sweep again loads what is done instead of solving it again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+from ..results.trajectory import Solution, read_trajectory
+from .study import Study
+
+__all__ = ["sweep", "SweepResult", "grid", "apply_change", "run_task"]
+
+#: Columns of every row, before the change's own keys.
+ROW_KEYS = ("task", "success", "status", "objective", "final_time", "iterations", "solve_time", "error")
+
+
+def grid(**over: Sequence) -> list[dict]:
+    """All combinations of the values given for each setting: ``grid(a=[1, 2], b=[3])`` → 2 changes."""
+    if not over:
+        raise ValueError("grid() needs at least one setting with values")
+    keys = list(over)
+    for k, values in over.items():
+        if len(values) == 0:
+            raise ValueError(f"grid(): no values for {k!r}")
+    return [dict(zip(keys, combo)) for combo in product(*(over[k] for k in keys))]
+
+
+def apply_change(study: Study, change: Mapping[str, Any]) -> Study:
+    """Apply one change (see the module docstring) to ``study`` in place; ``KeyError``/``ValueError`` name the culprit."""
+    for key, value in change.items():
+        head, _, rest = key.partition(".")
+        if head == "solver" and rest:
+            setattr(study.solver, rest, value)  # unknown settings are refused with suggestions
+        elif head == "goal" and "." in rest:
+            name, attr = rest.rsplit(".", 1)
+            goal = study.problem.get_goal(name)
+            if not hasattr(goal, attr):
+                raise KeyError(f"sweep: goal {name!r} has no attribute {attr!r}")
+            setattr(goal, attr, value)
+        elif head == "property" and rest:
+            study.problem.model.set_property(rest, float(value))
+        elif key == "time.final":
+            study.problem.set_time_bounds(study.problem.time_initial.lower, float(value))
+        else:
+            raise KeyError(f"sweep: cannot apply {key!r}; use 'solver.<setting>', 'goal.<name>.<attribute>', "
+                           "'property.<model property path>' or 'time.final'")
+    return study
+
+
+def _task_id(description: dict, change: Mapping[str, Any]) -> str:
+    text = json.dumps({"study": description, "change": change}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_task(description: dict, change: Mapping[str, Any], folder: str | None = None) -> tuple[dict, Solution | None]:
+    """Rebuild the study from ``description``, apply ``change``, solve: ``(row, solution)``. Never raises.
+
+    A task that raises (a bad change, a solver error) returns a row with ``status = "error"`` and the
+    exception's text in ``error``.
+    """
+    task = _task_id(description, change)
+    row: dict[str, Any] = dict.fromkeys(ROW_KEYS)
+    row.update(task=task, success=False, **{f"change:{k}": v for k, v in change.items()})
+    start = time.perf_counter()
+    try:
+        study = apply_change(Study.from_dict(description), change)
+        solution = study.solve()
+    except Exception as err:  # the sweep goes on; the row says what happened
+        row.update(status="error", error="".join(traceback.format_exception_only(err)).strip(),
+                   solve_time=time.perf_counter() - start)
+        return row, None
+    row.update(success=bool(solution.success), status=solution.status, objective=float(solution.objective),
+               final_time=float(solution.final_time), iterations=int(solution.nit),
+               solve_time=float(solution.solve_time))
+    row.update({f"goal:{k}": float(v) for k, v in solution.goal_values.items()})
+    if folder is not None:
+        path = Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        if not solution.success:
+            solution.unseal()
+        solution.write_sto(path / f"{task}.sto")
+        (path / f"{task}.json").write_text(json.dumps(row, default=str, indent=1))
+    return row, solution
+
+
+@dataclass
+class SweepResult:
+    """What a sweep returns.
+
+    Attributes
+    ----------
+    rows : list of dict
+        One per change, in the order given: the change (``change:<key>``), ``success``, ``status``,
+        ``objective``, each goal's value (``goal:<name>``), ``final_time``, ``iterations``,
+        ``solve_time`` (s, the optimizer's), ``error`` (text of an exception, if the task raised), ``task``.
+    solutions : list of Solution or None
+        Same order; None where the task raised.
+    wall_time : float
+        Seconds for the whole sweep.
+    """
+
+    rows: list[dict]
+    solutions: list
+    wall_time: float
+    engine: str = "serial"
+    reused: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def column(self, key: str) -> list:
+        """One column of the table (``"objective"``, ``"change:solver.num_mesh_intervals"``, ...)."""
+        return [r.get(key) for r in self.rows]
+
+    def to_dataframe(self) -> Any:
+        """The table as a ``pandas.DataFrame`` (pandas comes with Dask)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+
+def _load_done(folder: str | None, task: str) -> tuple[dict, Solution] | None:
+    if folder is None:
+        return None
+    json_path, sto_path = Path(folder) / f"{task}.json", Path(folder) / f"{task}.sto"
+    if not (json_path.exists() and sto_path.exists()):
+        return None
+    row = json.loads(json_path.read_text())
+    traj = read_trajectory(sto_path)
+    goals = {k[len("goal:"):]: v for k, v in row.items() if k.startswith("goal:")}
+    solution = Solution(traj, success=row["success"], status=row["status"], message=f"loaded from {sto_path.name}",
+                        objective=row["objective"], goal_values=goals, nit=row["iterations"],
+                        solve_time=row["solve_time"])
+    return row, solution
+
+
+def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequence], *,
+          client: Any = "local", folder: str | os.PathLike | None = None, workers: int | None = None,
+          progress: Callable[[int, int, int], None] | bool = False) -> SweepResult:
+    """Solve ``study`` once per change.
+
+    Parameters
+    ----------
+    study : Study
+        Its model must have a recipe (a factory or a model file: what study files record).
+    changes : list of dict, or dict of lists
+        The changes (module docstring); a dict of lists is expanded with :func:`grid`.
+    client : "local", None, a ``distributed.Client`` or a scheduler address
+        ``"local"`` (default): a Dask ``LocalCluster`` with one single-threaded worker process per core
+        (``workers`` to choose), closed afterwards. ``None``: run serially in this process. A ``Client`` or
+        an address (``"tcp://host:8786"``): that cluster, left running.
+    folder : path, optional
+        Where each solution (``<task>.sto``) and row (``<task>.json``) are written; tasks already there
+        are loaded, not solved again.
+    progress : bool or callable
+        ``True``: a text line per finished task on standard error; a callable receives
+        ``(done, failed, total)`` after each task.
+
+    Returns
+    -------
+    SweepResult
+    """
+    if isinstance(changes, Mapping):
+        changes = grid(**changes)
+    changes = [dict(c) for c in changes]
+    if not changes:
+        raise ValueError("sweep: no changes to run (an empty list or grid)")
+    description = study.to_dict()  # TypeError for a study that cannot be rebuilt elsewhere
+    for i, change in enumerate(changes):  # a change that cannot be applied fails here, not on every worker
+        try:
+            apply_change(Study.from_dict(description), change)
+        except (KeyError, AttributeError, ValueError, TypeError) as err:
+            raise type(err)(f"sweep: change {i} {change!r}: {err}") from None
+    folder = None if folder is None else str(folder)
+    start = time.perf_counter()
+    results: list = [None] * len(changes)
+    reused = 0
+    todo = []
+    for i, change in enumerate(changes):
+        done = _load_done(folder, _task_id(description, change))
+        if done is not None:
+            results[i] = done
+            reused += 1
+        else:
+            todo.append(i)
+    failed = sum(1 for r in results if r is not None and not r[0]["success"])
+    finished = reused
+
+    def report(row: dict) -> None:
+        nonlocal finished, failed
+        finished += 1
+        failed += not row["success"]
+        if callable(progress):
+            progress(finished, failed, len(changes))
+        elif progress:
+            import sys
+
+            sys.stderr.write(f"\rsweep: {finished}/{len(changes)} done, {failed} failed, "
+                             f"{time.perf_counter() - start:.0f} s")
+            sys.stderr.flush()
+
+    engine = "serial"
+    if client is None:
+        for i in todo:
+            results[i] = run_task(description, changes[i], folder)
+            report(results[i][0])
+    elif todo:
+        from distributed import Client, LocalCluster, as_completed
+
+        owned = None
+        if client == "local":
+            n = workers or max(1, os.cpu_count() or 1)
+            owned = LocalCluster(n_workers=min(n, len(todo)), threads_per_worker=1, processes=True,
+                                 dashboard_address=None)
+            dask_client = Client(owned)
+        elif isinstance(client, str):
+            dask_client = Client(client)
+        else:
+            dask_client = client
+        engine = "dask"
+        try:
+            futures = {dask_client.submit(run_task, description, changes[i], folder, pure=False, retries=1): i
+                       for i in todo}
+            for future in as_completed(futures):
+                i = futures[future]
+                results[i] = future.result()
+                report(results[i][0])
+        finally:
+            if owned is not None:
+                dask_client.close()
+                owned.close()
+    if progress is True:
+        import sys
+
+        sys.stderr.write("\n")
+    return SweepResult([r[0] for r in results], [r[1] for r in results], time.perf_counter() - start, engine,
+                       reused)

@@ -1,0 +1,87 @@
+"""ml.sweep: one study over many changes, serially and on Dask workers, with the same answers."""
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import moco_lab as ml
+from moco_lab.tools.sweep import apply_change, grid, sweep
+
+MESHES = {"solver.num_mesh_intervals": [10, 20], "solver.transcription_scheme": ["trapezoidal", "hermite-simpson"]}
+
+
+@pytest.fixture
+def study():
+    return ml.examples.sliding_mass_study()
+
+
+def test_grid_and_changes(study):
+    assert grid(a=[1, 2], b=[3]) == [{"a": 1, "b": 3}, {"a": 2, "b": 3}]
+    with pytest.raises(ValueError, match="no values for 'a'"):
+        grid(a=[])
+    apply_change(study, {"solver.num_mesh_intervals": 7, "goal.time.weight": 2.0})
+    assert study.solver.num_mesh_intervals == 7 and study.problem.get_goal("time").weight == 2.0
+    with pytest.raises(KeyError, match="cannot apply 'mesh'"):
+        apply_change(study, {"mesh": 3})
+
+
+def test_serial_sweep_table_and_bad_inputs(study, tmp_path):
+    result = sweep(study, MESHES, client=None, folder=tmp_path)
+    assert len(result.rows) == 4 and all(result.column("success"))
+    assert result.column("change:solver.num_mesh_intervals") == [10, 10, 20, 20]
+    # each row is the study solved with its change: the same numbers as solving it by hand
+    by_hand = apply_change(ml.examples.sliding_mass_study(), {"solver.num_mesh_intervals": 20,
+                                                             "solver.transcription_scheme": "hermite-simpson"}).solve()
+    assert result.rows[3]["objective"] == by_hand.objective and result.rows[3]["iterations"] == by_hand.nit
+    assert result.rows[3]["goal:time"] == by_hand.goal_values["time"]
+    # a rerun loads what is done (solutions included), solves nothing
+    again = sweep(study, MESHES, client=None, folder=tmp_path)
+    assert again.reused == 4 and again.column("objective") == result.column("objective")
+    assert isinstance(again.solutions[1], ml.Solution) and np.array_equal(again.solutions[1].time,
+                                                                           result.solutions[1].time)
+    with pytest.raises(ValueError, match="no changes"):
+        sweep(study, [], client=None)
+    with pytest.raises(AttributeError, match=r"change 0 .*Unknown setting 'num_mesh_interval'"):
+        sweep(study, [{"solver.num_mesh_interval": 5}], client=None)
+    with pytest.raises(KeyError, match=r"change 1 .*Unknown goal .*effort"):
+        sweep(study, [{"goal.time.weight": 1.0}, {"goal.effort.weight": 1.0}], client=None)
+
+
+def test_a_failed_solve_is_a_row_not_a_crash(study):
+    """Moving 1 m with |F| ≤ 50 N takes at least 0.4 s: a final time of 0.3 s is infeasible."""
+    study.problem.set_time_bounds(0, (0.2, 2.0))
+    result = sweep(study, [{"time.final": 0.3}, {"time.final": 0.5}], client=None)
+    bad, good = result.rows
+    assert not bad["success"] and bad["status"] != "error" and bad["error"] is None
+    assert good["success"] and good["final_time"] == pytest.approx(0.5)
+
+
+def test_dask_workers_give_the_serial_answers_bit_for_bit(study):
+    pytest.importorskip("distributed")
+    serial = sweep(study, MESHES, client=None)
+    parallel = sweep(study, MESHES, client="local", workers=2)
+    assert parallel.engine == "dask"
+    for key in ("objective", "iterations", "status", "final_time", "goal:time"):
+        assert parallel.column(key) == serial.column(key), key
+
+
+def test_a_lost_worker_has_its_tasks_rerun(study):
+    """Kill one of two worker processes after the first task finishes: every task still ends with a result."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        killed = []
+
+        def kill_one(done, failed, total):
+            if not killed:
+                victim = sorted(client.scheduler_info()["workers"])[0]
+                pid = client.run(os.getpid, workers=[victim])[victim]
+                killed.append(pid)
+                os.kill(pid, signal.SIGKILL)  # the worker process dies mid-sweep
+
+        # solves of about a second each: when the first one ends, both workers are busy with the next ones
+        changes = [{"solver.num_mesh_intervals": n} for n in (200, 250, 300, 350, 400, 450)]
+        result = sweep(study, changes, client=client, progress=kill_one)
+    assert killed and all(result.column("success")) and len(result.rows) == 6
+    assert result.column("change:solver.num_mesh_intervals") == [200, 250, 300, 350, 400, 450]
