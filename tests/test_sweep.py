@@ -85,3 +85,13 @@ def test_a_lost_worker_has_its_tasks_rerun(study):
         result = sweep(study, changes, client=client, progress=kill_one)
     assert killed and all(result.column("success")) and len(result.rows) == 6
     assert result.column("change:solver.num_mesh_intervals") == [200, 250, 300, 350, 400, 450]
+
+
+def test_sweep_progress_bar(study):
+    from moco_lab.ui.progress import SweepProgress
+
+    bar = SweepProgress("mesh study")
+    result = sweep(study, [{"solver.num_mesh_intervals": 10}, {"solver.num_mesh_intervals": 20}], client=None,
+                   progress=bar)
+    assert bar.bar.value == bar.bar.max == 2 and bar.done == 2 and bar.failed == 0 and bar.bar.bar_style == "success"
+    assert "2/2 done, 0 failed" in bar.label.value and all(result.column("success"))

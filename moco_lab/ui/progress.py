@@ -91,3 +91,42 @@ class ProgressLine:
         else:
             sys.stderr.write("\r" + text + "\n")
             sys.stderr.flush()
+
+
+class SweepProgress:
+    """A progress bar for :func:`moco_lab.sweep` in notebooks and dashboards (pass it as ``progress=``).
+
+    Shows tasks done out of the total, how many failed, the elapsed time and an estimate of the time
+    left (from the mean time per finished task so far).
+
+    Examples
+    --------
+    >>> bar = SweepProgress()          # doctest: +SKIP
+    >>> bar                            # doctest: +SKIP  (displays the bar)
+    >>> ml.sweep(study, changes, progress=bar)   # doctest: +SKIP
+    """
+
+    def __init__(self, description: str = "sweep"):
+        import ipywidgets as W
+
+        self.bar = W.IntProgress(value=0, min=0, max=1, description=description, bar_style="info",
+                                 layout=W.Layout(width="420px"))
+        self.label = W.HTML("<span style='color:#555'>waiting for the first task…</span>")
+        self.widget = W.HBox([self.bar, self.label])
+        self._start = time.perf_counter()
+        self.done = self.failed = self.total = 0
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    def __call__(self, done: int, failed: int, total: int) -> None:
+        """Receive the sweep's report after each task (the ``progress`` callback protocol)."""
+        self.done, self.failed, self.total = done, failed, total
+        elapsed = time.perf_counter() - self._start
+        self.bar.max, self.bar.value = total, done
+        left = elapsed / done * (total - done) if done else float("nan")
+        self.bar.bar_style = "success" if done == total and not failed else ("warning" if failed else "info")
+        self.label.value = (f"{done}/{total} done, {failed} failed · {elapsed:.0f} s"
+                            + (f", about {left:.0f} s left" if done < total and done else ""))
