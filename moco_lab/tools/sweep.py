@@ -33,7 +33,8 @@ from .study import Study
 __all__ = ["sweep", "SweepResult", "grid", "apply_change", "run_task"]
 
 #: Columns of every row, before the change's own keys.
-ROW_KEYS = ("task", "success", "status", "objective", "final_time", "iterations", "solve_time", "error")
+ROW_KEYS = ("task", "success", "status", "objective", "final_time", "iterations", "solve_time", "error",
+            "warm_start")
 
 
 def grid(**over: Sequence) -> list[dict]:
@@ -74,18 +75,23 @@ def _task_id(description: dict, change: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def run_task(description: dict, change: Mapping[str, Any], folder: str | None = None) -> tuple[dict, Solution | None]:
+def run_task(description: dict, change: Mapping[str, Any], folder: str | None = None,
+             previous: tuple[dict, Solution | None] | None = None) -> tuple[dict, Solution | None]:
     """Rebuild the study from ``description``, apply ``change``, solve: ``(row, solution)``. Never raises.
 
     A task that raises (a bad change, a solver error) returns a row with ``status = "error"`` and the
-    exception's text in ``error``.
+    exception's text in ``error``. ``previous``: the result of the neighbouring task, whose solution (if it
+    succeeded) is the initial guess (a warm start, ``row["warm_start"]`` says so).
     """
     task = _task_id(description, change)
+    guess = previous[1] if previous is not None and previous[1] is not None and previous[0]["success"] else None
     row: dict[str, Any] = dict.fromkeys(ROW_KEYS)
-    row.update(task=task, success=False, **{f"change:{k}": v for k, v in change.items()})
+    row.update(task=task, success=False, warm_start=guess is not None, **{f"change:{k}": v for k, v in change.items()})
     start = time.perf_counter()
     try:
         study = apply_change(Study.from_dict(description), change)
+        if guess is not None:
+            study.solver.guess = guess
         solution = study.solve()
     except Exception as err:  # the sweep goes on; the row says what happened
         row.update(status="error", error="".join(traceback.format_exception_only(err)).strip(),
@@ -156,7 +162,7 @@ def _load_done(folder: str | None, task: str) -> tuple[dict, Solution] | None:
 
 def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequence], *,
           client: Any = "local", folder: str | os.PathLike | None = None, workers: int | None = None,
-          progress: Callable[[int, int, int], None] | bool = False) -> SweepResult:
+          progress: Callable[[int, int, int], None] | bool = False, warm_start: bool = False) -> SweepResult:
     """Solve ``study`` once per change.
 
     Parameters
@@ -175,6 +181,10 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
     progress : bool or callable
         ``True``: a text line per finished task on standard error; a callable receives
         ``(done, failed, total)`` after each task.
+    warm_start : bool
+        Continuation: solve the changes in the order given, each from the previous one's solution (when
+        it succeeded) — e.g. a stiffness swept in small steps. The tasks then run one after another (on
+        workers, as a chain), so only independent sweeps gain from more workers.
 
     Returns
     -------
@@ -222,7 +232,8 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
     engine = "serial"
     if client is None:
         for i in todo:
-            results[i] = run_task(description, changes[i], folder)
+            previous = results[i - 1] if warm_start and i > 0 else None
+            results[i] = run_task(description, changes[i], folder, previous)
             report(results[i][0])
     elif todo:
         from distributed import Client, LocalCluster, as_completed
@@ -239,8 +250,16 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
             dask_client = client
         engine = "dask"
         try:
-            futures = {dask_client.submit(run_task, description, changes[i], folder, pure=False, retries=1): i
-                       for i in todo}
+            futures = {}
+            chain: dict[int, Any] = {}
+            for i in todo:
+                previous = None
+                if warm_start and i > 0:  # the neighbour's result: a future of this sweep, or one loaded
+                    previous = chain.get(i - 1, results[i - 1])
+                future = dask_client.submit(run_task, description, changes[i], folder, previous, pure=False,
+                                            retries=1)
+                chain[i] = future
+                futures[future] = i
             for future in as_completed(futures):
                 i = futures[future]
                 results[i] = future.result()
