@@ -50,12 +50,20 @@ def pair():
     lo[names.index("pelvis_ty")], hi[names.index("pelvis_ty")] = 0.6, 0.9  # feet near or in the floor
     lo[names.index("pelvis_tx")], hi[names.index("pelvis_tx")] = -1.0, 1.0
     muscles = [e for e in ours.force_elements if type(e).__name__ == "PathMuscle"]
-    # Keep the states in which every fiber is within the DeGrooteFregly2016 curves' domain, normalized fiber
-    # length 0.2 ... 1.8 (OpenSim's getMinNormalizedFiberLength/getMaxNormalizedFiberLength). Outside it (a
-    # hamstring path shorter than its tendon: l̃ ≈ 0.05) OpenSim's tendon force differs from the curves'
-    # formulas; moco_lab evaluates the formulas there. About 1 random pose in 15 is rejected.
+    Q = poses_within_fiber_domain(ours, theirs, state, muscles, rng, lo, hi, N_STATES)
+    U = rng.normal(0.0, 1.0, size=Q.shape)
+    act = rng.uniform(0.01, 1.0, size=(N_STATES, len(muscles)))
+    return ours, theirs, state, Q, U, muscles, act
+
+
+def poses_within_fiber_domain(ours, theirs, state, muscles, rng, lo, hi, n: int) -> np.ndarray:
+    """``n`` random poses (uniform in ``[lo, hi]``) in which every fiber is within the DeGrooteFregly2016
+    curves' domain, normalized fiber length 0.2 ... 1.8 (OpenSim's getMinNormalizedFiberLength /
+    getMaxNormalizedFiberLength). Outside it (a hamstring path shorter than its tendon: l̃ ≈ 0.05) OpenSim's
+    tendon force differs from the curves' formulas; moco_lab evaluates the formulas there. About 1 random
+    pose in 15 is rejected."""
     kept = []
-    while len(kept) < N_STATES:
+    while len(kept) < n:
         q = rng.uniform(lo, hi)
         set_their_state(theirs, state, ours, q, np.zeros_like(q))
         theirs.realizePosition(state)
@@ -63,10 +71,7 @@ def pair():
                .getNormalizedFiberLength(state) for m in muscles]
         if 0.2 <= min(nfl) and max(nfl) <= 1.8:
             kept.append(q)
-    Q = np.array(kept)
-    U = rng.normal(0.0, 1.0, size=Q.shape)
-    act = rng.uniform(0.01, 1.0, size=(N_STATES, len(muscles)))
-    return ours, theirs, state, Q, U, muscles, act
+    return np.array(kept)
 
 
 def their_coordinates(theirs):
@@ -299,7 +304,7 @@ def test_millard_muscles_become_degroote_fregly_as_in_moco():
 def test_model_operators_match_mocos_model_processor():
     """moco_lab's operators and Moco's ModelProcessor on 2D_gait.osim: max isometric force ×2, passive fiber
     forces off: tendon forces agree at random states and activations (as in the test above); muscles removed:
-    inverse dynamics agrees without them."""
+    neither model has muscles left, and no activation state remains."""
     from moco_lab.modeling import operators as ops
 
     path = str(opensim_file("2D_gait.osim"))
@@ -315,19 +320,11 @@ def test_model_operators_match_mocos_model_processor():
     lo = np.array([c.range[0] for c in ours.coordinates])
     hi = np.array([c.range[1] for c in ours.coordinates])
     lo[names.index("pelvis_ty")], hi[names.index("pelvis_ty")] = 2.0, 2.5  # feet off the floor
-    Q, U, act, kept = [], [], [], 0
-    while kept < 20:
-        q = rng.uniform(lo, hi)
-        set_their_state(theirs, state, ours, q, np.zeros_like(q))
-        theirs.realizePosition(state)
-        nfl = [opensim.DeGrooteFregly2016Muscle.safeDownCast(theirs.getComponent(m.path))
-               .getNormalizedFiberLength(state) for m in muscles]
-        if 0.2 <= min(nfl) and max(nfl) <= 1.8:
-            Q.append(q), U.append(rng.normal(size=q.size)), act.append(rng.uniform(0.01, 1, len(muscles)))
-            kept += 1
-    Q, U, act = np.array(Q), np.array(U), np.array(act)
+    Q = poses_within_fiber_domain(ours, theirs, state, muscles, rng, lo, hi, 20)
+    U = rng.normal(size=Q.shape)
+    act = rng.uniform(0.01, 1, size=(len(Q), len(muscles)))
     table = analyze(ours, trajectory(ours, Q, U, muscles, act), r".*/tendon_force")
-    # Measured: right after the rejection loop, OpenSim's first evaluation returned stale tendon forces (up to
+    # Measured: right after the rejection sampling, OpenSim's first evaluation returned stale tendon forces (up to
     # 45 % of F_max off at state 0 only; the same evaluation repeated agrees to 1e-15): one warm-up, discarded.
     set_their_state(theirs, state, ours, Q[0], U[0], muscles, act[0])
     theirs.realizeDynamics(state)

@@ -82,6 +82,7 @@ def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Po
         return loc if X is None else X.multiply(loc)
 
     out = Pose()
+    sphere_bodies: dict[str, list[np.ndarray]] = {}  # body -> its contact spheres' centres
     children: dict[str, list[str]] = {}
     own_joint: dict[str, np.ndarray] = {}
     for ji in plant.GetJointIndices():
@@ -104,9 +105,6 @@ def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Po
             out.muscles[e.path] = np.array(pts)
         elif kind == "SmoothSphereHalfSpaceForce":
             out.spheres[e.path] = (point(e.sphere_body, e.sphere_location), float(e.radius))
-    sphere_bodies: dict[str, list[np.ndarray]] = {}
-    for e in model.force_elements:
-        if type(e).__name__ == "SmoothSphereHalfSpaceForce":
             sphere_bodies.setdefault(e.sphere_body, []).append(out.spheres[e.path][0])
     for body, start in own_joint.items():
         ends = [own_joint[c] for c in children.get(body, [])]

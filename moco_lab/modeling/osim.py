@@ -267,9 +267,8 @@ class _Reader:
 
     # ------------------------------------------------------------ functions
     def function(self, holder: ET.Element | None, where: str) -> OpenSimFunction:
-        el = holder if holder is None or holder.tag not in ("function", "x_location", "y_location", "z_location",
-                                                                "coupled_coordinates_function") \
-            else next(iter(holder), None)
+        """The function inside a property element (``<function>``, ``<x_location>``, ...); none: zero."""
+        el = None if holder is None else next(iter(holder), None)
         if el is None:
             return Constant(0.0)
         if el.tag == "Constant":

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -223,8 +224,6 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
         if callable(progress):
             progress(finished, failed, len(changes))
         elif progress:
-            import sys
-
             sys.stderr.write(f"\rsweep: {finished}/{len(changes)} done, {failed} failed, "
                              f"{time.perf_counter() - start:.0f} s")
             sys.stderr.flush()
@@ -269,8 +268,6 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
                 dask_client.close()
                 owned.close()
     if progress is True:
-        import sys
-
         sys.stderr.write("\n")
     return SweepResult([r[0] for r in results], [r[1] for r in results], time.perf_counter() - start, engine,
                        reused)
