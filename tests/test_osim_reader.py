@@ -240,3 +240,52 @@ def test_model_operators_edit_the_model_and_survive_a_study_file(tmp_path):
         ops.set_tendon_compliance(model, "rigid", muscles=["/solues_r"])
     ops.remove_muscles(model)
     assert not model.muscles and not any(n.endswith("/activation") for n in model.state_names())
+
+
+def test_function_derivatives_match_finite_differences_and_expressions():
+    """f', f'' of each function (numbers, and as expressions of the engine's graph) against central differences:
+    the custom joint's velocities and accelerations are built from them."""
+    from moco_lab.symbolic import expr as sx
+    from moco_lab.symbolic.codegen import compile_function
+
+    s = SimmSpline(KNEE_X, KNEE_Y)
+    fns = [s, MultiplierFunction(s, -0.5), LinearFunction(2.0, 1.0), Constant(3.0)]
+    x = np.array([-2.5, -1.8, -0.3, 0.05, 1.0, 2.5])  # outside, inside and between the knots
+    h = 1e-5
+    g = sx.Graph()
+    v = g.var("x")
+    for f in fns:
+        d1 = (f(x + h) - f(x - h)) / (2 * h)
+        d2 = (f(x + h) - 2 * f(x) + f(x - h)) / h ** 2
+        assert np.allclose(f.derivative(x), d1, atol=1e-8)
+        assert np.allclose(f.second_derivative(x), d2, atol=1e-4)
+        outs = [g.lift(f(v, sx)), g.lift(f.derivative(v, sx)), g.lift(f.second_derivative(v, sx))]
+        fn = compile_function(outs, [v], backend="numpy")
+        values = fn(x[:, None])
+        assert np.allclose(values[:, 0], f(x), atol=1e-15) and np.allclose(values[:, 1], f.derivative(x), atol=1e-14)
+        assert np.allclose(values[:, 2], f.second_derivative(x), atol=1e-12)
+
+
+def test_squat_knee_is_a_custom_joint_with_extrapolated_spline_translations():
+    """The squat model's knee translations are SimmSplines tabulated for 0…2.09 rad, used on −2.09…0: the joint
+    centre moves with the splines' end-slope lines (opensim-core issue 4339: a few mm of the sign opposite to the table).
+    Drake's own numeric kinematics would miss the translation, so they are refused with a message naming the
+    joints."""
+    from moco_lab.analysis.moment_arms import moment_arm
+    from moco_lab.analysis.pose import pose
+    from moco_lab.modeling.joints import CustomTransform
+
+    with pytest.warns(UserWarning, match="PathWrap"):
+        model = read_osim(opensim_file("squatToStand_3dof9musc.osim"), skip_unsupported=True, replace_millard=True)
+    knee = model.custom_joints["knee_r"]
+    assert isinstance(knee, CustomTransform) and model.tree().joints[4].type == "custom"
+    q = -1.8
+    R, p = knee.pose(q)
+    ty, tz = knee.translations[0][1], knee.translations[1][1]
+    assert p[1] == pytest.approx(ty.y[0] + ty.b[0] * q, abs=1e-15) and p[2] == pytest.approx(tz.b[0] * q, abs=1e-15)
+    assert -0.02 < p[2] < -0.005  # the opposite sign of every tabulated value
+    assert np.allclose(R, [[1, 0, 0], [0, np.cos(q), -np.sin(q)], [0, np.sin(q), np.cos(q)]])
+    standing, squat = pose(model), pose(model, {"knee_angle_r": q, "knee_angle_r_beta": -q, "hip_flexion_r": -1.7})
+    assert squat.joints["hip_r"][1] < standing.joints["hip_r"][1] - 0.2  # the pelvis goes down in a squat
+    with pytest.raises(NotImplementedError, match="knee_r"):
+        moment_arm(model, np.zeros(model.nq), model.muscles[0], "knee_angle_r")

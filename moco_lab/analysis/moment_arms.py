@@ -104,6 +104,7 @@ def _q(model, state_or_q) -> np.ndarray:
 
 def model_context(model: Model, q: ArrayLike) -> tuple[MultibodyPlant, Context]:
     """The model's Drake context (one per model, reused) set to positions ``q`` and zero velocities."""
+    model.require_drake_kinematics("This Drake-numeric moment-arm function")
     ctx = model.__dict__.get("_moment_arm_context")
     if ctx is None:
         ctx = model.plant.CreateDefaultContext()

@@ -1,7 +1,8 @@
 """Where a model's parts are at a pose: joint centres, bones, muscle paths and contact spheres, in world coordinates.
 
-Numeric geometry for drawing and checking (Drake's kinematics on ``model.plant``); the
-engine's compiled equations are not involved. Muscle paths follow OpenSim: a conditional
+Numeric geometry for drawing and checking: the engine's kinematic recursion
+(:class:`~moco_lab.engine.multibody.SymbolicMultibody`) evaluated on numbers, so that
+OpenSim ``CustomJoint``s (spline translations of the knee) are drawn where they are. Muscle paths follow OpenSim: a conditional
 path point is drawn only while its coordinate is within its range, a moving point where
 its functions put it.
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..engine.multibody import SymbolicMultibody
 from ..modeling.model import Model
 from ..modeling.path import ConditionalPathPoint, MovingPathPoint
 
@@ -65,31 +67,27 @@ def coordinate_vector(model: Model, values: dict[str, float] | ArrayLike | None 
 def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Pose:
     """The model's geometry at the coordinate ``values`` (a dict by coordinate name, or in
     ``model.coordinates`` order; missing coordinates are 0)."""
-    plant = model.plant
-    ctx = plant.CreateDefaultContext()
     q = coordinate_vector(model, values)
-    plant.SetPositions(ctx, q)
     by_name = {c.name: q[c.q_index] for c in model.coordinates}
-
-    def body_pose(name: str):
-        if name in ("ground", "world"):
-            return None
-        return plant.EvalBodyPoseInWorld(ctx, plant.GetBodyByName(name))
+    tree = model.tree()
+    mb = SymbolicMultibody(tree, [float(v) for v in q], [0.0] * len(q))
+    index = {b.name: i for i, b in tree.bodies.items()}
 
     def point(body: str, location) -> np.ndarray:
-        X = body_pose(body)
         loc = np.asarray(location, float)
-        return loc if X is None else X.multiply(loc)
+        if body in ("ground", "world"):
+            return loc
+        return np.asarray(mb.point_position(index[body], [float(v) for v in loc]), float)
 
     out = Pose()
     sphere_bodies: dict[str, list[np.ndarray]] = {}  # body -> its contact spheres' centres
     children: dict[str, list[str]] = {}
     own_joint: dict[str, np.ndarray] = {}
-    for ji in plant.GetJointIndices():
-        j = plant.get_joint(ji)
-        centre = j.frame_on_child().CalcPoseInWorld(ctx).translation()
-        out.joints[j.name()] = centre
-        child, parent = j.child_body().name(), j.parent_body().name()
+    names = {tree.world: "world", **{i: b.name for i, b in tree.bodies.items()}}
+    for j in tree.joints:
+        centre = np.asarray(mb.joint_origin[j.child], float)
+        out.joints[j.name] = centre
+        child, parent = names[j.child], names[j.parent]
         own_joint[child] = centre
         children.setdefault(parent, []).append(child)
     for e in model.force_elements:
@@ -109,7 +107,7 @@ def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Po
     for body, start in own_joint.items():
         ends = [own_joint[c] for c in children.get(body, [])]
         if not ends:
-            ends = sphere_bodies.get(body) or [point(body, plant.GetBodyByName(body).default_com())]
+            ends = sphere_bodies.get(body) or [point(body, tree.bodies[index[body]].com)]
         out.bones += [(body, start, end) for end in ends]
-    out.com = plant.CalcCenterOfMassPositionInWorld(ctx)
+    out.com = np.asarray(mb.center_of_mass()[0], float)
     return out

@@ -22,7 +22,9 @@ of bodies. Everything here is checked against Drake's own
 ``tests/test_multibody.py``.
 
 Supported joints: ``RevoluteJoint``, ``PrismaticJoint``, ``PlanarJoint``
-(``q = (x, y, θ)``), ``WeldJoint``; joint damping (``−d u``). Gravity is the
+(``q = (x, y, θ)``), ``WeldJoint``; joint damping (``−d u``); and OpenSim's
+``CustomJoint`` of one coordinate (:class:`~moco_lab.modeling.joints.CustomTransform`,
+read from the model rather than from the plant, which holds a revolute carrier). Gravity is the
 only Drake force element supported (others raise, naming the element).
 """
 from __future__ import annotations
@@ -32,6 +34,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..modeling.tree import SUPPORTED_JOINTS, BodyInfo, JointInfo, Tree, read_tree
+from ..symbolic import expr as sx
+from ..symbolic.expr import is_expr
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -124,6 +128,7 @@ class SymbolicMultibody:
         self.ac = {world: [-g[0], -g[1], -g[2]]}  # gravity as the world's acceleration
         self.joint_origin = {}  # child body -> p_WM (world position of the joint frame M)
         self.joint_frame_R = {}  # child body -> R_WF
+        self.partials = {}  # child body of a custom joint -> (H_w, H_v): partial velocities in F
         for j in tree.joints:
             self._forward(j)
 
@@ -151,6 +156,11 @@ class SymbolicMultibody:
             R = _rotation((0.0, 0.0, 1.0), c, sn)
             return (R, [q[0], q[1], 0.0], [0.0, 0.0, u[2]], [u[0], u[1], 0.0],
                     [0.0, 0.0, a[2]] if a is not None else zero, [a[0], a[1], 0.0] if a is not None else zero)
+        if j.type == "custom":  # OpenSim CustomJoint: rotations and translations are functions of q
+            xp = sx if any(is_expr(v) for v in (q[0], u[0])) else np
+            R, p, w, v, dw, dv, H_w, H_v = j.transform.kinematics(q[0], u[0], a[0] if a is not None else None, xp)
+            self.partials[j.child] = (H_w, H_v)
+            return R, p, w, v, dw, dv
         raise NotImplementedError(j.type)  # pragma: no cover - read_tree rejects others
 
     def _forward(self, j: JointInfo):
@@ -238,6 +248,9 @@ class SymbolicMultibody:
                 tau[s] = _dot([R_WF[0][0], R_WF[1][0], R_WF[2][0]], f)
                 tau[s + 1] = _dot([R_WF[0][1], R_WF[1][1], R_WF[2][1]], f)
                 tau[s + 2] = _dot([R_WF[0][2], R_WF[1][2], R_WF[2][2]], n)
+            elif j.type == "custom":
+                H_w, H_v = self.partials[C]
+                tau[s] = _dot(_mv(R_WF, H_w), n) + _dot(_mv(R_WF, H_v), f)
             if P != self.tree.world and not (_is_zero(f) and _is_zero(n)):
                 # carry to the parent's joint origin
                 r = _sub(self.joint_origin[C], self.joint_origin[P])

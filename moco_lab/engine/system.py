@@ -28,7 +28,7 @@ from ..modeling.model import Model
 from ..symbolic import expr as sx
 from ..symbolic.expr import Graph, derivatives
 from ..util.names import did_you_mean
-from .multibody import SymbolicMultibody, read_tree
+from .multibody import SymbolicMultibody
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -157,7 +157,7 @@ class SymbolicSystem:
         self.w_index = {n: k for k, n in enumerate(self.w_names)}
         self.x_index = {n: k for k, n in enumerate(self.x_names)}
 
-        self.tree = read_tree(model.plant)
+        self.tree = model.tree()
         masses = {}
         for path, k in self.param_index.items():
             prop = props[path]

@@ -414,6 +414,8 @@ class FixedDistanceConstraint(KinematicConstraint):
 # --------------------------------------------------------- plant kinematics by scalar
 def _plant_for(model, kind: str):
     """(plant, context) of the model for scalar ``kind``, cached on the model."""
+    if hasattr(model, "require_drake_kinematics"):
+        model.require_drake_kinematics("A point-based kinematic constraint")
     cache = model.__dict__.setdefault("_constraint_plants", {})
     if kind not in cache:
         if kind == "float":

@@ -36,6 +36,18 @@ class OpenSimFunction:
         """What determines the function (type and numbers), as plain data."""
         raise NotImplementedError
 
+    def derivative(self, x: Any, xp: Any = np) -> Any:  # pragma: no cover - interface
+        """``f'(x)`` for a number, an array or an expression."""
+        raise NotImplementedError
+
+    def second_derivative(self, x: Any, xp: Any = np) -> Any:  # pragma: no cover - interface
+        """``f''(x)`` for a number, an array or an expression."""
+        raise NotImplementedError
+
+    def is_constant(self) -> bool:
+        """Whether ``f`` does not depend on ``x``."""
+        return False
+
 
 @dataclass
 class Constant(OpenSimFunction):
@@ -49,6 +61,18 @@ class Constant(OpenSimFunction):
     def description(self) -> dict:
         """What determines the function (type and numbers), as plain data."""
         return {"type": "Constant", "value": float(self.value)}
+
+    def derivative(self, x: Any, xp: Any = np) -> Any:
+        """``f'(x) = 0``."""
+        return 0.0 * x if isinstance(x, np.ndarray) else 0.0
+
+    def second_derivative(self, x: Any, xp: Any = np) -> Any:
+        """``f''(x) = 0``."""
+        return self.derivative(x, xp)
+
+    def is_constant(self) -> bool:
+        """Always true."""
+        return True
 
 
 @dataclass
@@ -67,6 +91,18 @@ class LinearFunction(OpenSimFunction):
         """What determines the function (type and numbers), as plain data."""
         return {"type": "LinearFunction", "slope": float(self.slope), "intercept": float(self.intercept)}
 
+    def derivative(self, x: Any, xp: Any = np) -> Any:
+        """``f'(x) = slope``."""
+        return float(self.slope) + 0.0 * x if isinstance(x, np.ndarray) else float(self.slope)
+
+    def second_derivative(self, x: Any, xp: Any = np) -> Any:
+        """``f''(x) = 0``."""
+        return 0.0 * x if isinstance(x, np.ndarray) else 0.0
+
+    def is_constant(self) -> bool:
+        """True when the slope is zero."""
+        return self.slope == 0.0
+
 
 @dataclass
 class MultiplierFunction(OpenSimFunction):
@@ -81,6 +117,18 @@ class MultiplierFunction(OpenSimFunction):
     def description(self) -> dict:
         """What determines the function (type and numbers), as plain data."""
         return {"type": "MultiplierFunction", "scale": float(self.scale), "function": self.function.description()}
+
+    def derivative(self, x: Any, xp: Any = np) -> Any:
+        """``scale · inner'(x)``."""
+        return self.scale * self.function.derivative(x, xp)
+
+    def second_derivative(self, x: Any, xp: Any = np) -> Any:
+        """``scale · inner''(x)``."""
+        return self.scale * self.function.second_derivative(x, xp)
+
+    def is_constant(self) -> bool:
+        """True when the scale is zero or the inner function is constant."""
+        return self.scale == 0.0 or self.function.is_constant()
 
 
 @dataclass
@@ -112,37 +160,56 @@ class SimmSpline(OpenSimFunction):
         self.b, self.c, self.d = _fmm_coefficients(np.array(self.x), np.array(self.y))
 
     def __call__(self, x: Any, xp: Any = np) -> Any:
-        X, Y, b, c, d = self.x, self.y, self.b, self.c, self.d
+        return self._piecewise(x, xp, 0)
+
+    def derivative(self, x: Any, xp: Any = np) -> Any:
+        """``f'(x)``: the cubic's slope inside the knots, the end slopes outside."""
+        return self._piecewise(x, xp, 1)
+
+    def second_derivative(self, x: Any, xp: Any = np) -> Any:
+        """``f''(x)``: the cubic's curvature inside the knots, zero outside (the continuation is a line)."""
+        return self._piecewise(x, xp, 2)
+
+    def _pieces(self, k: int, dx: Any, order: int) -> Any:
+        b, c, d = self.b[k], self.c[k], self.d[k]
+        if order == 0:
+            return self.y[k] + dx * (b + dx * (c + dx * d))
+        if order == 1:
+            return b + dx * (2.0 * c + 3.0 * dx * d)
+        return 2.0 * c + 6.0 * dx * d
+
+    def _line(self, end: int, x: Any, order: int) -> Any:
+        k = 0 if end == 0 else len(self.x) - 1
+        if order == 0:
+            return self.y[k] + (x - self.x[k]) * self.b[k]
+        if order == 1:
+            return float(self.b[k]) + 0.0 * x
+        return 0.0 * x
+
+    def _piecewise(self, x: Any, xp: Any, order: int) -> Any:
+        X = self.x
         n = len(X)
-        if isinstance(x, (int, float, np.floating)) or (isinstance(x, np.ndarray) and xp is np):
-            return self._numeric(np.asarray(x, float))
+        if isinstance(x, (int, float, np.floating, np.integer)) or (isinstance(x, np.ndarray) and xp is np):
+            xa = np.asarray(x, float)
+            k = np.clip(np.searchsorted(np.array(X), xa, side="left") - 1, 0, n - 2)
+            y = self._pieces_array(k, xa - np.array(X)[k], order)
+            y = np.where(xa < X[0], self._line(0, xa, order), y)
+            y = np.where(xa > X[-1], self._line(1, xa, order), y)
+            return float(y) if np.ndim(y) == 0 else y
         # an expression: one cubic per interval, chosen with where() (whose condition decides by its sign);
         # the end points' lines outside the knots
-        result = Y[-1] + (x - X[-1]) * b[-1]
+        result = self._line(1, x, order)
         for k in range(n - 2, -1, -1):
-            dx = x - X[k]
-            piece = Y[k] + dx * (b[k] + dx * (c[k] + dx * d[k]))
-            result = xp.where(X[k + 1] - x, piece, result)  # x < X[k+1]
-        return xp.where(X[0] - x, Y[0] + (x - X[0]) * b[0], result)  # x < X[0]
+            result = xp.where(X[k + 1] - x, self._pieces(k, x - X[k], order), result)  # x < X[k+1]
+        return xp.where(X[0] - x, self._line(0, x, order), result)  # x < X[0]
 
-    def _numeric(self, x: np.ndarray) -> Any:
-        X = np.array(self.x)
-        k = np.clip(np.searchsorted(X, x, side="left") - 1, 0, len(X) - 2)
-        dx = x - X[k]
-        y = np.array(self.y)[k] + dx * (self.b[k] + dx * (self.c[k] + dx * self.d[k]))
-        y = np.where(x < X[0], self.y[0] + (x - X[0]) * self.b[0], y)
-        y = np.where(x > X[-1], self.y[-1] + (x - X[-1]) * self.b[-1], y)
-        return float(y) if np.ndim(y) == 0 else y
-
-    def derivative(self, x: Any) -> Any:
-        """``f'(x)`` (numbers or arrays), the end slopes outside the knots."""
-        x = np.asarray(x, float)
-        X = np.array(self.x)
-        k = np.clip(np.searchsorted(X, x, side="left") - 1, 0, len(X) - 2)
-        dx = x - X[k]
-        g = self.b[k] + dx * (2 * self.c[k] + 3 * dx * self.d[k])
-        g = np.where(x < X[0], self.b[0], np.where(x > X[-1], self.b[-1], g))
-        return float(g) if np.ndim(g) == 0 else g
+    def _pieces_array(self, k: np.ndarray, dx: np.ndarray, order: int) -> np.ndarray:
+        b, c, d = self.b[k], self.c[k], self.d[k]
+        if order == 0:
+            return np.array(self.y)[k] + dx * (b + dx * (c + dx * d))
+        if order == 1:
+            return b + dx * (2.0 * c + 3.0 * dx * d)
+        return 2.0 * c + 6.0 * dx * d
 
     def description(self) -> dict:
         """What determines the function (type and numbers), as plain data."""

@@ -40,11 +40,12 @@ from ..util.names import did_you_mean
 from .constraints import KinematicConstraint
 from .forces import CoordinateActuator, ForceElement, PathMuscle, SpringGeneralizedForce
 from .path import GeometryPath
-from .tree import read_tree
+from .tree import Tree, read_tree
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from .joints import CustomTransform
     from .muscle import DeGrooteFregly2016Muscle
 
 GRAVITY = 9.80665  #: OpenSim's standard gravity (m/s^2)
@@ -151,6 +152,7 @@ class Model:
                  muscles: list[PathMuscle] | None = None,
                  constraints: list | None = None,
                  elements: list[ForceElement] | None = None,
+                 custom_joints: dict | None = None,
                  ):
         if not plant.is_finalized():
             raise ValueError("The MultibodyPlant must be finalized (call plant.Finalize()).")
@@ -167,6 +169,12 @@ class Model:
         self.plant = plant
         self.name = name
         self.spec = spec
+        #: Joint name -> exact :class:`~moco_lab.modeling.joints.CustomTransform` of joints the plant
+        #: holds as revolute carriers (OpenSim ``CustomJoint``s with function-valued axes).
+        self.custom_joints: dict = dict(custom_joints or {})
+        for jname in self.custom_joints:
+            if not plant.HasJointNamed(jname):
+                raise ValueError(f"custom joint {jname!r} is not a joint of the plant")
         self.coordinates = sorted(coordinates, key=lambda c: c.q_index)
         if [c.q_index for c in self.coordinates] != list(range(plant.num_positions())):
             raise ValueError("coordinates must name every Drake position exactly once")
@@ -385,6 +393,20 @@ class Model:
                              "model with the new mass, or optimize it as a parameter (problem.add_parameter)")
         self.force_element(prop.target).set_property(prop.attribute, float(value))
 
+    # ------------------------------------------------------------ mechanics
+    def tree(self) -> Tree:
+        """The kinematic tree the engine derives: the plant's, with the exact transforms of custom joints."""
+        return read_tree(self.plant, self.custom_joints)
+
+    def require_drake_kinematics(self, what: str) -> None:
+        """Raise if the plant's own kinematics differ from the model's (custom joints), naming ``what`` needs them."""
+        if self.custom_joints:
+            raise NotImplementedError(
+                f"{what} uses Drake's kinematics of the plant, but the joints {sorted(self.custom_joints)} of model "
+                f"{self.name!r} are OpenSim CustomJoints whose translations/rotations are functions of their "
+                "coordinate; the plant holds only a revolute carrier for each. Use the engine-based tools "
+                "(moco_lab.analysis.pose, compiled_moment_arms, the collocation solvers) for this model.")
+
     # ------------------------------------------------------------ description
     def description(self) -> dict:
         """Everything that determines the model's equations, as plain data (JSON-ready).
@@ -395,10 +417,11 @@ class Model:
         uses it to tell whether a model was edited after its factory built it.
         """
         try:
-            tree = read_tree(self.plant)
+            tree = self.tree()
             bodies = {b.name: [b.mass, b.com.tolist(), b.inertia_com.tolist()] for b in tree.bodies.values()}
             joints = [[j.name, j.type, j.parent, j.child, j.R_PF.tolist(), j.p_PF.tolist(), j.R_CM.tolist(),
-                       j.p_CM.tolist(), j.axis.tolist(), j.damping.tolist()] for j in tree.joints]
+                       j.p_CM.tolist(), j.axis.tolist(), j.damping.tolist()]
+                      + ([j.transform.description()] if j.transform is not None else []) for j in tree.joints]
             gravity = tree.gravity.tolist()
         except NotImplementedError as err:  # a plant the engine cannot derive: describe what can be read
             bodies, joints, gravity = {}, [str(err)], []
@@ -494,6 +517,7 @@ class ModelBuilder:
         self._elements: list[ForceElement] = []
         self._body_paths: dict[str, str] = {}
         self._constraints: list = []
+        self._custom: dict = {}
         self.spec = None
 
     def _frame(self, body: str):
@@ -577,6 +601,27 @@ class ModelBuilder:
         """
         return self._add_joint(RevoluteJoint, name, parent, child, axis, coordinate, path, parent_offset, child_offset, range)
 
+    def add_custom_joint(self, name: str, parent: str, child: str, transform: CustomTransform,
+                         coordinate: str | None = None, path: str | None = None,
+                         parent_offset: ArrayLike | RigidTransform = (0, 0, 0),
+                         child_offset: ArrayLike | RigidTransform = (0, 0, 0),
+                         range: tuple[float, float] = (-np.inf, np.inf)) -> RevoluteJoint:
+        """Add an OpenSim ``CustomJoint`` of one coordinate: rotations and translations that are functions of it.
+
+        ``transform`` (:class:`~moco_lab.modeling.joints.CustomTransform`) gives the joint frame M's
+        pose in F as functions of the coordinate. The plant holds a ``RevoluteJoint`` carrying the
+        coordinate (about the transform's first moving rotation axis); the model keeps the exact
+        transform, which the engine derives (see :mod:`moco_lab.modeling.joints`).
+        """
+        from .joints import CustomTransform
+
+        if not isinstance(transform, CustomTransform):
+            raise TypeError(f"Custom joint {name!r}: expected a CustomTransform, got {type(transform).__name__}")
+        joint = self._add_joint(RevoluteJoint, name, parent, child, transform.carrier_axis(), coordinate, path,
+                                parent_offset, child_offset, range)
+        self._custom[name] = transform
+        return joint
+
     def add_weld_joint(self, name: str, parent: str, child: str, parent_offset: ArrayLike = (0, 0, 0),
                        child_offset: ArrayLike = (0, 0, 0)) -> WeldJoint:
         """Add a weld (OpenSim ``WeldJoint``): the child's joint frame coincides with the parent's."""
@@ -642,7 +687,8 @@ class ModelBuilder:
             for cname, jpath, joint, rng, k in self._coords
         ]
         return Model(self.plant, coords, self._actuators, self._forces, self._body_paths, self.name, self.spec,
-                     muscles=self._muscles, constraints=self._constraints, elements=self._elements)
+                     muscles=self._muscles, constraints=self._constraints, elements=self._elements,
+                     custom_joints=self._custom)
 
 
 def _fixed_frame(name, parent_frame, X):

@@ -13,9 +13,10 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
   nested offsets included;
 * joints: ``WeldJoint``, ``PinJoint`` (rotation about the joint frames' z axis),
   ``SliderJoint`` (translation along x), ``PlanarJoint`` (rotation about z, translation
-  in x and y: Drake's ``PlanarJoint``, whose coordinates are ordered (x, y, θ)), and a
-  ``CustomJoint`` whose spatial transform is a single rotation or translation of one
-  coordinate with a ``LinearFunction`` of slope 1 (a pin or a slider);
+  in x and y: Drake's ``PlanarJoint``, whose coordinates are ordered (x, y, θ)), and
+  ``CustomJoint`` of one coordinate: a pin or slider when that is what it is, otherwise
+  its exact spatial transform (rotations and translations that are functions of the
+  coordinate, e.g. the knee's spline translations; :mod:`moco_lab.modeling.joints`);
   ``Coordinate`` ranges (Moco's default bounds);
 * forces: ``DeGrooteFregly2016Muscle`` on a ``GeometryPath`` of ``PathPoint``,
   ``ConditionalPathPoint`` and ``MovingPathPoint`` (functions ``Constant``,
@@ -24,8 +25,9 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
   ``ContactHalfSpace`` — in ``<ForceSet>`` or in the model's ``<components>``;
 * ``CoordinateCouplerConstraint`` with a linear function of one independent coordinate.
 
-Not yet: OpenSim 3.x files, ``CustomJoint`` with several axes or spline functions (the
-squat knee), nonlinear couplers, wrapping (``PathWrap``), Millard muscles.
+Not yet: OpenSim 3.x files, ``CustomJoint`` with several coordinates, nonlinear
+couplers, wrapping (``PathWrap``). Millard muscles are read only for conversion
+(``replace_millard=True``).
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ from ..util.data import OPENSIM_DIR, opensim_file
 from .constraints import CoordinateCouplerConstraint
 from .contact import SmoothSphereHalfSpaceForce
 from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, SimmSpline
+from .joints import CustomTransform
 from .model import Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
@@ -84,6 +87,10 @@ MILLARD_DEFAULTS = {
 }
 
 
+_FUNCTION_TAGS = ("Constant", "LinearFunction", "SimmSpline", "MultiplierFunction", "PiecewiseLinearFunction",
+                  "GCVSpline", "PolynomialFunction", "NaturalCubicSpline", "StepFunction", "Sine")
+
+
 class OsimFormatError(ValueError):
     """A model file holds something moco_lab cannot represent faithfully (names the element and where it is)."""
 
@@ -107,6 +114,20 @@ def _num(el: ET.Element, tag: str, default: float | None = None) -> float | None
 def _flag(el: ET.Element, tag: str, default: bool = False) -> bool:
     text = el.findtext(tag)
     return default if text is None else text.strip().lower() in ("true", "1")
+
+
+def _normalize(path: str) -> str:
+    """An absolute component path with ``.`` and ``..`` resolved."""
+    out: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if out:
+                out.pop()
+        else:
+            out.append(part)
+    return "/" + "/".join(out)
 
 
 def _last(path: str) -> str:
@@ -156,7 +177,7 @@ class _Reader:
         ref = ref.strip()
         candidates = [ref] if ref.startswith("/") else [f"{context}/{ref}", f"/{ref}", f"/bodyset/{ref}"]
         for c in candidates:
-            c = c.replace("/./", "/")
+            c = _normalize(c)
             if c in self.frames:
                 return self.frames[c]
         raise OsimFormatError(f"{self.file.name}: frame {ref!r} (used by {context}) is not in the model; known "
@@ -169,8 +190,8 @@ class _Reader:
         for _ in range(len(pending) + 1):  # offsets of offsets: resolve in dependency order
             left = []
             for el in pending:
-                try:
-                    parent = self.frame(el.findtext("socket_parent", ""), owner_path)
+                try:  # a socket path is relative to the component that owns the socket: the offset frame
+                    parent = self.frame(el.findtext("socket_parent", ""), f"{owner_path}/{el.get('name')}")
                 except OsimFormatError:
                     left.append(el)
                     continue
@@ -247,25 +268,53 @@ class _Reader:
         return float(r[0]), float(r[1])
 
     def custom_joint(self, el, coords, args, jpath) -> None:
-        """A CustomJoint that is a pin or a slider: one axis with f(q) = q, the others constant zero."""
-        moving = []
+        """A CustomJoint of one coordinate: a pin or slider when it is one, else an exact :class:`CustomTransform`."""
+        axes = []
         for axis_el in el.findall("SpatialTransform/TransformAxis"):
-            f = self.function(axis_el.find("function"), f"{jpath}/{axis_el.get('name')}")
+            where = f"{jpath}/{axis_el.get('name')}"
+            f = self.axis_function(axis_el, where)
             names = (axis_el.findtext("coordinates") or "").split()
-            if isinstance(f, Constant) and f.value == 0.0:
-                continue
-            moving.append((axis_el.get("name"), names, _vec(axis_el, "axis"), f))
-        ok = (len(moving) == 1 and len(coords) == 1 and isinstance(moving[0][3], LinearFunction)
-              and moving[0][3].slope == 1.0 and moving[0][3].intercept == 0.0 and moving[0][1] == [coords[0].get("name")])
-        if not ok:
-            self.unsupported("a CustomJoint that is not a single pin or slider (several axes, or spline functions)",
-                             jpath)
+            if len(names) > 1:
+                self.unsupported(f"a TransformAxis that is a function of several coordinates {names}", where)
+                return
+            if names and (len(coords) != 1 or names[0] != coords[0].get("name")):
+                self.unsupported(f"a TransformAxis of coordinate {names[0]!r} that is not the joint's own", where)
+                return
+            if not names and not f.is_constant():
+                raise OsimFormatError(f"{self.file.name}: {where} has a non-constant function but no coordinate")
+            axes.append((axis_el.get("name"), _vec(axis_el, "axis"), f))
+        if len(coords) != 1:
+            self.unsupported(f"a CustomJoint with {len(coords)} coordinates (moco_lab reads one-coordinate "
+                             "CustomJoints)", jpath)
             return
-        name, _, axis, _ = moving[0]
-        add = self.builder.add_pin_joint if name.startswith("rotation") else self.builder.add_slider_joint
-        add(**args, axis=axis, coordinate=coords[0].get("name"), path=jpath, range=self.range(coords[0]))
+        moving = [a for a in axes if not (isinstance(a[2], Constant) and a[2].value == 0.0)]
+        simple = (len(moving) == 1 and isinstance(moving[0][2], LinearFunction) and moving[0][2].slope == 1.0
+                  and moving[0][2].intercept == 0.0)
+        kw = dict(coordinate=coords[0].get("name"), path=jpath, range=self.range(coords[0]))
+        if simple:
+            name, axis, _ = moving[0]
+            add = self.builder.add_pin_joint if name.startswith("rotation") else self.builder.add_slider_joint
+            add(**args, axis=axis, **kw)
+            return
+        transform = CustomTransform(rotations=[(a, f) for n, a, f in axes if n.startswith("rotation")],
+                                    translations=[(a, f) for n, a, f in axes if n.startswith("translation")])
+        self.builder.add_custom_joint(**args, transform=transform, **kw)
 
     # ------------------------------------------------------------ functions
+    def axis_function(self, axis_el: ET.Element, where: str) -> OpenSimFunction:
+        """A TransformAxis's function: inside ``<function>`` (older files) or a direct child naming its type."""
+        wrapper = axis_el.find("function")
+        if wrapper is not None and wrapper.tag == "function" and len(wrapper) and wrapper.get("name") is None:
+            return self.function(wrapper, where)
+        for child in axis_el:
+            if child.tag in _FUNCTION_TAGS:
+                holder = ET.Element("function")
+                holder.append(child)
+                return self.function(holder, where)
+        if wrapper is not None:
+            return self.function(wrapper, where)
+        return Constant(0.0)
+
     def function(self, holder: ET.Element | None, where: str) -> OpenSimFunction:
         """The function inside a property element (``<function>``, ``<x_location>``, ...); none: zero."""
         el = None if holder is None else next(iter(holder), None)

@@ -6,7 +6,7 @@ mechanics from the plant, and how :meth:`Model.description` tells models apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -61,6 +61,9 @@ class JointInfo:
         First position index and number of positions (= velocities).
     damping : ndarray (num_q,)
         Joint damping coefficients.
+    transform : CustomTransform or None
+        The exact transform of a ``"custom"`` joint (an OpenSim ``CustomJoint``
+        carried in the plant by a revolute joint; :mod:`moco_lab.modeling.joints`).
     """
 
     name: str
@@ -75,6 +78,7 @@ class JointInfo:
     q_start: int
     num_q: int
     damping: np.ndarray
+    transform: Any = None
 
 
 @dataclass
@@ -97,8 +101,12 @@ class Tree:
         raise KeyError(name)
 
 
-def read_tree(plant: MultibodyPlant) -> Tree:
+def read_tree(plant: MultibodyPlant, custom: dict | None = None) -> Tree:
     """Read the kinematic tree of a finalized ``MultibodyPlant``.
+
+    ``custom`` maps joint names to the :class:`~moco_lab.modeling.joints.CustomTransform`
+    of joints the plant holds as carriers (:attr:`Model.custom_joints`); those
+    joints are read as type ``"custom"`` with their exact transform.
 
     Raises
     ------
@@ -152,6 +160,12 @@ def read_tree(plant: MultibodyPlant) -> Tree:
             X_PF.rotation().matrix().copy(), X_PF.translation().copy(),
             X_CM.rotation().matrix().copy(), X_CM.translation().copy(), axis,
             int(j.position_start()), int(j.num_positions()), damping)
+        if custom and j.name() in custom:
+            if kind != "revolute":
+                raise NotImplementedError(f"Joint {j.name()!r}: a custom transform needs a revolute carrier, "
+                                          f"the plant has a {kind!r} joint")
+            info = joints[int(j.child_body().index())]
+            info.type, info.transform, info.axis = "custom", custom[j.name()], np.zeros(3)
     missing = [b.name for i, b in bodies.items() if i not in joints]
     if missing:
         raise NotImplementedError(f"Bodies without a joint to their parent (Drake gives them a quaternion floating "

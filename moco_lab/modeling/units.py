@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from ..results.trajectory import Quantity
 from .forces import GENERALIZED_FORCE
-from .tree import read_tree
 
 if TYPE_CHECKING:
     from .model import Coordinate, Model
@@ -31,7 +30,7 @@ def coordinate_motion(model: Model, coordinate: str | Coordinate) -> str:
     key = id(model.plant)
     if key not in cache:
         kinds = {}
-        for j in read_tree(model.plant).joints:
+        for j in model.tree().joints:
             for k in range(j.num_q):
                 if j.type == "revolute" or (j.type == "planar" and k == 2):
                     kinds[j.q_start + k] = "rotational"

@@ -337,6 +337,7 @@ def simulate(
     # ----------------------------------------------------------- the diagram
     # A Drake system can belong to one diagram only, so simulate a clone of the
     # model's plant (same bodies, joints, names and indices).
+    model.require_drake_kinematics("simulate (Drake's Simulator integrates the plant's own dynamics)")
     plant = model.plant.Clone()
     builder = DiagramBuilder()
     builder.AddSystem(plant)

@@ -1,0 +1,155 @@
+"""Joints Drake does not have: OpenSim's ``CustomJoint`` whose rotations and translations are functions of one coordinate.
+
+A :class:`CustomTransform` is the spatial transform of such a joint: up to
+three rotations, applied in order about axes fixed in the rotating frame
+(body-fixed, ``R_FM = R(a₁, f₁(q)) R(a₂, f₂(q)) R(a₃, f₃(q))``), then a
+translation ``p_FM = Σ tₖ gₖ(q)`` along axes of the parent's joint frame F —
+OpenSim's ``SpatialTransform`` on Simbody's function-based mobilizer. The
+functions are :mod:`moco_lab.modeling.functions` (``SimmSpline`` with OpenSim's
+linear extrapolation, ``LinearFunction``, ``Constant``, ``MultiplierFunction``).
+
+Representation. Drake has no joint whose translations are spline functions of
+a rotation (the knee of OpenSim's lower-limb models), so the plant holds a
+``RevoluteJoint`` as the *carrier* of the coordinate (its name, its position and
+velocity index, rotating about the first rotation axis by ``q``), and the
+:class:`~moco_lab.modeling.model.Model` keeps the exact transform. moco_lab's
+engine derives the equations of motion from the exact transform
+(:class:`~moco_lab.engine.multibody.SymbolicMultibody`), and the model's numeric
+tools (poses, drawings) evaluate it too; Drake's own numeric functions on the
+plant (``CalcMassMatrix``, ``EvalBodyPoseInWorld``) see only the carrier, so
+moco_lab refuses them for such models instead of answering with the carrier's
+kinematics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .functions import OpenSimFunction
+
+__all__ = ["CustomTransform"]
+
+
+def _unit(axis, what: str) -> np.ndarray:
+    a = np.asarray(axis, float).reshape(3)
+    n = float(np.linalg.norm(a))
+    if n == 0.0:
+        raise ValueError(f"{what}: the axis is zero")
+    return a / n
+
+
+def _rotation_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
+    x, y, z = axis
+    c, s = np.cos(angle), np.sin(angle)
+    C = 1.0 - c
+    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
+
+
+@dataclass
+class CustomTransform:
+    """The transform ``X_FM(q)`` of a one-coordinate ``CustomJoint``.
+
+    Parameters
+    ----------
+    rotations : list of (axis (3,), function)
+        At most three; applied in order, each about its axis in the frame rotated
+        by the ones before (body-fixed sequence). Angles in rad.
+    translations : list of (axis (3,), function)
+        At most three; ``p_FM = Σ axis · function(q)`` in the parent's joint frame F (m).
+    """
+
+    rotations: list = field(default_factory=list)
+    translations: list = field(default_factory=list)
+
+    def __post_init__(self):
+        if len(self.rotations) > 3 or len(self.translations) > 3:
+            raise ValueError("a CustomTransform has at most three rotations and three translations")
+        for kind in ("rotations", "translations"):
+            axes = []
+            for k, (axis, fn) in enumerate(getattr(self, kind)):
+                if not isinstance(fn, OpenSimFunction):
+                    raise TypeError(f"{kind}[{k}]: expected a moco_lab.modeling.functions function, got "
+                                    f"{type(fn).__name__}")
+                axes.append((_unit(axis, f"{kind}[{k}]"), fn))
+            setattr(self, kind, axes)
+
+    # ------------------------------------------------------------ numbers
+    def carrier_axis(self) -> np.ndarray:
+        """Axis of the plant's carrier ``RevoluteJoint``: the first rotation axis that moves, else x."""
+        for axis, fn in self.rotations:
+            if not fn.is_constant():
+                return axis
+        return np.array([1.0, 0.0, 0.0])
+
+    def pose(self, q: float) -> tuple[np.ndarray, np.ndarray]:
+        """``R_FM`` (3, 3) and ``p_FM`` (3,) at the coordinate value ``q``."""
+        R = np.eye(3)
+        for axis, fn in self.rotations:
+            R = R @ _rotation_matrix(axis, float(fn(float(q))))
+        p = np.zeros(3)
+        for axis, fn in self.translations:
+            p = p + axis * float(fn(float(q)))
+        return R, p
+
+    # ------------------------------------------------------------ equations
+    def kinematics(self, q: Any, u: Any, a: Any | None, xp: Any = np) -> tuple:
+        """Rotation, translation, and their rates as expressions (or numbers), all in F.
+
+        Returns
+        -------
+        R_FM : 3×3 nested list
+        p_FM, w_FM, v_FM, dw_FM, dv_FM : lists of 3
+            Angular velocity and origin velocity of M in F, and their time
+            derivatives (zero lists when ``a`` is None).
+        H_w, H_v : lists of 3
+            Partial angular and linear velocities (``w_FM = H_w u``, ``v_FM = H_v u``),
+            used to project forces onto the coordinate.
+        """
+        zero = [0.0, 0.0, 0.0]
+        R = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+        H_w, bias_w = list(zero), list(zero)
+        for axis, fn in self.rotations:
+            theta = fn(q, xp)
+            a_F = [R[i][0] * axis[0] + R[i][1] * axis[1] + R[i][2] * axis[2] for i in range(3)]
+            if not fn.is_constant():
+                d1, d2 = fn.derivative(q, xp), fn.second_derivative(q, xp)
+                w_prev = [h * u for h in H_w]
+                cross = [w_prev[1] * a_F[2] - w_prev[2] * a_F[1], w_prev[2] * a_F[0] - w_prev[0] * a_F[2],
+                         w_prev[0] * a_F[1] - w_prev[1] * a_F[0]]
+                bias_w = [bias_w[i] + cross[i] * d1 * u + a_F[i] * d2 * u * u for i in range(3)]
+                H_w = [H_w[i] + a_F[i] * d1 for i in range(3)]
+            if isinstance(theta, float) and theta == 0.0:
+                continue
+            c, s = xp.cos(theta), xp.sin(theta)
+            x, y, z = (float(v) for v in axis)
+            C = 1.0 - c
+            Rk = [[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+                  [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+                  [z * x * C - y * s, z * y * C + x * s, c + z * z * C]]
+            R = [[R[i][0] * Rk[0][j] + R[i][1] * Rk[1][j] + R[i][2] * Rk[2][j] for j in range(3)] for i in range(3)]
+        p, H_v, bias_v = list(zero), list(zero), list(zero)
+        for axis, fn in self.translations:
+            value = fn(q, xp)
+            p = [p[i] + float(axis[i]) * value for i in range(3)]
+            if not fn.is_constant():
+                d1, d2 = fn.derivative(q, xp), fn.second_derivative(q, xp)
+                H_v = [H_v[i] + float(axis[i]) * d1 for i in range(3)]
+                bias_v = [bias_v[i] + float(axis[i]) * d2 * u * u for i in range(3)]
+        w = [h * u for h in H_w]
+        v = [h * u for h in H_v]
+        if a is None:
+            dw, dv = list(zero), list(zero)
+        else:
+            dw = [H_w[i] * a + bias_w[i] for i in range(3)]
+            dv = [H_v[i] * a + bias_v[i] for i in range(3)]
+        return R, p, w, v, dw, dv, H_w, H_v
+
+    def description(self) -> dict:
+        """What determines the transform (axes and functions), as plain data."""
+        return {"rotations": [[axis.tolist(), fn.description()] for axis, fn in self.rotations],
+                "translations": [[axis.tolist(), fn.description()] for axis, fn in self.translations]}
+
