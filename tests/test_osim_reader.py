@@ -275,8 +275,7 @@ def test_squat_knee_is_a_custom_joint_with_extrapolated_spline_translations():
     from moco_lab.analysis.pose import pose
     from moco_lab.modeling.joints import CustomTransform
 
-    with pytest.warns(UserWarning, match="PathWrap"):
-        model = read_osim(opensim_file("squatToStand_3dof9musc.osim"), skip_unsupported=True, replace_millard=True)
+    model = read_osim(opensim_file("squatToStand_3dof9musc.osim"), replace_millard=True)
     knee = model.custom_joints["knee_r"]
     assert isinstance(knee, CustomTransform) and model.tree().joints[4].type == "custom"
     q = -1.8

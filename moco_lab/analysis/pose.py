@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 from ..engine.multibody import SymbolicMultibody
 from ..modeling.model import Model
 from ..modeling.path import ConditionalPathPoint, MovingPathPoint
+from ..modeling.wrapping import wrapped_path_polyline
 
 __all__ = ["Pose", "pose", "coordinate_vector"]
 
@@ -100,6 +101,12 @@ def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Po
                 loc = p.location_at([by_name[c] for c in p.coordinates]) if isinstance(p, MovingPathPoint) \
                     else p.location
                 pts.append(point(p.body, loc))
+            if e.geometry.wraps:  # around the cylinders, helices sampled
+                frames = {}
+                for w in e.geometry.wraps:
+                    o, *tips = [point(w.cylinder.body, x) for x in w.cylinder.frame_points()]
+                    frames[w.cylinder.name] = (o, [t - o for t in tips])
+                pts = list(wrapped_path_polyline(pts, e.geometry.wraps, frames))
             out.muscles[e.path] = np.array(pts)
         elif kind == "SmoothSphereHalfSpaceForce":
             out.spheres[e.path] = (point(e.sphere_body, e.sphere_location), float(e.radius))

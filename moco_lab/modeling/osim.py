@@ -25,8 +25,11 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
   ``ContactHalfSpace`` — in ``<ForceSet>`` or in the model's ``<components>``;
 * ``CoordinateCouplerConstraint`` with a linear function of one independent coordinate.
 
+* wrapping: ``PathWrap`` over a ``WrapCylinder`` (quadrant, range of path points;
+  :mod:`moco_lab.modeling.wrapping`: the shortest path over the cylinder).
+
 Not yet: OpenSim 3.x files, ``CustomJoint`` with several coordinates, nonlinear
-couplers, wrapping (``PathWrap``). Millard muscles are read only for conversion
+couplers, wrapping over ellipsoids, spheres and tori. Millard muscles are read only for conversion
 (``replace_millard=True``).
 """
 from __future__ import annotations
@@ -50,6 +53,7 @@ from .joints import CustomTransform
 from .model import Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
+from .wrapping import PathWrap, WrapCylinder
 
 __all__ = ["read_osim", "model_from_file", "degroote_from_millard", "OsimFormatError", "body_fixed_xyz_rotation",
            "MILLARD_DEFAULTS"]
@@ -163,6 +167,7 @@ class _Reader:
         self.frames: dict[str, _Frame] = {"/ground": _Frame("ground", RigidTransform())}
         self.coordinates: dict[str, str] = {}  # short name -> joint path
         self.geometry: dict[str, ET.Element] = {}
+        self.wrap_objects: dict[str, object] = {}  # name -> WrapCylinder, or the type name of another wrap object
 
     # ------------------------------------------------------------ problems
     def unsupported(self, what: str, where: str) -> None:
@@ -215,8 +220,20 @@ class _Reader:
                                   path=f"/bodyset/{name}")
             self.frames[f"/bodyset/{name}"] = _Frame(name, RigidTransform())
             self.offset_frames(el, f"/bodyset/{name}")
+            self.read_wrap_objects(el, name)
         for el in self.model_el.findall("Ground"):
             self.offset_frames(el, "/ground")
+
+    def read_wrap_objects(self, body_el: ET.Element, body: str) -> None:
+        """A body's wrap objects: WrapCylinders are read; others are remembered by type, refused if a path uses them."""
+        for el in body_el.findall("WrapObjectSet/objects/*"):
+            name = el.get("name")
+            if el.tag != "WrapCylinder" or not _flag(el, "active", True):
+                self.wrap_objects[name] = el.tag if el.tag != "WrapCylinder" else "an inactive WrapCylinder"
+                continue
+            self.wrap_objects[name] = WrapCylinder(
+                name, body, float(_num(el, "radius", 1.0)), float(_num(el, "length", 1.0)), tuple(_vec(el, "translation")),
+                tuple(_vec(el, "xyz_body_rotation")), (el.findtext("quadrant") or "all").strip())
 
     def sets(self, set_tag: str, kind: str | None = None) -> list[ET.Element]:
         out = []
@@ -375,10 +392,22 @@ class _Reader:
         geometry = el.find("GeometryPath")
         if geometry is None:
             raise OsimFormatError(f"{self.file.name}: muscle {where} has no GeometryPath")
-        if geometry.find("PathWrapSet/objects/*") is not None:
-            self.unsupported("wrapping (PathWrap)", f"{where}/path")
         points = [self.path_point(p, f"{where}/path") for p in geometry.findall("PathPointSet/objects/*")]
-        self.builder.add_muscle(muscle, GeometryPath([p for p in points if p is not None]), owner=owner)
+        wraps = []
+        for el_wrap in geometry.findall("PathWrapSet/objects/PathWrap"):
+            here = f"{where}/path/{el_wrap.get('name')}"
+            name = (el_wrap.findtext("wrap_object") or "").strip()
+            obj = self.wrap_objects.get(name)
+            if not isinstance(obj, WrapCylinder):
+                kind = obj if isinstance(obj, str) else "an unknown wrap object"
+                self.unsupported(f"wrapping over {name!r} ({kind}; moco_lab wraps over WrapCylinders)", here)
+                continue
+            r = _vec(el_wrap, "range", (-1, -1))
+            wraps.append(PathWrap(obj, int(r[0]), int(r[1])))
+        if any(isinstance(p, ConditionalPathPoint) for p in points) and wraps:
+            self.unsupported("a path with both conditional points and wrapping", f"{where}/path")
+            wraps = []
+        self.builder.add_muscle(muscle, GeometryPath([p for p in points if p is not None], wraps), owner=owner)
 
     def path_point(self, el: ET.Element, where: str) -> PathPoint | None:
         frame = self.frame(el.findtext("socket_parent_frame") or el.findtext("body") or "", where)

@@ -23,6 +23,7 @@ import numpy as np
 from pydrake.multibody.tree import JacobianWrtVariable
 
 from ..util.names import did_you_mean
+from .wrapping import wrapped_path_length
 
 if TYPE_CHECKING:
     from pydrake.multibody.plant import MultibodyPlant
@@ -87,6 +88,8 @@ class GeometryPath:
     """
 
     points: list[PathPoint] = field(default_factory=list)
+    #: Cylinders the path wraps over (:class:`~moco_lab.modeling.wrapping.PathWrap`), applied in order.
+    wraps: list = field(default_factory=list)
 
     def __post_init__(self):
         self.points = [p if isinstance(p, PathPoint) else PathPoint(p[0], tuple(float(v) for v in p[1]))
@@ -96,14 +99,14 @@ class GeometryPath:
 
     @property
     def fixed_points_only(self) -> bool:
-        """True if every point is a plain :class:`PathPoint` (fixed in its body, always active)."""
-        return all(type(p) is PathPoint for p in self.points)
+        """True if every point is a plain :class:`PathPoint` (fixed in its body, always active) and nothing wraps."""
+        return all(type(p) is PathPoint for p in self.points) and not self.wraps
 
     def _require_fixed(self, what: str) -> None:
         if not self.fixed_points_only:
             raise NotImplementedError(
                 f"GeometryPath.{what} evaluates fixed path points with Drake's kinematics; this path has "
-                "conditional or moving points: use the compiled model instead (ml.analyze with the muscle's "
+                "conditional or moving points or wraps: use the compiled model instead (ml.analyze with the muscle's "
                 "'length' and 'lengthening_speed' outputs)")
 
     def _frame(self, plant, body: str):
@@ -171,13 +174,18 @@ class GeometryPath:
             elif isinstance(p, MovingPathPoint):
                 row += ["moving", list(p.coordinates), [f.description() for f in p.functions]]
             points.append(row)
-        return {"type": type(self).__name__, "points": points}
+        out = {"type": type(self).__name__, "points": points}
+        if self.wraps:
+            out["wraps"] = [w.description() for w in self.wraps]
+        return out
 
     def length_expr(self, ctx: ForceContext) -> Any:
         """Path length as an expression, from the point positions a force context gives (see
         :class:`moco_lab.modeling.forces.ForceContext`).
 
-        With conditional points the length is chosen, by the coordinates, among the paths through each
+        A path that wraps over cylinders takes the shortest way over them
+        (:func:`~moco_lab.modeling.wrapping.wrapped_path_length`). With conditional points the length
+        is chosen, by the coordinates, among the paths through each
         combination of active points (nested selects; ``2^m`` paths for ``m`` conditional points).
         """
         xp = ctx.xp
@@ -190,6 +198,15 @@ class GeometryPath:
             loc = p.location_at([q(c) for c in p.coordinates], xp) if isinstance(p, MovingPathPoint) else p.location
             pts.append(ctx.point_position(p.body, loc))
         conditional = [k for k, p in enumerate(self.points) if isinstance(p, ConditionalPathPoint)]
+        if self.wraps:
+            if conditional:
+                raise NotImplementedError("A path with both conditional points and wrapping is not supported")
+            frames = {}
+            for w in self.wraps:
+                c = w.cylinder
+                o, *tips = [ctx.point_position(c.body, loc) for loc in c.frame_points()]
+                frames[c.name] = (o, [[t[i] - o[i] for i in range(3)] for t in tips])
+            return wrapped_path_length(pts, self.wraps, frames, xp)
 
         def length(active: set) -> Any:
             used = [pts[k] for k in range(len(pts)) if k not in conditional or k in active]
