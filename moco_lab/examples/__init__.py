@@ -1,4 +1,6 @@
-"""Ready-made studies (``ml.examples``): Moco's verification problems, posed as Moco 4.6 poses them."""
+"""Ready-made studies (``ml.examples``): Moco's verification problems, posed as Moco 4.6 poses them, and the
+Moco paper's squat-to-stand predictions."""
+from .squat import SQUAT_POSE, squat_to_stand_guess_values, squat_to_stand_study
 from .verification import (
                            PARABOLA_MOTIONS,
                            STUDIES,
@@ -10,5 +12,6 @@ from .verification import (
                            suspended_mass_tracking_study,
 )
 
-__all__ = ["PARABOLA_MOTIONS", "STUDIES", "double_pendulum_study", "linear_study", "parabola_study",
+__all__ = ["SQUAT_POSE", "squat_to_stand_guess_values", "squat_to_stand_study",
+           "PARABOLA_MOTIONS", "STUDIES", "double_pendulum_study", "linear_study", "parabola_study",
            "sliding_mass_study", "suspended_mass_prediction_study", "suspended_mass_tracking_study"]

@@ -55,8 +55,8 @@ from .muscle import DeGrooteFregly2016Muscle
 from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
 from .wrapping import PathWrap, WrapCylinder
 
-__all__ = ["read_osim", "model_from_file", "degroote_from_millard", "OsimFormatError", "body_fixed_xyz_rotation",
-           "MILLARD_DEFAULTS"]
+__all__ = ["read_osim", "read_osim_string", "model_from_file", "degroote_from_millard", "OsimFormatError",
+           "body_fixed_xyz_rotation", "MILLARD_DEFAULTS"]
 
 #: Elements of a model file that carry no mechanics (drawing, grouping, bookkeeping): never refused.
 _IGNORED = {"Appearance", "attached_geometry", "FrameGeometry", "VisibleObject", "GeometrySet", "defaults",
@@ -145,12 +145,12 @@ class _Frame:
 
 
 class _Reader:
-    def __init__(self, path: Path, skip_unsupported: bool, replace_millard: bool = False):
+    def __init__(self, path: Path, skip_unsupported: bool, replace_millard: bool = False, text: str | None = None):
         self.file = path
         self.skip = skip_unsupported
         self.replace_millard = replace_millard
         self.skipped: list[str] = []
-        root = ET.parse(path).getroot()
+        root = ET.fromstring(text) if text is not None else ET.parse(path).getroot()
         model = root.find("Model") if root.tag == "OpenSimDocument" else root
         if model is None:
             raise OsimFormatError(f"{path.name}: no <Model> element")
@@ -555,6 +555,15 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
         "path": p.name if shipped else str(p), "skip_unsupported": bool(skip_unsupported),
         "replace_millard": bool(replace_millard), "sha256": _sha256(p)}}
     return model
+
+
+def read_osim_string(text: str, name: str = "model.osim", *, skip_unsupported: bool = False,
+                     replace_millard: bool = False) -> Model:
+    """Read a model from the text of an ``.osim`` file (``name`` is used in messages); see :func:`read_osim`.
+
+    The model has no recipe (``model.spec`` is None): a factory that builds models this way sets its own.
+    """
+    return _Reader(Path(name), skip_unsupported, replace_millard, text=text).read()
 
 
 def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | None = None,

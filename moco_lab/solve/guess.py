@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -27,6 +28,17 @@ def guess_from_bounds(tr: Transcription) -> dict:
             if info.final is not None:
                 M[-1, k] = info.final.midpoint_guess()
         g[key] = M
+    values = getattr(tr.settings, "guess_values", None) or {}
+    for pattern, value in values.items():
+        regex = re.compile(pattern)
+        matched = False
+        for key, names in (("Y", tr.state_names), ("X", tr.control_names)):
+            for k, name in enumerate(names):
+                if regex.fullmatch(name):
+                    g[key][:, k] = float(value)
+                    matched = True
+        if not matched:
+            raise ValueError(f"guess_values: the pattern {pattern!r} matches no state or control of the problem")
     g["A"] = np.zeros(tr.A.shape)
     g["P"] = np.array([par.bounds.midpoint_guess() for par in p.parameters])
     if g["tf"] <= g["t0"]:

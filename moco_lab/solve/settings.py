@@ -9,6 +9,8 @@ defaults, as Moco does (IPOPT: ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +41,12 @@ class SolverSettings(StrictAttributes):
     guess : Trajectory or None
         Initial guess; ``None`` means Moco's guess from bounds. Any earlier
         trajectory or solution works: it is interpolated onto the new grid.
+    guess_values : dict of str -> float
+        Constants that replace the guess from bounds for the states and controls whose names
+        match a pattern (a regular expression matched against the whole name), at every node —
+        what Moco users do with ``guess.setState(name, createVectorLinspace(N, v, v))``. Unlike
+        ``guess`` it is plain data, so it is saved with the study and travels to sweep workers.
+        A ``guess`` trajectory, when given, then overrides the names it holds.
     chunk_size : int or None
         Mesh intervals per dynamics binding (performance knob; results do not
         depend on it beyond round-off). ``None`` (default): chosen from the
@@ -89,6 +97,7 @@ class SolverSettings(StrictAttributes):
     optim_max_iterations: int | None = None
     implicit_acceleration_bounds: float = 1000.0
     guess: Trajectory | None = None
+    guess_values: dict = field(default_factory=dict)
     chunk_size: int | None = None
     verbose: int = 0
     kinematic_constraint_method: str = "Posa2016"
@@ -127,6 +136,13 @@ class SolverSettings(StrictAttributes):
             raise ValueError("optim_max_iterations must be >= 0")
         if self.guess is not None and not isinstance(self.guess, Trajectory):
             raise TypeError("guess must be a Trajectory/Solution or None")
+        for pattern, value in dict(self.guess_values).items():
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise ValueError(f"guess_values: {pattern!r} is not a regular expression ({err})") from None
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"guess_values[{pattern!r}] must be a finite number, got {value!r}")
         if self.implicit_acceleration_bounds <= 0:
             raise ValueError("implicit_acceleration_bounds must be > 0")
         if self.kinematic_constraint_method not in ("Posa2016", "Bordalba2023"):

@@ -1,0 +1,85 @@
+"""The Moco paper's squat-to-stand predictions (Dembia et al. 2020, Figure 6), posed as the paper's code poses them.
+
+:func:`squat_to_stand_study` returns a :class:`~moco_lab.study.Study` on
+:func:`moco_lab.models.squat_to_stand`: rise from a deep squat (lumbar −22°, hip −98°,
+knee −104°, ankle −30°) to upright (all 0), at rest at both ends, in a free final time
+t_f ∈ [0.1, 2] s, minimizing squared controls (effort, weight 1) plus the final time
+(weight 1), with each muscle's initial activation equal to its initial excitation.
+Implicit multibody dynamics with the implicit accelerations and the implicit
+tendon-force derivatives penalized (weights 0.001), Hermite–Simpson, 50 mesh intervals,
+tolerances 1e-3. ``assisted=True`` adds the knee spring and optimizes its stiffness in
+[0, 100] N·m/rad. The guess is the paper's: midpoint of the bounds, normalized tendon
+forces 0.1, activations and excitations 0.05.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ..modeling.model import Model
+from ..modeling.squat import squat_to_stand
+from ..ocp.goals import ControlGoal, FinalTimeGoal, InitialActivationGoal
+from ..tools.study import Study
+
+__all__ = ["squat_to_stand_study", "squat_to_stand_guess_values", "SQUAT_POSE"]
+
+#: The squat's initial pose (rad) by coordinate path; each coordinate's lower bound is 1.5 times it.
+SQUAT_POSE = {"/jointset/back/lumbar_extension": math.radians(-22), "/jointset/hip_r/hip_extension_r": math.radians(-98),
+              "/jointset/knee_r/knee_extension_r": math.radians(-104),
+              "/jointset/ankle_r/ankle_plantarflexion_r": math.radians(-30)}
+_UPPER = {"/jointset/knee_r/knee_extension_r": 0.0}  # others: 0.5 rad
+
+
+def squat_to_stand_study(assisted: bool = False, num_mesh_intervals: int = 50, tol: float = 1e-3,
+                         stiffness: float = 50.0) -> Study:
+    """The paper's squat-to-stand study; ``assisted``: with the knee spring, its stiffness a parameter in [0, 100].
+
+    Parameters
+    ----------
+    assisted : bool
+        Add the knee spring (``/forceset/spring``) and optimize ``/forceset/spring/stiffness``.
+    num_mesh_intervals : int
+        The paper uses 50.
+    tol : float
+        Convergence and constraint tolerance (the paper: 1e-3).
+    stiffness : float
+        The spring's stiffness in the model (N·m/rad); with ``assisted`` it is only where the
+        parameter's guess would be if it were not the bounds' midpoint.
+    """
+    model = squat_to_stand(lumbar=True, knee_spring=stiffness if assisted else None)
+    study = Study("squat_to_stand_assisted" if assisted else "squat_to_stand")
+    p = study.problem
+    p.set_model(model)
+    p.set_time_bounds(0.0, (0.1, 2.0))
+    for path, q0 in SQUAT_POSE.items():
+        p.set_state_info(f"{path}/value", (1.5 * q0, _UPPER.get(path, 0.5)), q0, 0.0)
+    p.set_state_info_pattern(r"/jointset/.*/speed", None, 0.0, 0.0)
+    p.add_goal(ControlGoal("effort"))
+    p.add_goal(InitialActivationGoal("init_activation"))
+    p.add_goal(FinalTimeGoal("time"))
+    if assisted:
+        p.add_parameter("stiffness", "/forceset/spring/stiffness", (0.0, 100.0))
+    s = study.solver
+    s.transcription_scheme = "hermite-simpson"
+    s.multibody_dynamics_mode = "implicit"
+    s.minimize_implicit_multibody_accelerations = True
+    s.implicit_multibody_accelerations_weight = 0.001
+    s.minimize_implicit_auxiliary_derivatives = True
+    s.implicit_auxiliary_derivatives_weight = 0.001
+    s.num_mesh_intervals = int(num_mesh_intervals)
+    s.optim_convergence_tolerance = float(tol)
+    s.optim_constraint_tolerance = float(tol)
+    s.guess_values = squat_to_stand_guess_values(model)
+    return study
+
+
+def squat_to_stand_guess_values(model: Model) -> dict[str, float]:
+    """The paper's guess (``SolverSettings.guess_values``): normalized tendon forces 0.1, activations and
+    excitations 0.05; everything else (time, coordinates, speeds) the midpoint of its bounds, as Moco's guess."""
+    values = {}
+    for m in model.muscles:
+        values[re.escape(f"{m.path}/activation")] = 0.05
+        if f"{m.path}/normalized_tendon_force" in model.state_names():
+            values[re.escape(f"{m.path}/normalized_tendon_force")] = 0.1
+        values[re.escape(m.path)] = 0.05
+    return values
