@@ -110,3 +110,21 @@ def test_warm_start_continuation(study):
     pytest.importorskip("distributed")
     chained = sweep(study, changes, client="local", workers=2, warm_start=True)
     assert chained.column("iterations") == warm.column("iterations")  # the same chain, on workers
+
+
+def test_parameter_changes_hold_a_parameter_and_share_one_compiled_model():
+    """``"parameter.<name>"`` fixes a problem parameter (its bounds set to the value): the sliding mass with its mass as
+    a parameter, held at 1 and 3 kg, reaches the minimum time 2·sqrt(m d / F) of each mass (to the mesh's error), and
+    both tasks leave the model as it is (the mass stays a variable of the compiled equations, not a constant)."""
+    base = ml.examples.sliding_mass_study(num_mesh_intervals=20)
+    base.problem.add_parameter("mass", "/body/mass", (0.5, 5.0))
+    result = ml.sweep(base, {"parameter.mass": [1.0, 3.0]}, client=None)
+    assert all(result.column("success"))
+    for m, sol in zip((1.0, 3.0), result.solutions):
+        assert sol.parameters["mass"] == pytest.approx(m, abs=1e-9)
+        assert sol.final_time == pytest.approx(2 * (m / 50) ** 0.5, rel=5e-3)  # ml.analysis.sliding_mass_tf_star
+    studies = [apply_change(ml.Study.from_dict(base.to_dict()), {"parameter.mass": m}) for m in (1, 3)]
+    assert studies[0].problem.model.description() == studies[1].problem.model.description()  # the model is untouched
+    assert [s.problem.parameters[0].bounds.lower for s in studies] == [1.0, 3.0]
+    with pytest.raises(KeyError, match="no parameter"):
+        ml.sweep(base, {"parameter.stiffness": [1.0]}, client=None)

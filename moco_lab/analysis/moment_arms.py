@@ -36,7 +36,13 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ..modeling.constraints import body_point_positions, constraint_jacobian, coupling_vector, project_positions
+from ..modeling.constraints import (
+    CoordinateCouplerConstraint,
+    body_point_positions,
+    constraint_jacobian,
+    coupling_vector,
+    project_positions,
+)
 from ..modeling.forces import PathMuscle
 from ..modeling.path import GeometryPath
 from ..results.trajectory import Trajectory
@@ -438,8 +444,9 @@ def compiled_moment_arms(model: Model, coordinate: str, values: ArrayLike, muscl
     """Moment arms about ``coordinate`` from the compiled model: any path (conditional and moving points too).
 
     ``r = −∂l/∂θ``, evaluated exactly as the lengthening speed at unit speed of ``coordinate`` (the other
-    speeds zero), at the coordinate ``values`` with the others at ``pose`` (by name; default 0). For models
-    without kinematic constraints this is OpenSim's moment arm (no coupling vector is needed).
+    speeds zero), at the coordinate ``values`` with the others at ``pose`` (by name; default 0). Coordinates a
+    linear ``CoordinateCouplerConstraint`` ties to ``coordinate`` (a patella following the knee) move with it,
+    as OpenSim's moment-arm solver moves them; this is OpenSim's moment arm.
 
     Parameters
     ----------
@@ -458,9 +465,18 @@ def compiled_moment_arms(model: Model, coordinate: str, values: ArrayLike, muscl
     dict of str -> ndarray (n,)
         Moment arm (m) by muscle path.
     """
-    if model.constraints:
-        raise NotImplementedError("compiled_moment_arms needs the coupling vector with kinematic constraints: "
-                                  "use moment_arm(..., method='generalized_force')")
+    followers = {}  # dependent coordinate -> (ratio, offset) of a linear coupler driven by ``coordinate``
+    for cons in model.constraints:
+        linear = isinstance(cons, CoordinateCouplerConstraint) and cons.function is None and len(cons.independent) == 1
+        if not linear:
+            raise NotImplementedError(f"compiled_moment_arms moves coupled coordinates along linear "
+                                      f"CoordinateCouplerConstraints only; {cons.name!r} is not one: use "
+                                      "moment_arm(..., method='generalized_force')")
+        if cons.independent[0] == coordinate:
+            followers[cons.dependent] = (cons.ratio[0], cons.offset)
+        elif cons.dependent == coordinate:
+            raise ValueError(f"{coordinate!r} is the dependent coordinate of {cons.name!r}; ask about "
+                             f"{cons.independent[0]!r}, which drives it")
     target = model.coordinate(coordinate)
     paths = muscles if muscles is not None else [e.path for e in model.force_elements if isinstance(e, PathMuscle)]
     values = np.asarray(values, float)
@@ -469,6 +485,10 @@ def compiled_moment_arms(model: Model, coordinate: str, values: ArrayLike, muscl
     for c in model.coordinates:
         states[c.value_path] = values if c is target else np.full(n, float((pose or {}).get(c.name, 0.0)))
         states[c.speed_path] = np.full(n, 1.0 if c is target else 0.0)
+        if c.name in followers:  # the coupled coordinate moves with the one asked about (as OpenSim's moment arms)
+            ratio, offset = followers[c.name]
+            states[c.value_path] = ratio * values + offset
+            states[c.speed_path] = np.full(n, ratio)
     for name in model.auxiliary_state_names():
         states[name] = np.full(n, 0.5)
     controls = {name: np.zeros(n) for name in model.control_names()}

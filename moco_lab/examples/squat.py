@@ -31,22 +31,25 @@ _UPPER = {"/jointset/knee_r/knee_extension_r": 0.0}  # others: 0.5 rad
 
 
 def squat_to_stand_study(assisted: bool = False, num_mesh_intervals: int = 50, tol: float = 1e-3,
-                         stiffness: float = 50.0) -> Study:
+                         spring: float | None = None) -> Study:
     """The paper's squat-to-stand study; ``assisted``: with the knee spring, its stiffness a parameter in [0, 100].
 
     Parameters
     ----------
     assisted : bool
-        Add the knee spring (``/forceset/spring``) and optimize ``/forceset/spring/stiffness``.
+        Add the knee spring (``/forceset/spring``) and optimize ``/forceset/spring/stiffness``
+        (the parameter's guess is the middle of its bounds, 50 N·m/rad, the paper's model value).
     num_mesh_intervals : int
         The paper uses 50.
     tol : float
         Convergence and constraint tolerance (the paper: 1e-3).
-    stiffness : float
-        The spring's stiffness in the model (N·m/rad); with ``assisted`` it is only where the
-        parameter's guess would be if it were not the bounds' midpoint.
+    spring : float or None
+        A knee spring of this fixed stiffness (N·m/rad), not optimized: for sweeps over the
+        stiffness (``property./forceset/spring/stiffness``). Not with ``assisted``.
     """
-    model = squat_to_stand(lumbar=True, knee_spring=stiffness if assisted else None)
+    if assisted and spring is not None:
+        raise ValueError("squat_to_stand_study: give either assisted=True (stiffness optimized) or spring=k (fixed)")
+    model = squat_to_stand(lumbar=True, knee_spring=50.0 if assisted else spring)
     study = Study("squat_to_stand_assisted" if assisted else "squat_to_stand")
     p = study.problem
     p.set_model(model)

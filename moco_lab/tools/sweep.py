@@ -6,6 +6,9 @@ A sweep is a list of *changes*, each a dict ``{setting: value}`` applied to a co
 * ``"goal.<name>.weight"`` (or another goal attribute, e.g. ``"goal.effort.exponent"``);
 * ``"property.<path>"`` — a model property (``"property./forceset/spring/stiffness"``, see
   ``model.properties()``);
+* ``"parameter.<name>"`` — a problem parameter held at this value (its bounds set to it): the same
+  change as the property it stands for, but every task shares one compiled model, whereas a property
+  is a constant of the compiled equations, so each value of a ``"property.…"`` sweep compiles its own;
 * ``"time.final"`` — a fixed final time.
 
 Pydrake objects do not pickle, so a task is the study's plain description (:meth:`Study.to_dict`, about a
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results.trajectory import Solution, read_trajectory
+from ..util.bounds import Bounds
 from .study import Study
 
 __all__ = ["sweep", "SweepResult", "grid", "apply_change", "run_task"]
@@ -63,11 +67,17 @@ def apply_change(study: Study, change: Mapping[str, Any]) -> Study:
             setattr(goal, attr, value)
         elif head == "property" and rest:
             study.problem.model.set_property(rest, float(value))
+        elif head == "parameter" and rest:
+            match = [p for p in study.problem.parameters if p.name == rest]
+            if not match:
+                raise KeyError(f"sweep: the problem has no parameter {rest!r}; it has "
+                               f"{[p.name for p in study.problem.parameters]}")
+            match[0].bounds = Bounds.parse((float(value), float(value)), f"parameter {rest!r}")
         elif key == "time.final":
             study.problem.set_time_bounds(study.problem.time_initial.lower, float(value))
         else:
             raise KeyError(f"sweep: cannot apply {key!r}; use 'solver.<setting>', 'goal.<name>.<attribute>', "
-                           "'property.<model property path>' or 'time.final'")
+                           "'property.<model property path>', 'parameter.<name>' or 'time.final'")
     return study
 
 
