@@ -75,3 +75,23 @@ def test_trajectories_agree_with_moco(solutions, case):
     worst_act = max(np.abs(np.interp(tau, ours_tau, ours.states[n]) - cols[n]).max() for n in activations)
     print(f"{case}: joint angles within {np.degrees(worst_angle):.3f} deg, activations within {worst_act:.4f}")
     assert np.degrees(worst_angle) < 0.3 and worst_act < 0.035
+
+
+def test_each_problem_converges_from_the_other_ones_solution(solutions):
+    """Robustness: warm-started from the other problem's solution instead of the paper's guess, each problem reaches the
+    same optimum: objective to 1e-3 relative. The stiffness lands within 2.5 N·m/rad (measured 88.9 against 90.5):
+    the objective is flat around the optimum — with the stiffness held at 80, 88.9, 90.5, 95 and 100 N·m/rad it is
+    1.3678, 1.3673, 1.3649, 1.3645, 1.3678 (measured; 50 intervals, tolerance 1e-3) — so where IPOPT stops moves
+    along the valley; the paper's 88 (preprint) and 90 (published) are a spread of the same kind."""
+    assisted = ml.examples.squat_to_stand_study(assisted=True)
+    assisted.solver.guess = solutions["unassisted_tol1e-4"]
+    from_unassisted = assisted.solve()
+    unassisted = ml.examples.squat_to_stand_study(tol=1e-4)
+    unassisted.solver.guess = solutions["assisted"]
+    from_assisted = unassisted.solve()
+    assert from_unassisted.success and from_assisted.success
+    assert from_unassisted.objective == pytest.approx(solutions["assisted"].objective, rel=1e-3)
+    print(f"from the unassisted solution: k = {from_unassisted.parameters['stiffness']:.2f}, objective "
+          f"{from_unassisted.objective:.6f} (from the paper's guess: {solutions['assisted'].objective:.6f})")
+    assert from_unassisted.parameters["stiffness"] == pytest.approx(solutions["assisted"].parameters["stiffness"], abs=2.5)
+    assert from_assisted.objective == pytest.approx(solutions["unassisted_tol1e-4"].objective, rel=1e-3)
