@@ -252,3 +252,30 @@ def test_suspended_mass(voila_url, browser):
         p.page.screenshot(path=str(ARTIFACTS / "suspended_mass_track_full.png"), full_page=True)
     finally:
         p.close()
+
+
+def test_squat_to_stand(voila_url, browser):
+    """The squat dashboard opens solved (no spring); optimizing the knee spring re-solves warm-started, shows the
+    stiffness in the numbers line, and keeps the unassisted activations dotted under the new ones."""
+    p = Page(browser, f"{voila_url}/voila/render/squat_to_stand.ipynb")
+    try:
+        p.wait_ready("Solve", plots=5)  # states and controls, cost, history, the motion, the activations
+        p.assert_clean()
+        numbers0 = p.text(".ml-numbers")
+        assert "Solve_Succeeded" in numbers0 and "implicit" in numbers0 and "knee spring" not in numbers0
+        assert "The rise (press play)" in p.plot_titles() and any("Activations" in t for t in p.plot_titles())
+        p.select("spring", "optimize")
+        numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
+        assert "Solve_Succeeded" in numbers1, numbers1
+        k = float(re.search(r"knee spring: ([0-9.]+) N·m/rad", numbers1).group(1))
+        assert 60 <= k <= 100, numbers1
+        peaks = [float(re.search(r"peak vas_int_r: ([0-9.]+)", n).group(1)) for n in (numbers0, numbers1)]
+        assert peaks[1] < peaks[0]  # the spring takes load off the vasti
+        legend = p.svg_texts(".js-plotly-plot .legendtext")
+        assert "vas_int_r" in legend
+        activations = p.page.locator(".js-plotly-plot").filter(has_text="Activations (solid")
+        assert activations.locator("path.js-line").count() >= 12  # 6 muscles, now and previous
+        p.assert_clean()
+        activations.screenshot(path=str(ARTIFACTS / "squat_to_stand_activations.png"))
+    finally:
+        p.close()

@@ -30,6 +30,7 @@ DASHBOARDS = {
     "parabola": ("Solve", 5),
     "convergence_study": ("Run mesh sequence", 1),
     "moment_arms": (None, 3),
+    "squat_to_stand": ("Solve", 5),
 }
 
 #: Axis titles that name a quantity without a unit on purpose (dimensionless, or counts).

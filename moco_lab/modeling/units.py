@@ -22,7 +22,9 @@ def coordinate_motion(model: Model, coordinate: str | Coordinate) -> str:
     """``"rotational"`` or ``"translational"``: the kind of a coordinate (name, path or Coordinate).
 
     Read from the Drake joint holding it: a revolute joint's coordinate and a
-    planar joint's angle rotate, a prismatic joint's coordinate and a planar
+    planar joint's angle rotate, and so does a custom joint's coordinate when a
+    rotation of the joint depends on it (the knee: a rotation with translations
+    that follow it; the patella); a prismatic joint's coordinate and a planar
     joint's x and y translate.
     """
     c = coordinate if hasattr(coordinate, "q_index") else model.coordinate(coordinate)
@@ -32,7 +34,8 @@ def coordinate_motion(model: Model, coordinate: str | Coordinate) -> str:
         kinds = {}
         for j in model.tree().joints:
             for k in range(j.num_q):
-                if j.type == "revolute" or (j.type == "planar" and k == 2):
+                custom_rotates = j.type == "custom" and any(not f.is_constant() for _, f in j.transform.rotations)
+                if j.type == "revolute" or (j.type == "planar" and k == 2) or custom_rotates:
                     kinds[j.q_start + k] = "rotational"
                 else:
                     kinds[j.q_start + k] = "translational"

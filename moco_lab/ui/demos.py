@@ -38,13 +38,22 @@ import numpy as np
 from ..analysis import problems as problem_analysis
 from ..analysis import verification as analysis
 from ..analysis.problems import PARABOLA_LAMBDA, parabola_constraint_errors, suspended_mass_activation_rms
+from ..examples import squat as squat_examples
 from ..examples import verification as examples
 from ..examples.verification import PARABOLA_MOTIONS, parabola_study, suspended_mass_tracking_study
+from ..modeling.squat import squat_to_stand
 from ..ocp.goals import ControlGoal
 from ..results.trajectory import Trajectory
 from ..tools.study import Study
+from ..util.bounds import Bounds
 from ..util.config import mesh
-from ..viz.problems import parabola_constraint_figure, parabola_path_figure, suspended_mass_path_figure
+from ..viz.pose import animate
+from ..viz.problems import (
+    parabola_constraint_figure,
+    parabola_path_figure,
+    squat_activation_figure,
+    suspended_mass_path_figure,
+)
 
 if TYPE_CHECKING:
     from ..results.trajectory import Solution
@@ -160,6 +169,9 @@ class DemoProblem:
     weight_sliders : dict of str -> (float, float), optional
         ``{goal name: (min, max)}``: show that goal's weight as a logarithmic
         slider over ``[min, max]`` instead of a number field.
+    settings_defaults : dict, optional
+        Generic settings the problem starts with instead of the panel's defaults
+        (e.g. ``{"mode": "implicit", "tolerance": 1e-3}``).
     """
 
     key: str
@@ -174,6 +186,7 @@ class DemoProblem:
     extra_figures: Callable[..., dict] | None = None
     extra_numbers: Callable[..., dict] | None = None
     weight_sliders: dict = field(default_factory=dict)
+    settings_defaults: dict = field(default_factory=dict)
 
     @property
     def initial_mesh(self) -> int:
@@ -351,6 +364,49 @@ def _suspended_mass_figures(solution, previous, settings: dict) -> dict:
     return {"path": suspended_mass_path_figure(solution, previous, prediction, task)}
 
 
+# ------------------------------------------------- squat to stand (the Moco paper, Figure 6)
+_SPRINGS = ("none", "fixed", "optimize")
+_SQUAT_LAST: list = []  # the latest successful squat solution (a warm start for the next solve)
+
+
+def _spring(settings: dict) -> str:
+    spring = settings.get("spring", "none")
+    if spring not in _SPRINGS:
+        raise ValueError(f"spring must be one of {list(_SPRINGS)}, got {spring!r}")
+    return spring
+
+
+def _build_squat(settings: dict) -> Study:
+    spring = _spring(settings)
+    study = squat_examples.squat_to_stand_study(assisted=spring != "none")
+    if spring == "fixed":  # the stiffness held as a parameter: every stiffness shares one compiled model
+        k = float(settings.get("stiffness", 50.0))
+        if not 0.0 <= k <= 100.0:
+            raise ValueError(f"stiffness must be within [0, 100] N·m/rad, got {k}")
+        study.problem.parameters[0].bounds = Bounds(k, k)
+    if settings.get("warm_start", "yes") == "yes" and _SQUAT_LAST:
+        study.solver.guess = _SQUAT_LAST[-1]
+    return study
+
+
+def _squat_figures(solution, previous, settings: dict) -> dict:
+    if solution.success:
+        _SQUAT_LAST[:] = [solution]
+    model = squat_to_stand(knee_spring=None)
+    return {"motion": animate(model, solution, frames=mesh(30, 8), title="The rise (press play)", height=420),
+            "activations": squat_activation_figure(solution, previous)}
+
+
+def _squat_numbers(solution, settings: dict) -> dict:
+    numbers = {"final time": f"{solution.final_time:.3f} s",
+               "effort": f"{solution.goal_values.get('effort', float('nan')):.3f}"}
+    if "stiffness" in solution.parameters:
+        numbers["knee spring"] = f"{solution.parameters['stiffness']:.1f} N·m/rad"
+    for name in ("vas_int_r", "glut_max2_r"):
+        numbers[f"peak {name}"] = f"{float(np.max(solution.states[f'/forceset/{name}/activation'])):.2f}"
+    return numbers
+
+
 # ------------------------------------------------- bead on a parabola (kinematic constraint)
 _MOTIONS = PARABOLA_MOTIONS
 
@@ -495,6 +551,7 @@ def base_settings(problem: str | DemoProblem) -> dict:
     problem = get_demo_problem(problem)
     settings = {"scheme": "hermite-simpson", "mode": "explicit", "mesh_intervals": problem.initial_mesh,
                 "optimizer": "ipopt", "max_iterations": 3000, "tolerance": None, "goals": {}}
+    settings.update(problem.settings_defaults)
     settings.update({o.key: o.default for o in problem.options})
     return settings
 
@@ -543,3 +600,28 @@ def apply_settings(study: Study, settings: dict) -> Study:
             goal.exponent = p
     s.validate()
     return study
+
+register_demo_problem(DemoProblem(
+    key="squat_to_stand",
+    title="Squat to stand with a knee spring (Moco paper, Figure 6)",
+    description=("A one-leg model with 9 muscles (foot welded to the ground) rises from a deep squat to standing, "
+                 "at rest at both ends, minimizing effort ∫ Σ e² dt plus the final time. <b>spring</b>: "
+                 "<i>none</i>; <i>fixed</i>: a knee spring of the stiffness you set (torque −k q); "
+                 "<i>optimize</i>: the optimizer chooses k in [0, 100] N·m/rad together with the motion (the "
+                 "paper: 88 / 90). The spring takes load off the vasti and the gluteus maximus; the previous "
+                 "solution stays in the activation plot (dotted). Each solve starts from the previous solution "
+                 "(warm start) unless you switch that off; the paper's mesh is 50 intervals (about 10 s)."),
+    build=_build_squat,
+    options=(Option("spring", "spring", "none", _SPRINGS,
+                    "none: no device; fixed: a knee spring of the stiffness below; optimize: its stiffness is a "
+                    "parameter of the problem (press Solve; the previous solution stays, dotted)"),
+             Option("stiffness", "k (N·m/rad)", 50.0,
+                    tooltip="the fixed spring's stiffness, 0 to 100 N·m/rad (used with spring = fixed)"),
+             Option("warm_start", "warm start", "yes", ("yes", "no"),
+                    "yes: start from the last solution (faster after a small change); no: the paper's guess")),
+    mesh_full=50, mesh_fast=8,
+    extra_figures=_squat_figures,
+    extra_numbers=_squat_numbers,
+    weight_sliders={"effort": (0.01, 100.0), "time": (0.01, 100.0)},
+    settings_defaults={"mode": "implicit", "tolerance": 1e-3},
+))

@@ -94,7 +94,8 @@ SCHEMES = ("hermite-simpson", "trapezoidal")
 MODES = ("explicit", "implicit")
 OPTIMIZERS = ("ipopt", "snopt")
 #: Tolerance choices offered by the panels (label, value); ``None`` keeps the optimizer's defaults.
-TOLERANCES = (("optimizer default", None), ("1e-4", 1e-4), ("1e-6", 1e-6), ("1e-8", 1e-8), ("1e-10", 1e-10))
+TOLERANCES = (("optimizer default", None), ("1e-2", 1e-2), ("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-6", 1e-6),
+              ("1e-8", 1e-8), ("1e-10", 1e-10))
 _DEFAULT = "default"  # dropdown value standing for None (an ipywidgets Dropdown cannot select None)
 
 

@@ -1,4 +1,5 @@
-"""Figures of the built-in problems: the suspended mass's x–y path, the parabola bead's forces and constraint errors."""
+"""Figures of the built-in problems: the suspended mass's x–y path, the parabola bead's forces and constraint errors,
+the squat-to-stand's activations."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from ..results.trajectory import Solution
 
 __all__ = ["SUSPENDED_MASS_ORIGINS", "suspended_mass_path_figure", "parabola_path_figure",
-           "parabola_constraint_figure"]
+           "parabola_constraint_figure", "SQUAT_KEY_MUSCLES", "squat_activation_figure"]
 
 _TX, _TY = "/jointset/tx/tx/value", "/jointset/ty/ty/value"
 #: Ground points of the suspended mass's muscles, ``{muscle: (x, y)}`` in m (:func:`moco_lab.models.suspended_mass`).
@@ -112,4 +113,35 @@ def parabola_constraint_figure(solution: Solution, previous: Solution | None = N
     fig.update_xaxes(title_text="t (s)")
     fig.update_layout(height=360, title=f"Kinematic constraint ({scheme})", plot_bgcolor="white",
                       legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+#: The squat-to-stand muscles the activation figure shows (the main actors of the rise, then the idle soleus).
+SQUAT_KEY_MUSCLES = ("vas_int_r", "glut_max2_r", "semimem_r", "tib_ant_r", "rect_fem_r", "soleus_r")
+_SQUAT_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+
+
+def squat_activation_figure(solution: Solution, previous: Solution | None = None) -> go.Figure:
+    """Activations of the squat-to-stand's key muscles against the fraction of the motion.
+
+    ``previous`` (another solution, e.g. without the knee spring) is drawn dotted and faded in the same colours,
+    so that what the latest change did to each muscle reads at a glance.
+    """
+    import plotly.graph_objects as go
+
+    def series(sol, name):
+        t = np.asarray(sol.time, float)
+        return (t - t[0]) / (t[-1] - t[0]), np.asarray(sol.states[f"/forceset/{name}/activation"], float)
+
+    fig = go.Figure()
+    for name, color in zip(SQUAT_KEY_MUSCLES, _SQUAT_COLORS):
+        if previous is not None:
+            x, y = series(previous, name)
+            fig.add_scatter(x=x, y=y, name=f"{name} (previous)", line=dict(color=color, dash="dot"), opacity=0.45,
+                            legendgroup=name, showlegend=False)
+        x, y = series(solution, name)
+        fig.add_scatter(x=x, y=y, name=name, line=dict(color=color), legendgroup=name)
+    fig.update_layout(title="Activations (solid; previous solution dotted)", height=380,
+                      xaxis_title="fraction of the motion (–)", yaxis_title="activation (–)",
+                      yaxis_range=[0, 1.05], margin=dict(l=60, r=20, t=50, b=50))
     return fig
