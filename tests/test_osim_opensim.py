@@ -488,3 +488,95 @@ def test_squat_muscle_paths_with_cylinder_wrapping():
     assert len(double) >= 10 and np.all(d_double[:, 0] < RTOL)  # OpenSim's number is never the longer
     big = d_double[:, 0] < -1e-3
     assert big.sum() >= 5 and np.all(d_double[big, 1] < 0.0)  # where it is >1 mm shorter: shorter than its chords
+
+
+def test_welded_joint_matches_mocos_replace_joints_with_welds():
+    """read_osim(..., weld=["ankle_r"]) against Moco's ModOpReplaceJointsWithWelds on 2D_gait.osim: the same
+    coordinates remain, and body poses and muscle–tendon lengths agree to round-off (same tolerance and reasoning as
+    the first tests) at 20 random states; the mass matrix, formed here as the difference of two inverse dynamics
+    (with and without a unit acceleration), to 1e-10 of its largest entry: the subtraction cancels gravity terms of
+    order m·g·l ≈ 500 N·m against entries of order 0.01 kg·m², which leaves about 1e-16 × 5e4 ≈ 5e-12 (measured
+    4.7e-12)."""
+    path = str(opensim_file("2D_gait.osim"))
+    ours = read_osim(path, weld=["ankle_r"])
+    processor = opensim.ModelProcessor(path)
+    names = opensim.StdVectorString()
+    names.append("ankle_r")
+    processor.append(opensim.ModOpReplaceJointsWithWelds(names))
+    theirs = processor.process()
+    state = theirs.initSystem()
+    assert {c.getName() for c in theirs.getCoordinateSet()} == {c.name for c in ours.coordinates}
+    assert "ankle_angle_r" not in {c.name for c in ours.coordinates} and ours.spec["kwargs"]["weld"] == ["ankle_r"]
+    rng = np.random.default_rng(2)
+    C = ours.coordinates
+    lo = np.array([max(c.range[0], -1.0) for c in C])
+    hi = np.array([min(c.range[1], 1.0) for c in C])
+    n = 20
+    Q = rng.uniform(lo, hi, size=(n, len(C)))
+    table = analyze(ours, trajectory(ours, Q, np.zeros_like(Q), ours.muscles,
+                                     np.full((n, len(ours.muscles)), 0.5)), r".*/length")
+    tree = ours.tree()
+    from moco_lab.engine.multibody import SymbolicMultibody
+
+    order = mobility_order(theirs, state, ours)
+    kernel = kernel_for(ours)
+    eye, zero = np.eye(len(C)), np.zeros((len(C), len(C)))
+    worst = dict(p=0.0, M=0.0, length=0.0)
+    moved = 0
+    for k in range(n):
+        set_their_state(theirs, state, ours, Q[k], np.zeros(len(C)))
+        theirs.realizePosition(state)
+        q = np.zeros(len(C))
+        q[[c.q_index for c in C]] = Q[k]
+        mb = SymbolicMultibody(tree, list(q), [0.0] * len(q))
+        for i, b in tree.bodies.items():
+            T = theirs.getBodySet().get(b.name).getTransformInGround(state)
+            worst["p"] = max(worst["p"], np.abs(np.array(mb.p[i], float) - [T.p()[j] for j in range(3)]).max())
+            moved += abs(T.p()[0]) > 1e-3  # the comparison is about bodies that are somewhere
+        M = opensim.Matrix()
+        theirs.getMatterSubsystem().calcM(state, M)
+        Mo = np.array([[M.get(a, b) for b in order] for a in order])
+        Z = np.zeros((len(C), len(ours.auxiliary_state_names())))
+        X = np.zeros((len(C), len(ours.control_names())))
+        Mc = kernel.residual(np.repeat(Q[k:k + 1], len(C), 0), zero, eye, X, None, Z=Z)[0] \
+            - kernel.residual(Q[k:k + 1], zero[:1], zero[:1], X[:1], None, Z=Z[:1])[0]
+        worst["M"] = max(worst["M"], np.abs(Mc.T - Mo).max() / np.abs(Mo).max())
+        for m in ours.muscles:
+            L = opensim.Muscle.safeDownCast(theirs.getComponent(m.path)).getLength(state)
+            worst["length"] = max(worst["length"], abs(L - table[f"{m.path}/length"][k]))
+    print("welded ankle:", {k: f"{v:.1e}" for k, v in worst.items()})
+    assert worst["p"] < RTOL and worst["length"] < RTOL and worst["M"] < 1e-10 and moved > n
+
+
+def test_a_locked_coordinate_is_held_at_its_value(tmp_path):
+    """A file that locks the lumbar coordinate at 0.2 rad: moco_lab welds the lumbar joint in that pose (the torso
+    sits where OpenSim's locked model puts it, to round-off); the actuator on it is refused, or skipped with a
+    warning; ``unlock=["lumbar"]`` reads the coordinate as free."""
+    text = opensim_file("2D_gait.osim").read_text()
+    start = text.index('<Coordinate name="lumbar">')
+    end = text.index("</Coordinate>", start)
+    locked = text[start:end].replace("<range>", "<default_value>0.2</default_value><locked>true</locked><range>")
+    path = tmp_path / "locked.osim"
+    path.write_text(text[:start] + locked + text[end:])
+    from moco_lab.modeling.osim import OsimFormatError
+
+    with pytest.raises(OsimFormatError, match="lumbarAct.*locked coordinate"):
+        read_osim(path)
+    with pytest.warns(UserWarning, match="lumbarAct"):
+        ours = read_osim(path, skip_unsupported=True)
+    assert "lumbar" not in {c.name for c in ours.coordinates}
+    assert "lumbar" in {c.name for c in read_osim(path, unlock=["lumbar"]).coordinates}
+    theirs = opensim.Model(str(path))
+    state = theirs.initSystem()
+    from moco_lab.analysis.pose import pose
+
+    values = {"pelvis_ty": 0.9, "pelvis_tilt": -0.1, "hip_flexion_r": 0.3}
+    coords = their_coordinates(theirs)
+    for name, v in values.items():
+        coords[name].setValue(state, v, False)
+    theirs.realizePosition(state)
+    assert coords["lumbar"].getValue(state) == pytest.approx(0.2) and coords["lumbar"].getLocked(state)
+    T = theirs.getBodySet().get("torso").getTransformInGround(state)
+    ours_torso = pose(ours, values).joints["lumbar"]
+    theirs_torso = np.array([T.p()[j] for j in range(3)])
+    assert np.abs(ours_torso - theirs_torso).max() < RTOL

@@ -25,6 +25,9 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
   ``ContactHalfSpace`` — in ``<ForceSet>`` or in the model's ``<components>``;
 * ``CoordinateCouplerConstraint`` with a linear function of one independent coordinate.
 
+* ``weld=[joint, ...]``: joints replaced by welds (Moco's ``ModOpReplaceJointsWithWelds``);
+  a locked coordinate of a one-coordinate joint: the joint welded at the coordinate's default
+  value (``unlock=[coordinate, ...]`` reads it as free);
 * wrapping: ``PathWrap`` over a ``WrapCylinder`` (quadrant, range of path points;
   :mod:`moco_lab.modeling.wrapping`: the shortest path over the cylinder).
 
@@ -145,10 +148,13 @@ class _Frame:
 
 
 class _Reader:
-    def __init__(self, path: Path, skip_unsupported: bool, replace_millard: bool = False, text: str | None = None):
+    def __init__(self, path: Path, skip_unsupported: bool, replace_millard: bool = False, text: str | None = None,
+                 weld: Sequence[str] = (), unlock: Sequence[str] = ()):
         self.file = path
         self.skip = skip_unsupported
         self.replace_millard = replace_millard
+        self.weld, self.unlock = set(weld), set(unlock)
+        self.removed: dict[str, str] = {}  # coordinate -> why it is not a coordinate of the model (welded, locked)
         self.skipped: list[str] = []
         root = ET.fromstring(text) if text is not None else ET.parse(path).getroot()
         model = root.find("Model") if root.tag == "OpenSimDocument" else root
@@ -243,18 +249,38 @@ class _Reader:
         return out
 
     def joints(self) -> None:
+        names = {el.get("name") for el in self.sets("JointSet")}
+        unknown = sorted(self.weld - names)
+        if unknown:
+            raise OsimFormatError(f"{self.file.name}: weld names joints that are not in the model: {unknown}; "
+                                  f"joints: {sorted(names)}")
+        all_coords = {c.get("name") for el in self.sets("JointSet") for c in el.findall("coordinates/Coordinate")}
+        unknown = sorted(self.unlock - all_coords)
+        if unknown:
+            raise OsimFormatError(f"{self.file.name}: unlock names coordinates that are not in the model: {unknown}")
         for el in self.sets("JointSet"):
             jpath = f"/jointset/{el.get('name')}"
             self.offset_frames(el, jpath)
             parent = self.frame(el.findtext("socket_parent_frame", ""), jpath)
             child = self.frame(el.findtext("socket_child_frame", ""), jpath)
             coords = el.findall("coordinates/Coordinate")
-            for c in coords:
-                if _flag(c, "locked"):
-                    self.unsupported(f"the locked coordinate {c.get('name')!r}", jpath)
+            locked = [c for c in coords if _flag(c, "locked") and c.get("name") not in self.unlock]
             kind = el.tag
             args = dict(name=el.get("name"), parent=parent.body, child=child.body, parent_offset=parent.X,
                         child_offset=child.X)
+            if el.get("name") in self.weld:  # Moco's ModOpReplaceJointsWithWelds: the joint frames coincide
+                self.builder.add_weld_joint(**args)
+                self.removed.update({c.get("name"): f"welded joint {jpath}" for c in coords})
+                continue
+            if locked:  # held at its default value: a weld at that pose (single-coordinate joints)
+                X = self.joint_pose(el, coords, jpath) if len(coords) == 1 else None
+                if X is None:
+                    self.unsupported(f"the locked coordinate {locked[0].get('name')!r} (read_osim(..., unlock=[...]) "
+                                     "unlocks it; single-coordinate joints are welded at the locked value)", jpath)
+                    continue
+                self.builder.add_weld_joint(**{**args, "parent_offset": parent.X @ X})
+                self.removed[coords[0].get("name")] = f"locked coordinate of {jpath} (read_osim(..., unlock=[...]))"
+                continue
             if kind == "WeldJoint":
                 self.builder.add_weld_joint(**args)
             elif kind in ("PinJoint", "SliderJoint"):
@@ -274,6 +300,21 @@ class _Reader:
             for c in coords:
                 self.coordinates[c.get("name")] = jpath
 
+    def joint_pose(self, el: ET.Element, coords: list, jpath: str) -> RigidTransform | None:
+        """``X_FM`` of a one-coordinate joint at its coordinate's default value (None: a kind not handled)."""
+        q0 = float(_num(coords[0], "default_value", 0.0))
+        if el.tag == "PinJoint":
+            return RigidTransform(RotationMatrix.MakeZRotation(q0), np.zeros(3))
+        if el.tag == "SliderJoint":
+            return RigidTransform(np.array([q0, 0.0, 0.0]))
+        if el.tag == "CustomJoint":
+            transform = self.custom_transform(el, coords, jpath)
+            if transform is None:
+                return None
+            R, p = transform.pose(q0)
+            return RigidTransform(RotationMatrix(R), p)
+        return None
+
     def only(self, coords, n, where):
         if len(coords) != n:
             raise OsimFormatError(f"{self.file.name}: {where} has {len(coords)} coordinates, expected {n}")
@@ -286,6 +327,23 @@ class _Reader:
 
     def custom_joint(self, el, coords, args, jpath) -> None:
         """A CustomJoint of one coordinate: a pin or slider when it is one, else an exact :class:`CustomTransform`."""
+        transform = self.custom_transform(el, coords, jpath)
+        if transform is None:
+            return
+        kw = dict(coordinate=coords[0].get("name"), path=jpath, range=self.range(coords[0]))
+        moving = [(n, a, f) for n, (a, f) in [("rotation", r) for r in transform.rotations]
+                  + [("translation", t) for t in transform.translations]
+                  if not (isinstance(f, Constant) and f.value == 0.0)]
+        if (len(moving) == 1 and isinstance(moving[0][2], LinearFunction) and moving[0][2].slope == 1.0
+                and moving[0][2].intercept == 0.0):
+            name, axis, _ = moving[0]
+            add = self.builder.add_pin_joint if name == "rotation" else self.builder.add_slider_joint
+            add(**args, axis=axis, **kw)
+            return
+        self.builder.add_custom_joint(**args, transform=transform, **kw)
+
+    def custom_transform(self, el, coords, jpath) -> CustomTransform | None:
+        """The spatial transform of a one-coordinate CustomJoint (None, after reporting it, if not supported)."""
         axes = []
         for axis_el in el.findall("SpatialTransform/TransformAxis"):
             where = f"{jpath}/{axis_el.get('name')}"
@@ -293,29 +351,19 @@ class _Reader:
             names = (axis_el.findtext("coordinates") or "").split()
             if len(names) > 1:
                 self.unsupported(f"a TransformAxis that is a function of several coordinates {names}", where)
-                return
+                return None
             if names and (len(coords) != 1 or names[0] != coords[0].get("name")):
                 self.unsupported(f"a TransformAxis of coordinate {names[0]!r} that is not the joint's own", where)
-                return
+                return None
             if not names and not f.is_constant():
                 raise OsimFormatError(f"{self.file.name}: {where} has a non-constant function but no coordinate")
             axes.append((axis_el.get("name"), _vec(axis_el, "axis"), f))
         if len(coords) != 1:
             self.unsupported(f"a CustomJoint with {len(coords)} coordinates (moco_lab reads one-coordinate "
                              "CustomJoints)", jpath)
-            return
-        moving = [a for a in axes if not (isinstance(a[2], Constant) and a[2].value == 0.0)]
-        simple = (len(moving) == 1 and isinstance(moving[0][2], LinearFunction) and moving[0][2].slope == 1.0
-                  and moving[0][2].intercept == 0.0)
-        kw = dict(coordinate=coords[0].get("name"), path=jpath, range=self.range(coords[0]))
-        if simple:
-            name, axis, _ = moving[0]
-            add = self.builder.add_pin_joint if name.startswith("rotation") else self.builder.add_slider_joint
-            add(**args, axis=axis, **kw)
-            return
-        transform = CustomTransform(rotations=[(a, f) for n, a, f in axes if n.startswith("rotation")],
-                                    translations=[(a, f) for n, a, f in axes if n.startswith("translation")])
-        self.builder.add_custom_joint(**args, transform=transform, **kw)
+            return None
+        return CustomTransform(rotations=[(a, f) for n, a, f in axes if n.startswith("rotation")],
+                               translations=[(a, f) for n, a, f in axes if n.startswith("translation")])
 
     # ------------------------------------------------------------ functions
     def axis_function(self, axis_el: ET.Element, where: str) -> OpenSimFunction:
@@ -371,6 +419,10 @@ class _Reader:
                                  "ModOpReplaceMusclesWithDeGrooteFregly2016 does)", where)
             elif el.tag == "CoordinateActuator":
                 coordinate = _last(el.findtext("coordinate") or el.findtext("socket_coordinate") or "")
+                if coordinate in self.removed:
+                    self.unsupported(f"the CoordinateActuator {el.get('name')!r} on {coordinate!r}, which is not a "
+                                     f"coordinate of the model read ({self.removed[coordinate]})", where)
+                    continue
                 self.builder.add_coordinate_actuator(where, coordinate, float(_num(el, "optimal_force", 1.0)),
                                                      float(_num(el, "min_control", -math.inf)),
                                                      float(_num(el, "max_control", math.inf)))
@@ -467,6 +519,10 @@ class _Reader:
                 self.unsupported("a CoordinateCouplerConstraint that is not linear in one independent coordinate",
                                  where)
                 continue
+            gone = [c for c in [*independent, dependent] if c in self.removed]
+            if gone:
+                raise OsimFormatError(f"{self.file.name}: {where} couples {gone[0]!r}, which is not a coordinate "
+                                      f"of the model read ({self.removed[gone[0]]})")
             slope, intercept = (f.slope, f.intercept) if isinstance(f, LinearFunction) else (0.0, f.value)
             # OpenSim: q_dep = scale · f(q_indep)
             self.builder.add_constraint(CoordinateCouplerConstraint(el.get("name"), dependent, independent[0],
@@ -520,7 +576,8 @@ def degroote_from_millard(el: ET.Element, default: ET.Element | None = None) -> 
         ignore_activation_dynamics=flag("ignore_activation_dynamics"))
 
 
-def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_millard: bool = False) -> Model:
+def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_millard: bool = False,
+              weld: Sequence[str] = (), unlock: Sequence[str] = ()) -> Model:
     """Read an OpenSim 4.x model file (``.osim``) into a moco_lab :class:`Model` on a ``MultibodyPlant``.
 
     Parameters
@@ -535,6 +592,12 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
     replace_millard : bool
         Replace every ``Millard2012EquilibriumMuscle`` by a ``DeGrooteFregly2016Muscle`` the way
         Moco's ``ModOpReplaceMusclesWithDeGrooteFregly2016`` does (:func:`degroote_from_millard`).
+    weld : sequence of str
+        Joints (by name) to replace by welds whose joint frames coincide — Moco's
+        ``ModOpReplaceJointsWithWelds``; their coordinates are gone from the model.
+    unlock : sequence of str
+        Coordinates (by name) to read as free although the file locks them. A locked coordinate of a
+        one-coordinate joint is otherwise held at its default value: the joint becomes a weld in that pose.
 
     Returns
     -------
@@ -548,12 +611,14 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
     '/jointset/knee_r/knee_angle_r'
     """
     p = _locate(path)
-    model = _Reader(p, skip_unsupported, replace_millard).read()
+    model = _Reader(p, skip_unsupported, replace_millard, weld=weld, unlock=unlock).read()
     # the recipe a study file records: the file as named (a shipped file by its name), and its content's hash
     shipped = p.parent == OPENSIM_DIR
     model.spec = {"factory": "read_osim", "kwargs": {
         "path": p.name if shipped else str(p), "skip_unsupported": bool(skip_unsupported),
         "replace_millard": bool(replace_millard), "sha256": _sha256(p)}}
+    if weld or unlock:
+        model.spec["kwargs"].update(weld=sorted(weld), unlock=sorted(unlock))
     return model
 
 
@@ -567,7 +632,7 @@ def read_osim_string(text: str, name: str = "model.osim", *, skip_unsupported: b
 
 
 def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | None = None,
-                    replace_millard: bool = False) -> Model:
+                    replace_millard: bool = False, weld: Sequence[str] = (), unlock: Sequence[str] = ()) -> Model:
     """Read a model file again for a study file's recipe; ``ValueError`` if its content changed since.
 
     Parameters
@@ -576,6 +641,8 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
         The file (a shipped file by its name).
     skip_unsupported, replace_millard : bool
         As for :func:`read_osim`.
+    weld, unlock : sequence of str
+        As for :func:`read_osim`.
     sha256 : str, optional
         The SHA-256 of the file when the study was saved.
     """
@@ -583,7 +650,7 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
     if sha256 is not None and _sha256(p) != sha256:
         raise ValueError(f"The model file {str(p)!r} changed since the study was saved (its SHA-256 differs): the "
                          "study would not be the same problem. Restore the file, or pose the study again on it.")
-    return read_osim(p, skip_unsupported=skip_unsupported, replace_millard=replace_millard)
+    return read_osim(p, skip_unsupported=skip_unsupported, replace_millard=replace_millard, weld=weld, unlock=unlock)
 
 
 def _locate(path: str | Path) -> Path:
