@@ -128,3 +128,22 @@ def test_parameter_changes_hold_a_parameter_and_share_one_compiled_model():
     assert [s.problem.parameters[0].bounds.lower for s in studies] == [1.0, 3.0]
     with pytest.raises(KeyError, match="no parameter"):
         ml.sweep(base, {"parameter.stiffness": [1.0]}, client=None)
+
+
+def test_metric_columns_of_your_own(study, tmp_path):
+    """``metrics``: columns computed from each solution, in this process (any callable; also for tasks loaded from the
+    folder); a metric that raises gives NaN and says why, without losing the sweep."""
+    def peak_force(sol):
+        return float(np.max(np.abs(sol.controls["/actuator"])))
+
+    def broken(sol):
+        raise RuntimeError("no such thing")
+
+    changes = {"solver.num_mesh_intervals": [10, 20]}
+    result = sweep(study, changes, client=None, folder=tmp_path, metrics={"peak_force": peak_force, "broken": broken})
+    peaks = result.column("metric:peak_force")
+    assert all(p == pytest.approx(50.0, rel=1e-6) for p in peaks)  # bang-bang at the force bound
+    assert all(np.isnan(result.column("metric:broken")))
+    assert all("metric 'broken'" in e and "no such thing" in e for e in result.column("error"))
+    again = sweep(study, changes, client=None, folder=tmp_path, metrics={"peak_force": peak_force})
+    assert again.reused == 2 and again.column("metric:peak_force") == peaks

@@ -130,7 +130,8 @@ class SweepResult:
     ----------
     rows : list of dict
         One per change, in the order given: the change (``change:<key>``), ``success``, ``status``,
-        ``objective``, each goal's value (``goal:<name>``), ``final_time``, ``iterations``,
+        ``objective``, each goal's value (``goal:<name>``), your metrics (``metric:<name>``), ``final_time``,
+        ``iterations``,
         ``solve_time`` (s, the optimizer's), ``error`` (text of an exception, if the task raised), ``task``.
     solutions : list of Solution or None
         Same order; None where the task raised.
@@ -173,7 +174,8 @@ def _load_done(folder: str | None, task: str) -> tuple[dict, Solution] | None:
 
 def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequence], *,
           client: Any = "local", folder: str | os.PathLike | None = None, workers: int | None = None,
-          progress: Callable[[int, int, int], None] | bool = False, warm_start: bool = False) -> SweepResult:
+          progress: Callable[[int, int, int], None] | bool = False, warm_start: bool = False,
+          metrics: Mapping[str, Callable[[Solution], float]] | None = None) -> SweepResult:
     """Solve ``study`` once per change.
 
     Parameters
@@ -196,6 +198,11 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
         Continuation: solve the changes in the order given, each from the previous one's solution (when
         it succeeded) — e.g. a stiffness swept in small steps. The tasks then run one after another (on
         workers, as a chain), so only independent sweeps gain from more workers.
+    metrics : dict of str -> callable, optional
+        Columns of your own: ``{"peak_vasti": lambda sol: sol.states["/forceset/vas_int_r/activation"].max()}``
+        adds ``metric:peak_vasti`` to every row. They run in this process on the returned solutions (also those
+        loaded from ``folder``), so any callable works; one that raises, or a failed solve, gives NaN and the
+        reason in the row's ``error``.
 
     Returns
     -------
@@ -279,5 +286,18 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
                 owned.close()
     if progress is True:
         sys.stderr.write("\n")
-    return SweepResult([r[0] for r in results], [r[1] for r in results], time.perf_counter() - start, engine,
-                       reused)
+    rows = [r[0] for r in results]
+    for name, metric in (metrics or {}).items():
+        for row, (_, solution) in zip(rows, results):
+            value, problem = float("nan"), None
+            if solution is None or not solution.success:
+                problem = "no successful solution"
+            else:
+                try:
+                    value = float(metric(solution))
+                except Exception as err:  # a metric's bug must not lose the sweep
+                    problem = "".join(traceback.format_exception_only(err)).strip()
+            row[f"metric:{name}"] = value
+            if problem is not None and solution is not None and solution.success:
+                row["error"] = "; ".join(x for x in (row.get("error"), f"metric {name!r}: {problem}") if x)
+    return SweepResult(rows, [r[1] for r in results], time.perf_counter() - start, engine, reused)
