@@ -275,11 +275,16 @@ _PREDICTIONS: dict[tuple, Any] = {}  # prediction settings -> Solution (the last
 _PREDICTIONS_KEPT = 8
 
 
+def _choice(settings: dict, key: str, allowed: tuple) -> str:
+    """The setting ``key`` (default: the first allowed value), refused with the allowed ones if not among them."""
+    value = settings.get(key, allowed[0])
+    if value not in allowed:
+        raise ValueError(f"{key} must be one of {list(allowed)}, got {value!r}")
+    return value
+
+
 def _task(settings: dict) -> str:
-    task = settings.get("task", "predict")
-    if task not in _TASKS:
-        raise ValueError(f"task must be one of {list(_TASKS)}, got {task!r}")
-    return task
+    return _choice(settings, "task", _TASKS)
 
 
 def suspended_mass_prediction(settings: dict) -> Solution:
@@ -370,10 +375,7 @@ _SQUAT_LAST: list = []  # the latest successful squat solution (a warm start for
 
 
 def _spring(settings: dict) -> str:
-    spring = settings.get("spring", "none")
-    if spring not in _SPRINGS:
-        raise ValueError(f"spring must be one of {list(_SPRINGS)}, got {spring!r}")
-    return spring
+    return _choice(settings, "spring", _SPRINGS)
 
 
 def _build_squat(settings: dict) -> Study:
@@ -412,10 +414,7 @@ _MOTIONS = PARABOLA_MOTIONS
 
 
 def _motion(settings: dict) -> str:
-    motion = settings.get("motion", "move")
-    if motion not in _MOTIONS:
-        raise ValueError(f"motion must be one of {list(_MOTIONS)}, got {motion!r}")
-    return motion
+    return _choice(settings, "motion", _MOTIONS)
 
 
 def _build_parabola(settings: dict) -> Study:
