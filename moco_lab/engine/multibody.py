@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from ..modeling.joints import rotation_about
 from ..modeling.tree import SUPPORTED_JOINTS, BodyInfo, JointInfo, Tree, read_tree
 from ..symbolic import expr as sx
 from ..symbolic.expr import is_expr
@@ -86,15 +87,6 @@ def _is_zero(v) -> bool:
     return all(isinstance(x, float) and x == 0.0 for x in v)
 
 
-def _rotation(axis, c, s):
-    """Rodrigues rotation about the unit ``axis`` (numbers) by an angle with cosine ``c`` and sine ``s``."""
-    x, y, z = (float(a) for a in axis)
-    C = 1.0 - c
-    return [[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
-            [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
-            [z * x * C - y * s, z * y * C + x * s, c + z * z * C]]
-
-
 class SymbolicMultibody:
     """Kinematics and dynamics of a :class:`Tree` as expressions.
 
@@ -145,7 +137,7 @@ class SymbolicMultibody:
         if j.type == "revolute":
             c, sn = np.cos(q[0]), np.sin(q[0])
             ax = _const_vec(j.axis)
-            return (_rotation(j.axis, c, sn), zero, _scale(u[0], ax), zero,
+            return (rotation_about(j.axis, c, sn), zero, _scale(u[0], ax), zero,
                     _scale(a[0], ax) if a is not None else zero, zero)
         if j.type == "prismatic":
             ax = _const_vec(j.axis)
@@ -153,7 +145,7 @@ class SymbolicMultibody:
                     _scale(a[0], ax) if a is not None else zero)
         if j.type == "planar":  # q = (x, y, θ): M translated by (x, y, 0) in F, rotated by θ about z
             c, sn = np.cos(q[2]), np.sin(q[2])
-            R = _rotation((0.0, 0.0, 1.0), c, sn)
+            R = rotation_about((0.0, 0.0, 1.0), c, sn)
             return (R, [q[0], q[1], 0.0], [0.0, 0.0, u[2]], [u[0], u[1], 0.0],
                     [0.0, 0.0, a[2]] if a is not None else zero, [a[0], a[1], 0.0] if a is not None else zero)
         if j.type == "custom":  # OpenSim CustomJoint: rotations and translations are functions of q

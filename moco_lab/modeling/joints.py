@@ -22,14 +22,16 @@ kinematics.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydrake.math import RotationMatrix
 
 from .functions import OpenSimFunction
 
-__all__ = ["CustomTransform"]
+__all__ = ["CustomTransform", "rotation_about", "body_fixed_xyz_rotation"]
 
 
 def _unit(axis, what: str) -> np.ndarray:
@@ -40,13 +42,20 @@ def _unit(axis, what: str) -> np.ndarray:
     return a / n
 
 
-def _rotation_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
-    x, y, z = axis
-    c, s = np.cos(angle), np.sin(angle)
+def rotation_about(axis: Sequence[float], c: Any, s: Any) -> list:
+    """Rodrigues' rotation (3×3 nested list) about the unit ``axis`` (numbers) by the angle whose cosine is ``c`` and
+    sine ``s`` (numbers or expressions)."""
+    x, y, z = (float(v) for v in axis)
     C = 1.0 - c
-    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
-                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
-                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
+    return [[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+            [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+            [z * x * C - y * s, z * y * C + x * s, c + z * z * C]]
+
+
+def body_fixed_xyz_rotation(angles: Sequence[float]) -> RotationMatrix:
+    """OpenSim's orientation of a frame or wrap object: a body-fixed X–Y–Z sequence, ``R = Rx(a) Ry(b) Rz(c)``."""
+    a, b, c = (float(v) for v in angles)
+    return RotationMatrix.MakeXRotation(a) @ RotationMatrix.MakeYRotation(b) @ RotationMatrix.MakeZRotation(c)
 
 
 @dataclass
@@ -89,7 +98,8 @@ class CustomTransform:
         """``R_FM`` (3, 3) and ``p_FM`` (3,) at the coordinate value ``q``."""
         R = np.eye(3)
         for axis, fn in self.rotations:
-            R = R @ _rotation_matrix(axis, float(fn(float(q))))
+            angle = float(fn(float(q)))
+            R = R @ np.array(rotation_about(axis, np.cos(angle), np.sin(angle)))
         p = np.zeros(3)
         for axis, fn in self.translations:
             p = p + axis * float(fn(float(q)))
@@ -124,12 +134,7 @@ class CustomTransform:
                 H_w = [H_w[i] + a_F[i] * d1 for i in range(3)]
             if isinstance(theta, float) and theta == 0.0:
                 continue
-            c, s = xp.cos(theta), xp.sin(theta)
-            x, y, z = (float(v) for v in axis)
-            C = 1.0 - c
-            Rk = [[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
-                  [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
-                  [z * x * C - y * s, z * y * C + x * s, c + z * z * C]]
+            Rk = rotation_about(axis, xp.cos(theta), xp.sin(theta))
             R = [[R[i][0] * Rk[0][j] + R[i][1] * Rk[1][j] + R[i][2] * Rk[2][j] for j in range(3)] for i in range(3)]
         p, H_v, bias_v = list(zero), list(zero), list(zero)
         for axis, fn in self.translations:

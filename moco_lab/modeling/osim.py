@@ -52,7 +52,7 @@ from ..util.data import OPENSIM_DIR, opensim_file
 from .constraints import CoordinateCouplerConstraint
 from .contact import SmoothSphereHalfSpaceForce
 from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, SimmSpline
-from .joints import CustomTransform
+from .joints import CustomTransform, body_fixed_xyz_rotation
 from .model import Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
@@ -100,12 +100,6 @@ _FUNCTION_TAGS = ("Constant", "LinearFunction", "SimmSpline", "MultiplierFunctio
 
 class OsimFormatError(ValueError):
     """A model file holds something moco_lab cannot represent faithfully (names the element and where it is)."""
-
-
-def body_fixed_xyz_rotation(angles: Sequence[float]) -> RotationMatrix:
-    """OpenSim's frame orientation: a body-fixed X–Y–Z rotation sequence, ``R = Rx(a) Ry(b) Rz(c)``."""
-    a, b, c = (float(v) for v in angles)
-    return RotationMatrix.MakeXRotation(a) @ RotationMatrix.MakeYRotation(b) @ RotationMatrix.MakeZRotation(c)
 
 
 def _vec(el: ET.Element | None, tag: str, default=(0.0, 0.0, 0.0)) -> np.ndarray:

@@ -48,18 +48,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .joints import body_fixed_xyz_rotation
+
 __all__ = ["WrapCylinder", "PathWrap", "wrap_segment", "wrapped_path_length", "wrapped_path_polyline"]
 
 _QUADRANTS = {"all": None, "x": (0, 1.0), "+x": (0, 1.0), "-x": (0, -1.0), "y": (1, 1.0), "+y": (1, 1.0),
               "-y": (1, -1.0)}
-
-
-def _rotation_xyz(angles: Sequence[float]) -> np.ndarray:
-    a, b, c = (float(v) for v in angles)
-    Rx = np.array([[1, 0, 0], [0, math.cos(a), -math.sin(a)], [0, math.sin(a), math.cos(a)]])
-    Ry = np.array([[math.cos(b), 0, math.sin(b)], [0, 1, 0], [-math.sin(b), 0, math.cos(b)]])
-    Rz = np.array([[math.cos(c), -math.sin(c), 0], [math.sin(c), math.cos(c), 0], [0, 0, 1]])
-    return Rx @ Ry @ Rz
 
 
 @dataclass
@@ -99,7 +93,7 @@ class WrapCylinder:
         self.quadrant = q
         self.translation = tuple(float(v) for v in self.translation)
         self.rotation = tuple(float(v) for v in self.rotation)
-        self.R_BC = _rotation_xyz(self.rotation)
+        self.R_BC = body_fixed_xyz_rotation(self.rotation).matrix()
 
     def frame_points(self) -> list:
         """Body-frame locations of the cylinder origin and of the tips of its three unit axes."""
