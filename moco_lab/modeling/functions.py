@@ -170,10 +170,11 @@ class SimmSpline(OpenSimFunction):
         """``f''(x)``: the cubic's curvature inside the knots, zero outside (the continuation is a line)."""
         return self._piecewise(x, xp, 2)
 
-    def _pieces(self, k: int, dx: Any, order: int) -> Any:
+    def _pieces(self, k: Any, dx: Any, order: int) -> Any:
+        """The cubic of knot interval ``k`` (an index, or an array of them) and its derivatives at ``dx`` from it."""
         b, c, d = self.b[k], self.c[k], self.d[k]
         if order == 0:
-            return self.y[k] + dx * (b + dx * (c + dx * d))
+            return np.asarray(self.y)[k] + dx * (b + dx * (c + dx * d))
         if order == 1:
             return b + dx * (2.0 * c + 3.0 * dx * d)
         return 2.0 * c + 6.0 * dx * d
@@ -192,7 +193,7 @@ class SimmSpline(OpenSimFunction):
         if isinstance(x, (int, float, np.floating, np.integer)) or (isinstance(x, np.ndarray) and xp is np):
             xa = np.asarray(x, float)
             k = np.clip(np.searchsorted(np.array(X), xa, side="left") - 1, 0, n - 2)
-            y = self._pieces_array(k, xa - np.array(X)[k], order)
+            y = self._pieces(k, xa - np.array(X)[k], order)
             y = np.where(xa < X[0], self._line(0, xa, order), y)
             y = np.where(xa > X[-1], self._line(1, xa, order), y)
             return float(y) if np.ndim(y) == 0 else y
@@ -202,14 +203,6 @@ class SimmSpline(OpenSimFunction):
         for k in range(n - 2, -1, -1):
             result = xp.where(X[k + 1] - x, self._pieces(k, x - X[k], order), result)  # x < X[k+1]
         return xp.where(X[0] - x, self._line(0, x, order), result)  # x < X[0]
-
-    def _pieces_array(self, k: np.ndarray, dx: np.ndarray, order: int) -> np.ndarray:
-        b, c, d = self.b[k], self.c[k], self.d[k]
-        if order == 0:
-            return np.array(self.y)[k] + dx * (b + dx * (c + dx * d))
-        if order == 1:
-            return b + dx * (2.0 * c + 3.0 * dx * d)
-        return 2.0 * c + 6.0 * dx * d
 
     def description(self) -> dict:
         """What determines the function (type and numbers), as plain data."""
