@@ -325,9 +325,9 @@ class _Reader:
         if transform is None:
             return
         kw = dict(coordinate=coords[0].get("name"), path=jpath, range=self.range(coords[0]))
-        moving = [(n, a, f) for n, (a, f) in [("rotation", r) for r in transform.rotations]
-                  + [("translation", t) for t in transform.translations]
-                  if not (isinstance(f, Constant) and f.value == 0.0)]
+        axes = [("rotation", a, f) for a, f in transform.rotations] + \
+            [("translation", a, f) for a, f in transform.translations]
+        moving = [(n, a, f) for n, a, f in axes if not (isinstance(f, Constant) and f.value == 0.0)]
         if (len(moving) == 1 and isinstance(moving[0][2], LinearFunction) and moving[0][2].slope == 1.0
                 and moving[0][2].intercept == 0.0):
             name, axis, _ = moving[0]
@@ -361,24 +361,22 @@ class _Reader:
 
     # ------------------------------------------------------------ functions
     def axis_function(self, axis_el: ET.Element, where: str) -> OpenSimFunction:
-        """A TransformAxis's function: inside ``<function>`` (older files) or a direct child naming its type."""
-        wrapper = axis_el.find("function")
-        if wrapper is not None and wrapper.tag == "function" and len(wrapper) and wrapper.get("name") is None:
-            return self.function(wrapper, where)
+        """A TransformAxis's function: a child naming its type (``<LinearFunction name="function">``) or one
+        inside ``<function>`` (older files); none: zero."""
         for child in axis_el:
             if child.tag in _FUNCTION_TAGS:
-                holder = ET.Element("function")
-                holder.append(child)
-                return self.function(holder, where)
-        if wrapper is not None:
-            return self.function(wrapper, where)
+                return self.function_element(child, where)
+            if child.tag == "function":
+                return self.function(child, where)
         return Constant(0.0)
 
     def function(self, holder: ET.Element | None, where: str) -> OpenSimFunction:
         """The function inside a property element (``<function>``, ``<x_location>``, ...); none: zero."""
         el = None if holder is None else next(iter(holder), None)
-        if el is None:
-            return Constant(0.0)
+        return Constant(0.0) if el is None else self.function_element(el, where)
+
+    def function_element(self, el: ET.Element, where: str) -> OpenSimFunction:
+        """A function element (``<SimmSpline>``, ...) read into :mod:`moco_lab.modeling.functions`."""
         if el.tag == "Constant":
             return Constant(float(_num(el, "value", 0.0)))
         if el.tag == "LinearFunction":
