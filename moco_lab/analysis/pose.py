@@ -72,13 +72,12 @@ def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Po
     by_name = {c.name: q[c.q_index] for c in model.coordinates}
     tree = model.tree()
     mb = SymbolicMultibody(tree, [float(v) for v in q], [0.0] * len(q))
-    index = {b.name: i for i, b in tree.bodies.items()}
 
     def point(body: str, location) -> np.ndarray:
         loc = np.asarray(location, float)
         if body in ("ground", "world"):
             return loc
-        return np.asarray(mb.point_position(index[body], [float(v) for v in loc]), float)
+        return np.asarray(mb.point_position(tree.body_index(body), [float(v) for v in loc]), float)
 
     out = Pose()
     sphere_bodies: dict[str, list[np.ndarray]] = {}  # body -> its contact spheres' centres
@@ -114,7 +113,7 @@ def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Po
     for body, start in own_joint.items():
         ends = [own_joint[c] for c in children.get(body, [])]
         if not ends:
-            ends = sphere_bodies.get(body) or [point(body, tree.bodies[index[body]].com)]
+            ends = sphere_bodies.get(body) or [point(body, tree.bodies[tree.body_index(body)].com)]
         out.bones += [(body, start, end) for end in ends]
     out.com = np.asarray(mb.center_of_mass()[0], float)
     return out

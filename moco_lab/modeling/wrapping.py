@@ -218,9 +218,7 @@ def wrapped_path_length(points: Sequence[Sequence], wraps: Sequence[PathWrap], f
         With several wraps, how many times each is re-applied to the path the others left (OpenSim
         iterates until the length changes by less than 0.5 mm); a single wrap needs one.
     """
-    segments = [_Segment(points[i], points[i + 1], i, None, None) for i in range(len(points) - 1)]
-    schedule = list(wraps) * (passes if len(wraps) > 1 else 1)
-    return _apply(segments, {}, schedule, frames, len(points), xp)
+    return _apply(*_start(points, wraps, passes), frames, len(points), xp)
 
 
 @dataclass
@@ -230,6 +228,20 @@ class _Segment:
     index: int  # the path point the segment starts from, in the original path
     tag_a: str | None  # the wrap whose tangent point A is (None: a path point)
     tag_b: str | None
+
+
+def _start(points: Sequence, wraps: Sequence[PathWrap], passes: int) -> tuple:
+    """The straight segments between the path points, no arcs yet, and the order the wraps are applied in."""
+    segments = [_Segment(points[i], points[i + 1], i, None, None) for i in range(len(points) - 1)]
+    return segments, {}, list(wraps) * (passes if len(wraps) > 1 else 1)
+
+
+@dataclass
+class _Trace:
+    """What a numeric evaluation chose: each wrap's last geometry (by cylinder name) and the final path."""
+
+    geometry: dict = field(default_factory=dict)
+    final: tuple | None = None  # (segments, arcs)
 
 
 def _to_frame(frame, p, xp):
@@ -252,26 +264,13 @@ def _unwrap(segments: list, name: str) -> list:
     return segments
 
 
-def _trace_geometry(trace: list | None) -> dict:
-    """The dict in which a traced numeric evaluation keeps each wrap's last geometry (by cylinder name)."""
-    if trace is None:
-        return {}
-    if not trace or not isinstance(trace[0], dict):
-        trace.insert(0, {})
-    return trace[0]
-
-
 def wrapped_path_polyline(points: Sequence[Sequence], wraps: Sequence[PathWrap], frames: dict, passes: int = 2,
                           spacing: float = 0.002) -> np.ndarray:
     """World points (k, 3) along the wrapped path, for drawing: path and tangent points, helices sampled every
     ``spacing`` metres (numbers only)."""
-    trace: list = []
-    _trace_geometry(trace)
-    segments = [_Segment(np.asarray(points[i], float), np.asarray(points[i + 1], float), i, None, None)
-                for i in range(len(points) - 1)]
-    schedule = list(wraps) * (passes if len(wraps) > 1 else 1)
-    _apply(segments, {}, schedule, frames, len(points), np, trace)
-    geometry, (final, arcs) = trace[0], trace[-1]
+    trace = _Trace()
+    _apply(*_start([np.asarray(p, float) for p in points], wraps, passes), frames, len(points), np, trace)
+    geometry, (final, arcs) = trace.geometry, trace.final
     out = [np.asarray(final[0].A, float)]
     for seg in final:
         name = seg.tag_a
@@ -291,10 +290,10 @@ def wrapped_path_polyline(points: Sequence[Sequence], wraps: Sequence[PathWrap],
     return np.array(keep)
 
 
-def _apply(segments, arcs, schedule, frames, npoints, xp, trace=None):
+def _apply(segments, arcs, schedule, frames, npoints, xp, trace: _Trace | None = None):
     if not schedule:
         if trace is not None:
-            trace.append((segments, dict(arcs)))
+            trace.final = (segments, dict(arcs))
         total = 0.0
         for helix in arcs.values():
             total = total + helix
@@ -324,10 +323,9 @@ def _apply(segments, arcs, schedule, frames, npoints, xp, trace=None):
         if option is None:  # no segment wraps
             return _apply(segments, arcs, rest, frames, npoints, xp, trace)
         if trace is not None:
-            trace_wraps[name] = option[0]
+            trace.geometry[name] = option[0]
         return _apply(option[1], option[2], rest, frames, npoints, xp, trace)
 
-    trace_wraps = _trace_geometry(trace)
     if xp is np and all(np.ndim(o[0]["wraps"]) == 0 for o in options):  # numbers: take the one branch
         chosen, best_change = None, math.inf
         for option in options:
