@@ -92,7 +92,7 @@ def squat_to_stand(lumbar: bool = True, knee_spring: float | None = None) -> Mod
     Returns
     -------
     Model
-        Coordinates ``/jointset/hip_r/hip_flexion_r``, ``/jointset/knee_r/knee_extension_r``,
+        Coordinates ``/jointset/hip_r/hip_extension_r``, ``/jointset/knee_r/knee_extension_r``,
         ``/jointset/ankle_r/ankle_plantarflexion_r``, ``/jointset/back/lumbar_extension`` and the
         patella's ``knee_extension_r_beta`` (coupled to the knee by the file's constraint); 9
         DeGrooteFregly2016 muscles under ``/forceset/``, 6 with implicit tendon compliance.

@@ -28,6 +28,7 @@ constraint errors between mesh points (:func:`parabola_constraint_errors`).
 """
 from __future__ import annotations
 
+import functools
 import html
 import math
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from ..modeling.squat import squat_to_stand
 from ..ocp.goals import ControlGoal
 from ..results.trajectory import Trajectory
 from ..tools.study import Study
-from ..util.bounds import Bounds
+from ..tools.sweep import apply_change
 from ..util.config import mesh
 from ..viz.pose import animate
 from ..viz.problems import (
@@ -385,17 +386,23 @@ def _build_squat(settings: dict) -> Study:
         k = float(settings.get("stiffness", 50.0))
         if not 0.0 <= k <= 100.0:
             raise ValueError(f"stiffness must be within [0, 100] N·m/rad, got {k}")
-        study.problem.parameters[0].bounds = Bounds(k, k)
+        apply_change(study, {"parameter.stiffness": k})
     if settings.get("warm_start", "yes") == "yes" and _SQUAT_LAST:
         study.solver.guess = _SQUAT_LAST[-1]
     return study
 
 
+@functools.lru_cache(maxsize=1)
+def _squat_drawing_model():
+    """The squat model the motion is drawn on: read from its file once, not for every solve."""
+    return squat_to_stand()
+
+
 def _squat_figures(solution, previous, settings: dict) -> dict:
     if solution.success:
         _SQUAT_LAST[:] = [solution]
-    model = squat_to_stand(knee_spring=None)
-    return {"motion": animate(model, solution, frames=mesh(30, 8), title="The rise (press play)", height=420),
+    return {"motion": animate(_squat_drawing_model(), solution, frames=mesh(30, 8), title="The rise (press play)",
+                              height=420),
             "activations": squat_activation_figure(solution, previous)}
 
 
