@@ -87,6 +87,33 @@ def test_a_lost_worker_has_its_tasks_rerun(study):
     assert result.column("change:solver.num_mesh_intervals") == [200, 250, 300, 350, 400, 450]
 
 
+def test_a_task_that_kills_too_many_workers_is_a_row(study):
+    """With no worker loss allowed, the task running on a killed worker fails (Dask's KilledWorker): that is a
+    row with the exception's text, and the other tasks complete."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        killed = []
+
+        def kill_one(done, failed, total):
+            if not killed:
+                victim = sorted(client.scheduler_info()["workers"])[0]
+                pid = client.run(os.getpid, workers=[victim])[victim]
+                killed.append(pid)
+                os.kill(pid, signal.SIGKILL)
+
+        changes = [{"solver.num_mesh_intervals": n} for n in (200, 250, 300, 350, 400, 450)]
+        result = sweep(study, changes, client=client, progress=kill_one)
+    assert killed and len(result.rows) == 6
+    lost = [r for r in result.rows if not r["success"]]
+    assert len(lost) >= 1 and all(r["status"] == "error" and "KilledWorker" in r["error"] for r in lost)
+    assert all(r["success"] for r in result.rows if r["status"] != "error")
+    assert all(s is None for s, r in zip(result.solutions, result.rows) if r["status"] == "error")
+
+
 def test_sweep_progress_bar(study):
     from moco_lab.ui.progress import SweepProgress
 
@@ -147,3 +174,30 @@ def test_metric_columns_of_your_own(study, tmp_path):
     assert all("metric 'broken'" in e and "no such thing" in e for e in result.column("error"))
     again = sweep(study, changes, client=None, folder=tmp_path, metrics={"peak_force": peak_force})
     assert again.reused == 2 and again.column("metric:peak_force") == peaks
+
+
+def test_workers_get_glibc_default_heap_trimming_back(monkeypatch):
+    """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which slows solves by about a third
+    (benchmarks/sweep_scaling.md); a task raises the threshold once per process, and only where it was set."""
+    import ctypes
+
+    import moco_lab.tools.sweep as sweep_module
+
+    calls = []
+
+    class Libc:
+        def mallopt(self, param, value):
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
+    monkeypatch.setattr(sweep_module.sys, "platform", "linux")
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.setattr(sweep_module, "_MALLOC_CHECKED", False)
+    sweep_module._undo_small_trim_threshold()
+    assert calls == []  # a process started without the variable keeps glibc's own behaviour
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.setattr(sweep_module, "_MALLOC_CHECKED", False)
+    sweep_module._undo_small_trim_threshold()
+    sweep_module._undo_small_trim_threshold()
+    assert calls == [(-1, 64 * 2**20)]  # M_TRIM_THRESHOLD, once

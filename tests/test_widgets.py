@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
+import moco_lab.tools.sweep as sweep_module
 from moco_lab.analysis import problems
+from moco_lab.analysis.verification import solution_errors
 from moco_lab.ui import demos
 from moco_lab.ui.widgets import ConvergencePanel, SolvePanel
 
@@ -264,22 +266,39 @@ def test_convergence_sliding_mass_and_bad_input():
     assert c.run() is not None and c.error is None and c.message.value == ""
 
 
-def test_convergence_reports_failed_solves():
-    base = demos.get_demo_problem("linear")
+def test_convergence_reports_failed_solves(monkeypatch):
+    """A task of the sweep that raises is a failed row of the table (its text shown), not a crash."""
+    real_run_task = sweep_module.run_task
 
-    def build(settings):
-        if settings["mesh_intervals"] > 10:
-            raise ValueError("too big for this test")
-        return base.build(settings)
+    def run_task(description, change, folder=None, previous=None):
+        if change["solver.num_mesh_intervals"] > 10:
+            change = dict(change, **{"solver.no_such_setting": 1})  # raises inside the task
+        return real_run_task(description, change, folder, previous)
 
-    demo = demos.DemoProblem(key="flaky", title="flaky", description="", build=build, reference=base.reference,
-                          metrics=("states",))
-    c = ConvergencePanel(demo, meshes=(5, 10, 20), schemes=("trapezoidal",))
+    monkeypatch.setattr(sweep_module, "run_task", run_task)
+    c = ConvergencePanel("linear", meshes=(5, 10, 20), schemes=("trapezoidal",))
     assert [r["success"] for r in c.results] == [True, True, False]
-    assert "too big for this test" in c.table.value
+    assert "no_such_setting" in c.results[2]["status"] and "no_such_setting" in c.table.value
     assert c.progress_bar.bar_style == "warning" and "1 of 3 solves failed" in c.progress_html.value
+    assert c.sweep_result.column("change:solver.num_mesh_intervals") == [5, 10, 20]
     with pytest.raises(ValueError, match="no analytic reference"):
         ConvergencePanel("double_pendulum")
+
+
+def test_convergence_runs_through_the_sweep_tool():
+    """The panel's numbers are those of ml.sweep over the mesh sequence (serial here; on Dask in test_sweep)."""
+    c = ConvergencePanel("linear", meshes=(5, 10), schemes=("hermite-simpson",))
+    demo = demos.get_demo_problem("linear")
+    settings = demos.default_settings(demo)
+    direct = []
+    for n in (5, 10):
+        study = demos.apply_settings(demo.build(settings), settings)
+        study.solver.transcription_scheme, study.solver.num_mesh_intervals = "hermite-simpson", n
+        direct.append(study.solve())
+    assert [r["nit"] for r in c.results] == [s.nit for s in direct]
+    ref = demo.reference(settings)
+    for row, sol in zip(c.results, direct):
+        assert row["errors"]["states"] == solution_errors(ref, sol, ["states"])["states"]
 
 
 # -------------------------------------------------- suspended mass (Moco paper, Figure 4)

@@ -12,8 +12,8 @@ Voila page:
     the suspended mass's path), the cost breakdown and the iteration history.
 :class:`ConvergencePanel`
     Solve a problem with a known analytic answer on a sequence of meshes
-    (``N = 10, 20, 40, 80``) and plot the errors on log–log axes with the
-    observed orders of accuracy.
+    (``N = 10, 20, 40, 80``, run by :func:`moco_lab.sweep`) and plot the errors on
+    log–log axes with the observed orders of accuracy.
 
 Both work on *demo problems* (:mod:`moco_lab.demos`): ``DEMO_PROBLEMS`` maps a
 name to a ``DemoProblem``, whose ``build(settings)`` returns a ready
@@ -64,6 +64,7 @@ from ..analysis.verification import (
 )
 from ..results.trajectory import Solution
 from ..solve.optimizer import IPOPT_STATUS_EXPLANATIONS, Progress, status_level
+from ..tools.sweep import SweepResult, sweep
 from ..util.config import fast_mode
 from ..viz.plotting import plot_trajectories
 from .demos import (
@@ -821,12 +822,19 @@ class ConvergencePanel(_Panel):
         Schemes checked at start (default both).
     run_on_start : bool, default True
         Run the study once while the panel is built.
+    client : None, "local", a ``distributed.Client`` or a scheduler address
+        Where the solves run: the mesh sequence is one :func:`moco_lab.sweep` (one change
+        ``{"solver.transcription_scheme", "solver.num_mesh_intervals"}`` per solve) of the problem's study,
+        and this is the sweep's ``client``. Default None: one after another in this kernel (small
+        problems solve faster here than a cluster starts).
 
     Attributes
     ----------
     results : list of dict
         One row per solve: ``scheme``, ``N``, ``success``, ``status``,
         ``nit``, ``solve_time`` and ``errors`` (metric -> value).
+    sweep_result : SweepResult or None
+        The last run as the sweep tool returned it (its table: ``sweep_result.to_dataframe()``).
     orders : dict
         ``(scheme, metric) -> (pairwise orders, fitted order)``.
     figure : plotly Figure or None
@@ -842,8 +850,10 @@ class ConvergencePanel(_Panel):
 
     def __init__(self, problems: Sequence[str] | None = ("linear", "sliding_mass"), *, problem: str | None = None,
                  meshes: Sequence[int] | None = None, schemes: Sequence[str] = SCHEMES,
-                 run_on_start: bool = True):
+                 run_on_start: bool = True, client: object = None):
         self._offer(problems, problem)
+        self.client = client
+        self.sweep_result: SweepResult | None = None
         for p in self.problems.values():
             if p.reference is None or not p.metrics:
                 raise ValueError(f"Demo problem {p.key!r} has no analytic reference; it cannot be used "
@@ -933,56 +943,55 @@ class ConvergencePanel(_Panel):
             schemes = [s for s, box in self.scheme_boxes.items() if box.value]
             if not schemes:
                 raise ValueError("check at least one transcription scheme")
+            demo = self.demo
+            base = default_settings(demo)
+            base.update(mode=self.mode.value, optimizer=self.optimizer.value,
+                        tolerance=_tolerance_value(self.tolerance.value))
+            study = apply_settings(demo.build(base), base)
         except Exception as err:
             self._show_error("These settings cannot be used", err)
             return None
         self.message.value = ""
         self.error = None
-        demo = self.demo
-        base = default_settings(demo)
-        base.update(mode=self.mode.value, optimizer=self.optimizer.value,
-                    tolerance=_tolerance_value(self.tolerance.value))
         reference = demo.reference(base)
-        total = len(Ns) * len(schemes)
+        changes = [{"solver.transcription_scheme": s, "solver.num_mesh_intervals": N} for s in schemes for N in Ns]
+        total = len(changes)
         self.progress_bar.max, self.progress_bar.value = total, 0
         self.progress_bar.bar_style = ""
+        self.progress_html.value = f"⏳ solving on {total} meshes…"
+
+        def progress(done: int, failed: int, total: int) -> None:
+            self.progress_bar.value = done
+            self.progress_html.value = f"⏳ {done} of {total} solves done" + (f", {failed} failed" if failed else "")
+
+        def metric(name: str):
+            return lambda solution: solution_errors(reference, solution, [name])[name]
+
+        try:  # one study, one change per (scheme, N): the sweep tool runs them (in this kernel, or on `client`)
+            swept = sweep(study, changes, client=self.client, progress=progress,
+                          metrics={m: metric(m) for m in demo.metrics if reference is not None})
+        except Exception as err:
+            self._show_error("The mesh sequence could not be run", err)
+            return None
         results = []
-        for scheme in schemes:
-            for N in Ns:
-                label = f"solve {len(results) + 1} of {total}: {SCHEME_LABELS[scheme]}, N = {N}"
-                self.progress_html.value = f"⏳ {label}"
-                settings = dict(base, scheme=scheme, mesh_intervals=N)
-                results.append(self._solve_one(demo, settings, reference, label))
-                self.progress_bar.value = len(results)
+        for change, row in zip(changes, swept.rows):
+            ok = bool(row["success"])
+            results.append({
+                "scheme": change["solver.transcription_scheme"], "N": change["solver.num_mesh_intervals"],
+                "success": ok, "status": row["error"] or row["status"] or "", "nit": row["iterations"] or 0,
+                "solve_time": row["solve_time"],
+                "errors": {m: row[f"metric:{m}"] for m in demo.metrics if ok and f"metric:{m}" in row},
+            })
+        self.sweep_result = swept
         self.results = results
         self.run_count += 1
         failed = [r for r in results if not r["success"]]
+        self.progress_bar.value = total
         self.progress_bar.bar_style = "warning" if failed else "success"
         self.progress_html.value = (f"✔ {total} solves done" if not failed
                                     else f"✖ {len(failed)} of {total} solves failed (see the table)")
         self._render(Ns, schemes, demo)
         return results
-
-    def _solve_one(self, demo: DemoProblem, settings: dict, reference: Reference | None, label: str) -> dict:
-        """One solve of the sequence as a row of :attr:`results` (a failure is a row too)."""
-        row = {"scheme": settings["scheme"], "N": settings["mesh_intervals"], "success": False, "status": "",
-               "nit": 0, "solve_time": float("nan"), "errors": {}}
-
-        def progress(p: Progress) -> None:
-            if self._due():
-                self.progress_html.value = (f"⏳ {label}<br>iteration <b>{p.iteration}</b> · "
-                                            f"objective <b>{p.objective:.7g}</b>")
-
-        try:
-            study = apply_settings(demo.build(settings), settings)
-            self._last_progress = 0.0
-            sol = study.solve(progress=progress)
-            row.update(success=sol.success, status=sol.status, nit=sol.nit, solve_time=sol.solve_time)
-            if sol.success:
-                row["errors"] = solution_errors(reference, sol, demo.metrics)
-        except Exception as err:
-            row["status"] = _error_text(err)
-        return row
 
     def _render(self, Ns: list[int], schemes: list[str], demo: DemoProblem) -> None:
         fig = go.Figure()
