@@ -69,7 +69,7 @@ from .tools.analyze import analyze
 from .tools.inverse import Inverse, add_reserves
 from .tools.simulate import simulate, simulate_solution
 from .tools.study import Study
-from .tools.sweep import SweepResult, grid, sweep
+from .tools.sweep import SweepResult, grid, load_sweep, sweep
 from .tools.track import Track
 from .util import config
 from .util.bounds import Bounds
@@ -89,4 +89,5 @@ __all__ = [
     "InitialActivationGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
     "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
     "PointToPointSpringDamper", "PassiveJointMoment", "read_osim", "OsimFormatError", "sweep", "grid", "SweepResult",
+    "load_sweep",
 ]

@@ -201,3 +201,25 @@ def test_workers_get_glibc_default_heap_trimming_back(monkeypatch):
     sweep_module._undo_small_trim_threshold()
     sweep_module._undo_small_trim_threshold()
     assert calls == [(-1, 64 * 2**20)]  # M_TRIM_THRESHOLD, once
+
+
+def test_load_a_results_folder_and_the_text_bar(study, tmp_path):
+    """A folder filled by two sweeps loads back as one table, ordered by the changes' values."""
+    from moco_lab.tools.sweep import load_sweep, text_bar
+
+    first = sweep(study, [{"solver.num_mesh_intervals": n} for n in (20, 5)], client=None, folder=tmp_path)
+    sweep(study, [{"solver.num_mesh_intervals": 10}], client=None, folder=tmp_path)
+    assert all(r["wall_time"] >= r["solve_time"] > 0 for r in first.rows)  # the task: rebuild + transcribe + solve
+    loaded = load_sweep(tmp_path)
+    assert loaded.column("change:solver.num_mesh_intervals") == [5, 10, 20]  # by value, not as text
+    assert loaded.rows[2]["objective"] == first.rows[0]["objective"] and loaded.reused == 3
+    assert isinstance(loaded.solutions[0], ml.Solution)
+    assert np.array_equal(loaded.solutions[2].time, first.solutions[0].time)
+    with pytest.raises(FileNotFoundError, match="no folder"):
+        load_sweep(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="holds no sweep results"):
+        load_sweep(tmp_path / "empty")
+    assert text_bar(6, 1, 10, 12.0) == ("sweep [##################............] 6/10 done, 1 failed, 12 s, "
+                                        "about 8 s left")
+    assert text_bar(10, 0, 10, 20.0).endswith("10/10 done, 0 failed, 20 s")

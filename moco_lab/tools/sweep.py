@@ -35,11 +35,11 @@ from ..results.trajectory import Solution, read_trajectory
 from ..util.bounds import Bounds
 from .study import Study
 
-__all__ = ["sweep", "SweepResult", "grid", "apply_change", "run_task"]
+__all__ = ["sweep", "SweepResult", "grid", "apply_change", "run_task", "load_sweep", "text_bar"]
 
 #: Columns of every row, before the change's own keys.
-ROW_KEYS = ("task", "success", "status", "objective", "final_time", "iterations", "solve_time", "error",
-            "warm_start")
+ROW_KEYS = ("task", "success", "status", "objective", "final_time", "iterations", "solve_time", "wall_time",
+            "error", "warm_start")
 
 
 def grid(**over: Sequence) -> list[dict]:
@@ -125,7 +125,7 @@ def _new_row(description: dict, change: Mapping[str, Any], warm_start: bool = Fa
 
 
 def _error_row(row: dict[str, Any], err: BaseException, seconds: float | None = None) -> dict[str, Any]:
-    row.update(status="error", error="".join(traceback.format_exception_only(err)).strip(), solve_time=seconds)
+    row.update(status="error", error="".join(traceback.format_exception_only(err)).strip(), wall_time=seconds)
     return row
 
 
@@ -150,7 +150,7 @@ def run_task(description: dict, change: Mapping[str, Any], folder: str | None = 
         return _error_row(row, err, time.perf_counter() - start), None
     row.update(success=bool(solution.success), status=solution.status, objective=float(solution.objective),
                final_time=float(solution.final_time), iterations=int(solution.nit),
-               solve_time=float(solution.solve_time))
+               solve_time=float(solution.solve_time), wall_time=time.perf_counter() - start)
     row.update({f"goal:{k}": float(v) for k, v in solution.goal_values.items()})
     if folder is not None:
         path = Path(folder)
@@ -171,8 +171,9 @@ class SweepResult:
     rows : list of dict
         One per change, in the order given: the change (``change:<key>``), ``success``, ``status``,
         ``objective``, each goal's value (``goal:<name>``), your metrics (``metric:<name>``), ``final_time``,
-        ``iterations``,
-        ``solve_time`` (s, the optimizer's), ``error`` (text of an exception, if the task raised), ``task``.
+        ``iterations``, ``solve_time`` (s, the optimizer's), ``wall_time`` (s, the whole task on its worker:
+        rebuilding the study, transcribing, solving), ``error`` (text of an exception, if the task raised),
+        ``warm_start`` and ``task`` (the hash naming its files in ``folder``).
     solutions : list of Solution or None
         Same order; None where the task raised.
     wall_time : float
@@ -195,6 +196,42 @@ class SweepResult:
         import pandas as pd
 
         return pd.DataFrame(self.rows)
+
+
+def text_bar(done: int, failed: int, total: int, elapsed: float, width: int = 30) -> str:
+    """The terminal's progress line: ``sweep [#########.....] 6/10 done, 1 failed, 12 s, about 8 s left``."""
+    filled = round(width * done / total) if total else width
+    left = f", about {elapsed / done * (total - done):.0f} s left" if 0 < done < total else ""
+    return (f"sweep [{'#' * filled}{'.' * (width - filled)}] {done}/{total} done, {failed} failed, "
+            f"{elapsed:.0f} s{left}")
+
+
+def load_sweep(folder: str | os.PathLike) -> SweepResult:
+    """Every task a sweep has written to ``folder``, as a :class:`SweepResult` (rows and ``Solution`` s).
+
+    For a folder that many sweeps or workers have filled (on a cluster, or by a class): no study is needed.
+    Rows come in the order of their changes' values (then task hash). Only solved tasks have files (a task that
+    raised has none), and a task whose two files are not both there is left out. ``wall_time`` of the result
+    is 0 and ``reused`` the number of tasks loaded.
+    """
+    path = Path(folder)
+    if not path.is_dir():
+        raise FileNotFoundError(f"load_sweep: no folder {str(path)!r}")
+    loaded = [d for d in (_load_done(str(path), p.stem) for p in path.glob("*.json")) if d is not None]
+    if not loaded:
+        raise ValueError(f"load_sweep: {str(path)!r} holds no sweep results (<task>.json with its <task>.sto)")
+
+    def value_key(v):  # numbers by value, anything else by its text
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return (0, float(v), "")
+        return (1, 0.0, json.dumps(v, sort_keys=True, default=str))
+
+    def order(item):
+        row = item[0]
+        return tuple((k, *value_key(row[k])) for k in sorted(row) if k.startswith("change:")) + ((row["task"],),)
+
+    loaded.sort(key=order)
+    return SweepResult([r for r, _ in loaded], [s for _, s in loaded], 0.0, "folder", len(loaded))
 
 
 def _load_done(folder: str | None, task: str) -> tuple[dict, Solution] | None:
@@ -232,7 +269,7 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
         Where each solution (``<task>.sto``) and row (``<task>.json``) are written; tasks already there
         are loaded, not solved again.
     progress : bool or callable
-        ``True``: a text line per finished task on standard error; a callable receives
+        ``True``: a text bar on standard error (:func:`text_bar`), rewritten after each task; a callable receives
         ``(done, failed, total)`` after each task.
     warm_start : bool
         Continuation: solve the changes in the order given, each from the previous one's solution (when
@@ -282,8 +319,7 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
         if callable(progress):
             progress(finished, failed, len(changes))
         elif progress:
-            sys.stderr.write(f"\rsweep: {finished}/{len(changes)} done, {failed} failed, "
-                             f"{time.perf_counter() - start:.0f} s")
+            sys.stderr.write("\r" + text_bar(finished, failed, len(changes), time.perf_counter() - start))
             sys.stderr.flush()
 
     engine = "serial"
