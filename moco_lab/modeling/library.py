@@ -23,7 +23,7 @@ from .model import GRAVITY, Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 
 __all__ = ["sliding_mass", "linear_problem", "pendulum", "double_pendulum", "n_link_pendulum", "suspended_mass",
-           "planar_point_mass", "CURVES", "FACTORIES", "from_spec", "squat_to_stand"]
+           "planar_point_mass", "CURVES", "FACTORIES", "from_spec", "squat_to_stand", "gait2d"]
 
 
 def _spec(builder: ModelBuilder, factory: str, **kwargs) -> Model:
@@ -196,6 +196,7 @@ def planar_point_mass(curve: str | None = None, actuated: bool = True, mass: flo
 
 
 from . import coupled as _coupled  # noqa: E402 - registered below
+from .gait2d import gait2d  # noqa: E402 - registered below
 from .operators import apply_operators  # noqa: E402
 from .osim import model_from_file as _model_from_file  # noqa: E402 - registered below
 from .squat import squat_to_stand  # noqa: E402 - registered below
@@ -214,6 +215,7 @@ FACTORIES = {
     "planar_point_mass": planar_point_mass,
     "read_osim": _model_from_file,
     "squat_to_stand": squat_to_stand,
+    "gait2d": gait2d,
 }
 
 

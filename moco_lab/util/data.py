@@ -1,14 +1,17 @@
-"""Files the project ships (model files from opensim-core, Apache-2.0; see ``moco_lab/data/opensim/NOTICE.md``)."""
+"""Files the project ships: model files from opensim-core (Apache-2.0; ``moco_lab/data/opensim/NOTICE.md``) and
+the gait2d parameter table (``moco_lab/data/gait2d/NOTICE.md``)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .names import did_you_mean
 
-__all__ = ["OPENSIM_DIR", "opensim_file", "opensim_files"]
+__all__ = ["OPENSIM_DIR", "GAIT2D_PARAMETERS", "opensim_file", "opensim_files"]
 
 #: Where the shipped OpenSim model and data files are.
 OPENSIM_DIR = Path(__file__).resolve().parents[1] / "data" / "opensim"
+#: The gait2d model's parameter table (TOML, each value with its source).
+GAIT2D_PARAMETERS = Path(__file__).resolve().parents[1] / "data" / "gait2d" / "gait2d_parameters.toml"
 
 
 def opensim_files() -> list[str]:
