@@ -304,3 +304,132 @@ def test_the_documented_alternatives():
                        ({"see_stiffness_length": "x"}, "see_stiffness_length"), ({"umax": 0.0}, "umax")):
         with pytest.raises(ValueError, match=match):
             Gait2dMuscle(**args, **bad)
+
+
+# -------------------------------------------------------------------- strength and contact tests (§4)
+def test_isometric_moments_are_the_muscles_equilibrium(model):
+    """One posture, by hand: each muscle's fiber length from its force balance (bisection here, on the independent
+    residual above), the moment Σ d F_max F_SEE plus Eq. 1 — against strength_curves."""
+    from moco_lab.analysis.gait2d import strength_curves
+
+    curves = strength_curves(model, "knee", angles_deg=[-60.0], posture_deg={"hip_flexion_r": 30.0})
+    assert curves["positive_muscles"] == ["/forceset/rectus_femoris_r", "/forceset/vasti_r"]
+    assert curves["negative_muscles"] == ["/forceset/hamstrings_r", "/forceset/gastrocnemius_r"]
+    q = {c: 0.0 for c in GAIT2D_COORDINATES}
+    q.update(hip_flexion_r=math.radians(30), knee_angle_r=math.radians(-60), _side="r")
+    c = PAR["muscle"]
+
+    def moment(active):
+        total = 0.0
+        for name, m in MUSCLES.items():
+            if not name.endswith("_r") or "knee" not in m["d"]:
+                continue
+            a = 1.0 if f"/forceset/{name}" in active else 0.0
+            lo, hi = -5.0, 20.0
+            for _ in range(200):  # bisection: the residual falls as the fiber lengthens
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if manual_residual(m, q, a, mid, 0.0) > 0 else (lo, mid)
+            lm = m["l0"] - sum(d * q[f"{JOINT[j]}_r"] for j, d in m["d"].items())
+            s = lm - lo * m["lceopt"] - m["see_slack"]
+            fsee = 0.01 * s + (s * s / (c["umax"] * m["see_slack"]) ** 2 if s > 0 else 0.0)
+            total += m["d"]["knee"] * m["fmax"] * fsee
+        rom = PAR["joint_range"]
+        x0 = math.radians(rom["transition_deg"])
+        fp = lambda x: 0.5 * (x + math.sqrt(x * x + x0 * x0))  # noqa: E731  (Appendix A)
+        phi = q["knee_angle_r"]
+        lo_, hi_ = (math.radians(v) for v in rom["knee_deg"])
+        return total - rom["stiffness"] * (fp(phi - hi_) - fp(lo_ - phi))
+
+    for key in ("positive", "negative", "passive"):
+        active = curves.get(f"{key}_muscles", [])
+        assert curves[key][0] == pytest.approx(moment(active), rel=1e-9, abs=1e-9), key
+    assert curves["positive"][0] > 100 > 0 > -50 > curves["negative"][0]
+
+
+def test_isokinetic_moments_follow_the_hill_curve(model):
+    """Extensors lengthening (knee flexing, ω < 0) are stronger than isometric, shortening weaker; the flexors the
+    other way round; near the neutral posture the passive moment stays small (joint damping −B ω and the slack
+    muscles' damping β V_CE)."""
+    from moco_lab.analysis.gait2d import strength_curves
+
+    r = strength_curves(model, "knee", velocities_deg=[-300.0, 0.0, 300.0],
+                        posture_deg={"knee_angle_r": -5.0, "knee_angle_l": -5.0})
+    assert r["positive"][0] > r["positive"][1] > r["positive"][2] > 0
+    assert r["negative"][2] < r["negative"][1] < r["negative"][0] < 0
+    assert np.all(np.abs(r["passive"]) < 15.0) and r["passive"][0] > r["passive"][2]  # damping opposes ω
+
+
+def test_heel_forces_are_equations_13_and_14(model):
+    """The manual's GRF test (upright, feet tilted 0.3 rad): heel height from Drake's kinematics, forces by hand."""
+    from moco_lab.analysis.gait2d import heel_force_curves
+
+    heights, vy, vx = [0.95, 0.955, 0.96], [-1.0, 0.0, 0.5], [-0.2, -0.05, 0.1]
+    g = heel_force_curves(model, heights, vy, vx)
+    plant = model.plant
+    ctx = plant.CreateDefaultContext()
+    k_, b_, y0, gamma, v0 = 1e5, 1.0, 0.002, 1.0, 0.1
+    for i, hgt in enumerate(heights):
+        q = np.zeros(9)
+        q[1], q[5], q[8] = hgt, 0.3, 0.3
+        plant.SetPositions(ctx, q)
+        heel = plant.CalcPointsPositions(ctx, plant.GetBodyByName("foot_r").body_frame(),
+                                         np.array([[-0.06], [-0.0702], [0.0]]), plant.world_frame())[:, 0]
+        d = 0.5 * (math.sqrt(heel[1] ** 2 + y0**2) - heel[1])
+        for j, v in enumerate(vy):
+            assert g["vertical"][i, j] == pytest.approx(k_ * d * (1 - b_ * v), rel=1e-12, abs=1e-9)
+        for j, v in enumerate(vx):
+            assert g["horizontal"][j, i] == pytest.approx(-gamma * k_ * d * v / math.sqrt(v * v + v0 * v0),
+                                                          rel=1e-12, abs=1e-9)
+    assert g["vertical"][0, 0] > 1000  # pressed 5 mm into the ground, moving down at 1 m/s
+
+
+# ---------------------------------------------------------------------- time stepping (the drop test)
+def test_implicit_stepping_agrees_with_drakes_simulator():
+    """The skeleton with contact and passive moments only (no implicit variables), dropped onto the ground: the
+    implicit midpoint rule converges at second order, to Drake's error-controlled simulation."""
+    from moco_lab.tools.implicit_step import simulate_implicit
+
+    model = ml.models.gait2d(muscles=False)
+    init = {"/jointset/ground_trunk/hip_y/value": 0.97, "/jointset/hip_r/hip_flexion_r/value": 0.3,
+            "/jointset/knee_r/knee_angle_r/value": -0.4, "/jointset/hip_l/hip_flexion_l/value": -0.2}
+    names = model.state_names()
+    traj = ml.Trajectory([0.0, 0.2], states={n: np.full(2, init.get(n, 0.0)) for n in names}, controls={})
+    drake = ml.simulate(model, traj, accuracy=1e-10)
+    end = {n: drake.states[n][-1] for n in names if n.endswith("/value")}
+    errors = []
+    for h in (2e-3, 1e-3):
+        mine = simulate_implicit(model, init, 0.2, h, method="midpoint")
+        errors.append(max(abs(mine.states[n][-1] - end[n]) for n in end))
+    assert errors[1] < 2e-3 and 3.0 < errors[0] / errors[1] < 5.0  # second order: the error falls by 4
+
+
+def test_drop_test_passive_collapse_and_active_stiff_legs(model):
+    """The manual's simulate test: dropped from its freefall posture, the model collapses with passive muscles and
+    lands on stiff legs with all excitations at 50 %."""
+    from moco_lab.tools.implicit_step import simulate_implicit
+
+    q, z = freefall_state(model)
+    init = {c.value_path: v for c, v in zip(model.coordinates, q)}
+    init.update({n: v for n, v in zip(model.auxiliary_state_names(), z)})
+    hip = "/jointset/ground_trunk/hip_y/value"
+    passive = simulate_implicit(model, init, 0.5, 0.001)
+    active = simulate_implicit(model, init, 0.5, 0.001, controls={n: 0.5 for n in model.control_names()})
+    assert passive.states[hip][-1] < 0.3  # on the ground
+    assert active.states[hip].min() > 0.85 and active.states[hip][-1] > 0.9  # standing
+    # before touch-down (about 0.2 s) the centre of mass falls freely: the airborne contact forces are ~0.3 N
+    plant = model.plant
+    ctx = plant.CreateDefaultContext()
+    values = [c.value_path for c in model.coordinates]
+
+    def com_height(traj, i):
+        plant.SetPositions(ctx, np.array([traj.states[n][i] for n in values]))
+        return plant.CalcCenterOfMassPositionInWorld(ctx)[1]
+
+    i = int(np.searchsorted(passive.time, 0.15))
+    for traj in (passive, active):
+        fall = com_height(traj, 0) - com_height(traj, i)
+        assert fall == pytest.approx(0.5 * 9.81 * traj.time[i] ** 2, abs=2e-3)  # backward Euler: O(g t h)
+    with pytest.raises(KeyError, match="hip_yy"):
+        simulate_implicit(model, {"/jointset/ground_trunk/hip_yy/value": 1.0}, 0.1, 0.01)
+    with pytest.raises(ValueError, match="method"):
+        simulate_implicit(model, init, 0.1, 0.01, method="rk4")

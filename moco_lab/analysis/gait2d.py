@@ -1,0 +1,180 @@
+"""The gait2d reference manual's model tests that need no optimizer: strength curves and contact forces.
+
+* :func:`joint_moments`: the moments the muscles (in steady state) and the passive range-of-motion
+  elements produce at given joint angles and angular velocities, with chosen muscles fully active;
+* :func:`strength_curves`: the manual's isometric test (moment against angle with the muscles that make a
+  positive moment active, then those that make a negative one, then none; §4, Figure 5) and its isokinetic
+  test (moment against angular velocity, §4, Figure 6);
+* :func:`heel_force_curves`: the manual's ground-reaction-force test (vertical force against hip height at
+  five vertical speeds, friction against slip speed at three heights).
+
+Steady state (as the manual's tests define it): with constant moment arms and constant angular velocities,
+the muscle–tendon length changes at ``L̇_m = −Σ_j d_j ω_j``; a steady tendon force means a constant tendon
+length, so the contractile element moves at ``V_CE = L̇_m / L_CEopt``, and its length is the root of the
+force balance (Eq. 3) at that velocity.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ..modeling.contact import Gait2dContactPoint
+from ..modeling.gait2d import Gait2dMuscle
+from ..modeling.model import Model
+from ..modeling.passive import PassiveJointMoment, soft_plus
+
+__all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "JOINTS"]
+
+#: The manual's joints and the coordinate names of the right leg (add ``_l`` for the left).
+JOINTS = {"hip": "hip_flexion", "knee": "knee_angle", "ankle": "ankle_angle"}
+
+
+def steady_fiber_length(muscle: Gait2dMuscle, activation: float, lm: float, vce: float = 0.0) -> float:
+    """The normalized fiber length at which Eq. 3 balances, for muscle–tendon length ``lm`` (m) and fiber velocity
+    ``vce`` (L_CEopt/s). Found by bracketing between a fiber so short that the tendon is stretched far beyond
+    its strength (three times u_max) and one so long that the parallel element outpulls the slack tendon.
+
+    The Gaussian force–length curve (Eq. 4) never reaches zero, so when the muscle–tendon unit is shorter than
+    its slack tendon the balance lies at a *negative* fiber length, where an active muscle still pulls (about a
+    third of F_max for the hamstrings with the hip extended and the knee flexed). That is what the model's
+    equations say; optimizations keep fiber lengths positive with bounds (default 0.2–2 L_CEopt).
+    """
+    def residual(lce: float) -> float:
+        return float(muscle.forces(activation, lce, vce, lm, np)["residual"])
+
+    lo = (lm - muscle.see_slack * (1.0 + 3.0 * muscle.umax)) / muscle.optimal_fiber_length  # tendon force ≥ 9 F_max
+    hi = lm / muscle.optimal_fiber_length + muscle.pee_slack + 1.0
+    if not (residual(lo) > 0 > residual(hi)):
+        raise ValueError(f"{muscle.path}: no equilibrium fiber length between {lo} and {hi:.3f} L_CEopt "
+                         f"(muscle–tendon length {lm:.4f} m, activation {activation}, V_CE {vce})")
+    return brentq(residual, lo, hi, xtol=1e-14, rtol=1e-14)
+
+
+def joint_moments(model: Model, angles: Mapping[str, float], velocities: Mapping[str, float] | None = None,
+                  active: Sequence[str] = (), passive_elements: bool = True) -> dict[str, float]:
+    """Joint moments (N·m) of the gait2d muscles in steady state plus the passive range-of-motion moments.
+
+    Parameters
+    ----------
+    model : Model
+        A gait2d model (:func:`moco_lab.models.gait2d`).
+    angles, velocities : dict of coordinate name -> rad, rad/s
+        Joint angles and angular velocities; coordinates not given are 0.
+    active : sequence of str
+        Paths of the muscles at full activation (the others at zero).
+    passive_elements : bool
+        Include the ``PassiveJointMoment`` elements (Eq. 1).
+
+    Returns
+    -------
+    dict of coordinate name -> moment
+        For every coordinate a muscle or passive element acts on.
+    """
+    velocities = velocities or {}
+    out: dict[str, float] = {}
+    active = set(active)
+    muscles = [e for e in model.force_elements if isinstance(e, Gait2dMuscle)]
+    unknown = active - {m.path for m in muscles}
+    if unknown:
+        raise KeyError(f"joint_moments: no gait2d muscles {sorted(unknown)} in the model")
+    for m in muscles:
+        lm = m.musculotendon_length({c: angles.get(c, 0.0) for c in m.moment_arms})
+        lm_rate = -sum(d * velocities.get(c, 0.0) for c, d in m.moment_arms.items())
+        vce = lm_rate / m.optimal_fiber_length
+        a = 1.0 if m.path in active else 0.0
+        lce = steady_fiber_length(m, a, lm, vce)
+        force = m.max_isometric_force * float(m.forces(a, lce, vce, lm, np)["tendon"])
+        for c, d in m.moment_arms.items():
+            out[c] = out.get(c, 0.0) + d * force
+    if passive_elements:
+        for e in model.force_elements:
+            if isinstance(e, PassiveJointMoment):
+                phi, rate = angles.get(e.coordinate, 0.0), velocities.get(e.coordinate, 0.0)
+                moment = -e.stiffness * (soft_plus(phi - e.max_angle, e.transition, np)
+                                         - soft_plus(e.min_angle - phi, e.transition, np)) - e.damping * rate
+                out[e.coordinate] = out.get(e.coordinate, 0.0) + float(moment)
+    return out
+
+
+def _acting(model: Model, coordinate: str, sign: int) -> list[str]:
+    return [e.path for e in model.force_elements
+            if isinstance(e, Gait2dMuscle) and sign * e.moment_arms.get(coordinate, 0.0) > 0]
+
+
+def strength_curves(model: Model, joint: str, *, angles_deg: Sequence[float] | None = None,
+                    velocities_deg: Sequence[float] | None = None, posture_deg: Mapping[str, float] | None = None,
+                    side: str = "r") -> dict:
+    """The manual's isometric (``angles_deg``) or isokinetic (``velocities_deg``) strength test at one joint.
+
+    For each angle (or angular velocity) the joint moment with the muscles that make a positive moment fully
+    active, with those that make a negative moment fully active, and with none (the passive moment: passive
+    muscle forces and Eq. 1). ``posture_deg``: the other joints' angles (coordinate name -> degrees; the
+    isokinetic test of the manual flexes the knees 5°).
+
+    Returns
+    -------
+    dict
+        ``"x"`` (the angles or velocities, degrees or degrees/s), ``"positive"``, ``"negative"``, ``"passive"``
+        (N·m, arrays), ``"coordinate"``, ``"positive_muscles"``, ``"negative_muscles"``.
+    """
+    if joint not in JOINTS:
+        raise ValueError(f"strength_curves: joint must be one of {list(JOINTS)}, got {joint!r}")
+    if (angles_deg is None) == (velocities_deg is None):
+        raise ValueError("strength_curves: give angles_deg (isometric) or velocities_deg (isokinetic), not both")
+    coordinate = f"{JOINTS[joint]}_{side}"
+    posture = {c: math.radians(v) for c, v in (posture_deg or {}).items()}
+    groups = {"positive": _acting(model, coordinate, +1), "negative": _acting(model, coordinate, -1), "passive": []}
+    xs = np.asarray(angles_deg if angles_deg is not None else velocities_deg, float)
+    result = {k: np.empty(xs.size) for k in groups}
+    for i, x in enumerate(xs):
+        angles, velocities = dict(posture), {}
+        if angles_deg is not None:
+            angles[coordinate] = math.radians(x)
+        else:
+            velocities[coordinate] = math.radians(x)
+        for name, muscles in groups.items():
+            result[name][i] = joint_moments(model, angles, velocities, muscles)[coordinate]
+    return {"x": xs, **result, "coordinate": coordinate, "positive_muscles": groups["positive"],
+            "negative_muscles": groups["negative"]}
+
+
+def heel_force_curves(model: Model, hip_heights: Sequence[float], vertical_speeds: Sequence[float] = (),
+                      horizontal_speeds: Sequence[float] = (), foot_tilt: float = 0.3, side: str = "r") -> dict:
+    """The manual's GRF test: upright, both feet tilted by ``foot_tilt`` (rad, toes up) so that only the heels touch.
+
+    Returns ``{"vertical": (len(hip_heights), len(vertical_speeds)), "horizontal": (len(horizontal_speeds),
+    len(hip_heights))}``: the vertical force of the heel at each hip height and vertical speed, and the friction
+    force at each horizontal speed and height (N), computed by the heel's :class:`Gait2dContactPoint` from the
+    model's kinematics.
+    """
+    from ..engine.kernel import kernel_for
+
+    heel = model.force_element(f"/forceset/contact_heel_{side}")
+    if not isinstance(heel, Gait2dContactPoint):
+        raise TypeError(f"heel_force_curves: {heel.path} is not a gait2d contact point")
+    kernel = kernel_for(model)
+    names = [c.name for c in model.coordinates]
+    i_y, i_x = names.index("hip_y"), names.index("hip_x")
+    base = np.zeros(model.nq)
+    base[names.index(f"ankle_angle_{side}")] = foot_tilt
+    base[names.index(f"ankle_angle_{'l' if side == 'r' else 'r'}")] = foot_tilt
+    out = f"{heel.path}/force"
+
+    def forces(heights, speeds, axis):
+        Q = np.repeat(base[None], len(heights) * len(speeds), 0)
+        U = np.zeros_like(Q)
+        for k, (h, v) in enumerate((h, v) for h in heights for v in speeds):
+            Q[k, i_y] = h
+            U[k, axis] = v
+        F = kernel.outputs([out], Q, U)[out]
+        return F.reshape(len(heights), len(speeds), 3)
+
+    result = {}
+    if len(vertical_speeds):
+        result["vertical"] = forces(hip_heights, vertical_speeds, i_y)[:, :, 1]
+    if len(horizontal_speeds):
+        result["horizontal"] = forces(hip_heights, horizontal_speeds, i_x)[:, :, 0].T
+    return result
