@@ -433,3 +433,30 @@ def test_drop_test_passive_collapse_and_active_stiff_legs(model):
         simulate_implicit(model, {"/jointset/ground_trunk/hip_yy/value": 1.0}, 0.1, 0.01)
     with pytest.raises(ValueError, match="method"):
         simulate_implicit(model, init, 0.1, 0.01, method="rk4")
+
+
+# -------------------------------------------------------------------------------------------- figures
+def test_stick_figure_animation_and_strength_figure(model):
+    from moco_lab.analysis.gait2d import strength_curves
+    from moco_lab.viz.gait2d import animate_gait2d, gait2d_points, gait2d_stick, plot_strength_curves
+
+    standing = {"hip_y": 0.95}
+    pts = gait2d_points(model, standing)
+    assert pts["shoulder"][1] == pytest.approx(0.95 + 0.504) and pts["toe_r"][0] == pytest.approx(0.1636)
+    fig = gait2d_stick(model, standing, speeds={"hip_y": -0.1})
+    names = [t.name for t in fig.data]
+    assert names[:3] == ["trunk", "right leg", "left leg"] and names[3].startswith("contact force")
+    arrows_y = [y for y in fig.data[3].y if y is not None]
+    assert max(arrows_y) > 0.1  # the feet are pressed 4 mm into the ground: visible upward arrows
+    assert fig.layout.xaxis.title.text == "x (m)" and fig.layout.yaxis.title.text == "y (m)"
+    traj = ml.Trajectory([0.0, 1.0], states={c.value_path: np.array([0.0, 0.5]) if c.name == "hip_x" else
+                                             np.full(2, 1.0 if c.name == "hip_y" else 0.0)
+                                             for c in model.coordinates}, controls={})
+    anim = animate_gait2d(model, traj, frames=5)
+    assert len(anim.frames) == 5 and anim.frames[-1].data[0].x[0] == pytest.approx(0.5)
+    curves = {"knee": strength_curves(model, "knee", angles_deg=[-90, -45, 0])}
+    sfig = plot_strength_curves(curves)
+    assert {a.title.text for a in sfig.select_yaxes()} == {"moment (N·m)"}
+    assert {a.title.text for a in sfig.select_xaxes()} == {"angle (deg)"}
+    with pytest.raises(ValueError, match="expected 9 coordinates"):
+        gait2d_points(model, [0.0, 1.0])

@@ -26,7 +26,7 @@ from ..modeling.gait2d import Gait2dMuscle
 from ..modeling.model import Model
 from ..modeling.passive import PassiveJointMoment, soft_plus
 
-__all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "JOINTS"]
+__all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "derivative_check", "JOINTS"]
 
 #: The manual's joints and the coordinate names of the right leg (add ``_l`` for the left).
 JOINTS = {"hip": "hip_flexion", "knee": "knee_angle", "ankle": "ankle_angle"}
@@ -178,3 +178,59 @@ def heel_force_curves(model: Model, hip_heights: Sequence[float], vertical_speed
     if len(horizontal_speeds):
         result["horizontal"] = forces(hip_heights, horizontal_speeds, i_x)[:, :, 0].T
     return result
+
+
+def derivative_check(model: Model, seed: int = 0, h: float = 1e-6) -> dict[str, dict]:
+    """The manual's derivatives test: the compiled Jacobians against central finite differences at a random state.
+
+    Blocks as the manual names them, with moco_lab's variables: ``df/dx`` (q, q̇ and the muscle states),
+    ``df/dxdot`` (q̈ and the fiber velocities, which play ẋ's part), ``df/du`` (excitations); f stacks the
+    multibody residuals, the muscle state derivatives and the contraction residuals.
+
+    Returns
+    -------
+    dict
+        Block name -> ``{"max_difference", "row", "col", "analytic", "numeric"}`` at the element with the largest
+        difference (0-based row and column, as numpy reports them).
+    """
+    from ..engine.kernel import kernel_for
+
+    k = kernel_for(model)
+    rng = np.random.default_rng(seed)
+    v = {"dq": rng.uniform(0, 1, k.nq), "du": rng.uniform(0, 1, k.nq), "dz": rng.uniform(0.5, 1, k.nz),
+         "dw": 0.1 * rng.normal(size=k.nw), "dx": rng.uniform(0, 1, k.nx), "da": 0.1 * rng.normal(size=k.nq)}
+    v["dq"][1] += 0.5  # the hip well above the ground: the contact model is smooth but very steep near y = 0
+
+    def f(a: dict) -> np.ndarray:
+        r = k.evaluate(a["dq"][None], a["du"][None], a["dx"][None], None, Z=a["dz"][None], A=a["da"][None],
+                       W=a["dw"][None])
+        return np.concatenate([r["R"][0], r["Zd"][0], r["Rw"][0]])
+
+    res = k.evaluate(v["dq"][None], v["du"][None], v["dx"][None], None, Z=v["dz"][None], A=v["da"][None],
+                     W=v["dw"][None], jac=True)
+
+    def exact(key: str) -> np.ndarray:
+        if key == "da":
+            return np.vstack([res["J"]["da"][0], np.zeros((k.nz + k.nw, k.nq))])
+        return np.vstack([res["J"][key][0], res["JZ"][key][0], res["JW"][key][0]])
+
+    blocks = {"df/dx": ("dq", "du", "dz"), "df/dxdot": ("da", "dw"), "df/du": ("dx",)}
+    out = {}
+    for name, keys in blocks.items():
+        analytic, numeric = [], []
+        for key in keys:
+            analytic.append(exact(key))
+            cols = []
+            for j in range(v[key].size):
+                plus, minus = dict(v), dict(v)
+                plus[key], minus[key] = v[key].copy(), v[key].copy()
+                plus[key][j] += h
+                minus[key][j] -= h
+                cols.append((f(plus) - f(minus)) / (2 * h))
+            numeric.append(np.column_stack(cols))
+        A, N = np.hstack(analytic), np.hstack(numeric)
+        diff = np.abs(A - N)
+        i, j = np.unravel_index(np.argmax(diff), diff.shape)
+        out[name] = {"max_difference": float(diff[i, j]), "row": int(i), "col": int(j), "analytic": float(A[i, j]),
+                     "numeric": float(N[i, j])}
+    return out

@@ -1,0 +1,196 @@
+"""Figures of the gait2d model (the reference manual's stick figure, strength curves and contact-force test).
+
+* :func:`gait2d_stick` — the stick figure of one state: trunk to the shoulder, each leg (right red, left
+  blue) with its foot drawn as ankle–heel–toe, the ground, and the contact forces as arrows;
+* :func:`animate_gait2d` — the same over a trajectory, with a time slider and a play button;
+* :func:`plot_strength_curves` — the manual's isometric or isokinetic figures (Figures 5–6) from
+  :func:`moco_lab.analysis.gait2d.strength_curves`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..engine.kernel import kernel_for
+from ..modeling.model import Model
+from ..results.trajectory import Trajectory
+
+__all__ = ["gait2d_points", "gait2d_stick", "animate_gait2d", "plot_strength_curves"]
+
+_SIDE_COLOR = {"r": "#d62728", "l": "#1f77b4"}
+_FORCE_SCALE = 1.0 / 1500.0  # m of arrow per N (a 750 N body weight is a 0.5 m arrow)
+
+
+def _q_vector(model: Model, state: Mapping[str, float] | Sequence[float]) -> np.ndarray:
+    if isinstance(state, Mapping):
+        q = np.zeros(model.nq)
+        for i, c in enumerate(model.coordinates):
+            for key in (c.name, c.value_path):
+                if key in state:
+                    q[i] = float(state[key])
+        return q
+    q = np.asarray(state, float)
+    if q.shape != (model.nq,):
+        raise ValueError(f"gait2d figure: expected {model.nq} coordinates, got shape {q.shape}")
+    return q
+
+
+def gait2d_points(model: Model, state: Mapping[str, float] | Sequence[float]) -> dict[str, np.ndarray]:
+    """World (x, y) of the stick figure's points: ``shoulder``, ``hip``, and per side ``knee_r``, ``ankle_r``,
+    ``heel_r``, ``toe_r`` (and ``_l``). ``state``: coordinates by name or path, or the 9 values in order."""
+    plant = model.plant
+    ctx = plant.CreateDefaultContext()
+    plant.SetPositions(ctx, _q_vector(model, state))
+    world = plant.world_frame()
+
+    def at(body: str, x: float, y: float) -> np.ndarray:
+        frame = plant.GetBodyByName(body).body_frame()
+        return plant.CalcPointsPositions(ctx, frame, np.array([[x], [y], [0.0]]), world)[:2, 0]
+
+    trunk_length = _trunk_length(model)
+    pts = {"hip": at("trunk", 0.0, 0.0), "shoulder": at("trunk", 0.0, trunk_length)}
+    for side in ("r", "l"):
+        heel = model.force_element(f"/forceset/contact_heel_{side}").location
+        toe = model.force_element(f"/forceset/contact_toe_{side}").location
+        pts[f"knee_{side}"] = at(f"shank_{side}", 0.0, 0.0)
+        pts[f"ankle_{side}"] = at(f"foot_{side}", 0.0, 0.0)
+        pts[f"heel_{side}"] = at(f"foot_{side}", heel[0], heel[1])
+        pts[f"toe_{side}"] = at(f"foot_{side}", toe[0], toe[1])
+    return pts
+
+
+def _trunk_length(model: Model) -> float:
+    """Hip to shoulder (drawing only): the parameter table's, scaled as the model's heel point was."""
+    from ..modeling.gait2d import gait2d_parameters
+
+    par = gait2d_parameters()
+    scale = model.force_element("/forceset/contact_heel_r").location[0] / par["contact"]["heel"][0]
+    return par["segments"]["trunk"]["length"] * scale
+
+
+def _contact_forces(model: Model, Q: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """(n, 4, 2): heel r, toe r, heel l, toe l forces (N)."""
+    names = [f"/forceset/contact_{pt}_{side}/force" for side in ("r", "l") for pt in ("heel", "toe")]
+    out = kernel_for(model).outputs(names, Q, U)
+    return np.stack([np.asarray(out[n])[:, :2] for n in names], axis=1)
+
+
+def _traces(p: dict, forces: np.ndarray | None) -> list[go.Scatter]:
+    traces = [go.Scatter(x=[p["hip"][0], p["shoulder"][0]], y=[p["hip"][1], p["shoulder"][1]], mode="lines",
+                         line=dict(color="#444", width=8), name="trunk", hoverinfo="skip")]
+    for side, label in (("r", "right leg"), ("l", "left leg")):
+        chain = [p["hip"], p[f"knee_{side}"], p[f"ankle_{side}"], p[f"heel_{side}"], p[f"toe_{side}"], p[f"ankle_{side}"]]
+        traces.append(go.Scatter(x=[c[0] for c in chain], y=[c[1] for c in chain], mode="lines+markers",
+                                 line=dict(color=_SIDE_COLOR[side], width=5), marker=dict(size=5), name=label,
+                                 hoverinfo="skip"))
+    ax, ay = [], []
+    if forces is not None:
+        for k, (side, pt) in enumerate((s, q) for s in ("r", "l") for q in ("heel", "toe")):
+            base = p[f"{pt}_{side}"]
+            tip = base + forces[k] * _FORCE_SCALE
+            ax += [base[0], tip[0], None]
+            ay += [base[1], tip[1], None]
+    traces.append(go.Scatter(x=ax, y=ay, mode="lines", line=dict(color="#2ca02c", width=3),
+                             name=f"contact force ({1 / _FORCE_SCALE:.0f} N per m)", hoverinfo="skip"))
+    return traces
+
+
+def _layout(fig: go.Figure, xr, yr, title: str, height: int) -> None:
+    fig.add_shape(type="line", x0=xr[0] - 10, x1=xr[1] + 10, y0=0, y1=0, line=dict(color="#8c6d31", width=2))
+    fig.update_layout(title=title, height=height, xaxis_title="x (m)", yaxis_title="y (m)",
+                      xaxis=dict(range=list(xr)), yaxis=dict(range=list(yr), scaleanchor="x", scaleratio=1),
+                      legend=dict(x=1.02, y=1, xanchor="left"), margin=dict(l=60, r=20, t=60, b=100),
+                      plot_bgcolor="white")
+
+
+def _extent(points: list[dict]) -> tuple[tuple[float, float], tuple[float, float]]:
+    allp = np.array([v for p in points for v in p.values()])
+    xlo, xhi = allp[:, 0].min() - 0.3, allp[:, 0].max() + 0.3
+    ylo, yhi = min(allp[:, 1].min(), 0.0) - 0.1, allp[:, 1].max() + 0.1
+    widen = 0.8 * (yhi - ylo) - (xhi - xlo)
+    if widen > 0:
+        xlo, xhi = xlo - widen / 2, xhi + widen / 2
+    return (float(xlo), float(xhi)), (float(ylo), float(yhi))
+
+
+def gait2d_stick(model: Model, state: Mapping[str, float] | Sequence[float], *,
+                 speeds: Mapping[str, float] | Sequence[float] | None = None, forces: bool = True,
+                 title: str | None = None, height: int = 600) -> go.Figure:
+    """The stick figure of one state (the manual's "stick" test), with the contact forces as arrows."""
+    q = _q_vector(model, state)
+    u = np.zeros(model.nq) if speeds is None else _q_vector(model, speeds)
+    pts = gait2d_points(model, q)
+    F = _contact_forces(model, q[None], u[None])[0] if forces else None
+    fig = go.Figure(_traces(pts, F))
+    xr, yr = _extent([pts])
+    _layout(fig, xr, yr, title or "gait2d", height)
+    return fig
+
+
+def animate_gait2d(model: Model, trajectory: Trajectory, *, frames: int = 60, forces: bool = True,
+                   title: str | None = None, height: int = 600) -> go.Figure:
+    """A plotly animation of a gait2d ``trajectory`` (needs every coordinate's value; speeds for the forces)."""
+    values = [c.value_path for c in model.coordinates]
+    speeds = [c.speed_path for c in model.coordinates]
+    missing = [n for n in values if n not in trajectory.states]
+    if missing:
+        raise KeyError(f"animate_gait2d: the trajectory has no column for {missing[:3]}")
+    t = np.asarray(trajectory.time, float)
+    times = np.linspace(t[0], t[-1], max(2, int(frames)))
+    Q = np.column_stack([np.interp(times, t, trajectory.states[n]) for n in values])
+    U = np.column_stack([np.interp(times, t, trajectory.states[n]) if n in trajectory.states else np.zeros_like(times)
+                         for n in speeds])
+    points = [gait2d_points(model, q) for q in Q]
+    F = _contact_forces(model, Q, U) if forces else [None] * len(times)
+    fig = go.Figure(_traces(points[0], F[0]),
+                    frames=[go.Frame(data=_traces(p, f), name=f"{s:.3f}") for p, f, s in zip(points, F, times)])
+    step_ms = 1000 * (times[1] - times[0])
+    fig.update_layout(
+        updatemenus=[dict(type="buttons", showactive=False, direction="left", x=0, y=-0.12, xanchor="right",
+                          yanchor="top", pad=dict(t=40, r=10), buttons=[
+                              dict(label="▶ play", method="animate",
+                                   args=[None, dict(frame=dict(duration=max(20, step_ms), redraw=True),
+                                                    fromcurrent=True, transition=dict(duration=0))]),
+                              dict(label="❚❚ pause", method="animate",
+                                   args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")])])],
+        sliders=[dict(active=0, currentvalue=dict(prefix="time (s): "), x=0, len=1.0, y=-0.12, yanchor="top",
+                      pad=dict(t=40), steps=[dict(label=f"{s:.2f}", method="animate",
+                                                  args=[[f"{s:.3f}"], dict(mode="immediate",
+                                                                          frame=dict(duration=0, redraw=True))])
+                                             for s in times])])
+    xr, yr = _extent(points)
+    _layout(fig, xr, yr, title or f"gait2d: {t[0]:g}–{t[-1]:g} s", height)
+    return fig
+
+
+def plot_strength_curves(curves: Mapping[str, Mapping], *, isokinetic: bool = False, title: str | None = None,
+                         height: int = 950) -> go.Figure:
+    """The manual's Figure 5 (isometric) or 6 (isokinetic): for each joint, the total moment with the positive or
+    the negative muscles active, the passive moment, and active = total − passive.
+
+    ``curves``: joint name -> the result of :func:`moco_lab.analysis.gait2d.strength_curves`.
+    """
+    joints = list(curves)
+    fig = make_subplots(rows=len(joints), cols=3, shared_xaxes=False, vertical_spacing=0.13, horizontal_spacing=0.09,
+                        subplot_titles=[f"{j}: {what}" for j in joints for what in
+                                        ("total moment", "passive moment", "active = total − passive")])
+    xlabel = "angular velocity (deg/s)" if isokinetic else "angle (deg)"
+    for r, j in enumerate(joints, start=1):
+        c = curves[j]
+        x = c["x"]
+        for name, color in (("positive", "#d62728"), ("negative", "#1f77b4")):
+            fig.add_scatter(x=x, y=c[name], mode="lines", line=dict(color=color), row=r, col=1,
+                            name=f"{name} muscles active", legendgroup=name, showlegend=r == 1)
+            fig.add_scatter(x=x, y=np.asarray(c[name]) - np.asarray(c["passive"]), mode="lines",
+                            line=dict(color=color, dash="dash"), row=r, col=3, legendgroup=name, showlegend=False)
+        fig.add_scatter(x=x, y=c["passive"], mode="lines", line=dict(color="#555"), row=r, col=2,
+                        name="no muscle active", showlegend=r == 1)
+        for col in (1, 2, 3):
+            fig.update_xaxes(title_text=xlabel, row=r, col=col)
+            fig.update_yaxes(title_text="moment (N·m)", row=r, col=col)
+    fig.update_layout(height=height, title=title or ("Isokinetic strength" if isokinetic else "Isometric strength"),
+                      plot_bgcolor="white")
+    return fig
