@@ -6,12 +6,14 @@ from pathlib import Path
 
 from .names import did_you_mean
 
-__all__ = ["OPENSIM_DIR", "GAIT2D_PARAMETERS", "opensim_file", "opensim_files"]
+__all__ = ["OPENSIM_DIR", "GAIT2D_PARAMETERS", "WINTER_GAIT", "opensim_file", "opensim_files"]
 
 #: Where the shipped OpenSim model and data files are.
 OPENSIM_DIR = Path(__file__).resolve().parents[1] / "data" / "opensim"
 #: The gait2d model's parameter table (TOML, each value with its source).
 GAIT2D_PARAMETERS = Path(__file__).resolve().parents[1] / "data" / "gait2d" / "gait2d_parameters.toml"
+#: Winter's normal gait (angles and ground reaction forces, mean and variance over a cycle), as plain text.
+WINTER_GAIT = Path(__file__).resolve().parents[1] / "data" / "gait2d" / "winter_normal_gait.csv"
 
 
 def opensim_files() -> list[str]:

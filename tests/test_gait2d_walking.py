@@ -1,0 +1,78 @@
+"""gait2d walks: tracking Winter's normal gait over one periodic cycle (about a minute)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from moco_lab.engine.kernel import kernel_for
+from moco_lab.examples.gait2d import WINTER_JOINTS, gait2d_tracking_study, winter_gait
+
+
+def test_winter_gait_table():
+    g = winter_gait()
+    assert g.time.size == 51 and g.time[-1] == g.duration == 1.1396 and g.speed == 1.325
+    for k, v in g.mean.items():
+        assert v[0] == v[-1] and v.size == 51, k  # closed cycle
+    # Winter's legs are half a cycle apart: the left knee's pattern is the right knee's, shifted by 25 samples
+    r, left = g.mean["knee_angle_r"][:-1], g.mean["knee_angle_l"][:-1]
+    assert np.sqrt(np.mean((np.roll(r, 25) - left) ** 2)) < np.radians(5)
+    # stance: the vertical force exceeds 0.05 BW for about 60 % of the cycle
+    assert 0.55 < np.mean(g.mean["grf_y_r"][:-1] > 0.05) < 0.68
+
+
+@pytest.fixture(scope="module")
+def tracking():
+    study = gait2d_tracking_study(25)
+    return study, study.solve()
+
+
+def test_tracking_converges_and_follows_winter(tracking):
+    study, sol = tracking
+    assert sol.success, sol.message
+    g = winter_gait()
+    model = study.problem.model
+    for j in WINTER_JOINTS:
+        path = next(c.value_path for c in model.coordinates if c.name == j)
+        rms = np.degrees(np.sqrt(np.mean((sol.states[path] - np.interp(sol.time, g.time, g.mean[j])) ** 2)))
+        # measured 0.9–2.9° against Winter's standard deviations of 4.4–6.2°: the tracking errors are well inside
+        # the between-subject spread (0.6 of it leaves room for another machine's last iterations)
+        sd = np.degrees(np.sqrt(np.mean(g.var[j])))
+        assert rms < 0.6 * sd, (j, rms, sd)
+    k = kernel_for(model)
+    Q = np.column_stack([sol.states[c.value_path] for c in model.coordinates])
+    U = np.column_stack([sol.states[c.speed_path] for c in model.coordinates])
+    for s in "rl":
+        names = [f"/forceset/contact_heel_{s}/force", f"/forceset/contact_toe_{s}/force"]
+        out = k.outputs(names, Q, U)
+        F = (out[names[0]][:, :2] + out[names[1]][:, :2]) / (75.0 * 9.81)
+        for axis, a in enumerate("xy"):
+            ref = np.interp(sol.time, g.time, g.mean[f"grf_{a}_{s}"])
+            rms, sd = np.sqrt(np.mean((F[:, axis] - ref) ** 2)), np.sqrt(np.mean(g.var[f"grf_{a}_{s}"]))
+            assert rms < 0.8 * sd, (s, a, rms, sd)  # measured 0.026–0.038 BW against 0.05–0.095 BW
+
+
+def test_a_periodic_cycle_obeys_momentum_balance(tracking):
+    """Over a periodic cycle the ground must push up with the body weight on average and not at all forwards:
+    ∫ F_y dt = m g T and ∫ F_x dt = 0 (the change of momentum is zero). Not a goal of the problem: a
+    consequence of the dynamics and the periodicity, checked on the solution's contact forces."""
+    study, sol = tracking
+    model = study.problem.model
+    k = kernel_for(model)
+    names = [f"/forceset/contact_{p}_{s}/force" for s in "rl" for p in ("heel", "toe")]
+    Q = np.column_stack([sol.states[c.value_path] for c in model.coordinates])
+    U = np.column_stack([sol.states[c.speed_path] for c in model.coordinates])
+    out = k.outputs(names, Q, U)
+    F = sum(out[n][:, :2] for n in names)
+    T = sol.time[-1] - sol.time[0]
+    impulse = np.array([np.trapezoid(F[:, a], sol.time) for a in range(2)])
+    weight = 75.0 * 9.81
+    # The trapezoidal transcription integrates the equations of motion with the same trapezoidal rule, so the
+    # discrete balance holds up to the defects the optimizer leaves (constraint tolerance 1e-3 on speeds: for
+    # 75 kg about 0.08 N·s against the weight's 838 N·s). Measured: 2e-6 (vertical), 8e-6 (horizontal).
+    assert impulse[1] == pytest.approx(weight * T, rel=1e-4)
+    assert abs(impulse[0]) < 1e-4 * weight * T
+    hip_x = next(c.value_path for c in model.coordinates if c.name == "hip_x")
+    assert sol.states[hip_x][-1] - sol.states[hip_x][0] == pytest.approx(1.325 * 1.1396, rel=1e-9)
+    for name in model.state_names():
+        if name != hip_x:
+            assert sol.states[name][-1] == pytest.approx(sol.states[name][0], abs=1e-6), name
