@@ -113,3 +113,22 @@ def test_prediction_from_the_tracking_solution(tracking):
     assert (stance["r"] & stance["l"]).any() and not (~stance["r"] & ~stance["l"]).any()
     with pytest.raises(ValueError, match="positive"):
         gait2d_prediction_study(25, speed=-1.0)
+
+
+def test_gait_figure_against_winter(tracking):
+    from moco_lab.analysis.gait2d import ground_reaction_forces
+    from moco_lab.viz.gait2d import plot_against_winter
+
+    study, sol = tracking
+    model = study.problem.model
+    fig = plot_against_winter(model, {"tracking": sol})
+    assert len(fig.layout.annotations) == 10  # subplot titles: 5 signals × 2 legs
+    assert {a.title.text for a in fig.select_yaxes()} == {"angle (deg)", "force (BW)"}
+    assert {a.title.text for a in fig.select_xaxes()} == {"time (s)"}
+    names = [t.name for t in fig.data]
+    assert names.count("Winter ± 1 SD") == 10 and names.count("tracking") == 10
+    grf = ground_reaction_forces(model, sol)
+    assert grf["r"].shape == (sol.time.size, 2)
+    # the figure's vertical GRF (right) is the library's force in body weights
+    trace = [t for t in fig.data if t.name == "tracking"][4]
+    np.testing.assert_allclose(trace.y, grf["r"][:, 1] / (75 * 9.81), rtol=1e-12)

@@ -25,8 +25,10 @@ from ..modeling.contact import Gait2dContactPoint
 from ..modeling.gait2d import Gait2dMuscle
 from ..modeling.model import Model
 from ..modeling.passive import PassiveJointMoment, soft_plus
+from ..results.trajectory import Trajectory
 
-__all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "derivative_check", "JOINTS"]
+__all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "derivative_check",
+           "ground_reaction_forces", "JOINTS"]
 
 #: The manual's joints and the coordinate names of the right leg (add ``_l`` for the left).
 JOINTS = {"hip": "hip_flexion", "knee": "knee_angle", "ankle": "ankle_angle"}
@@ -233,4 +235,20 @@ def derivative_check(model: Model, seed: int = 0, h: float = 1e-6) -> dict[str, 
         i, j = np.unravel_index(np.argmax(diff), diff.shape)
         out[name] = {"max_difference": float(diff[i, j]), "row": int(i), "col": int(j), "analytic": float(A[i, j]),
                      "numeric": float(N[i, j])}
+    return out
+
+
+def ground_reaction_forces(model: Model, trajectory: Trajectory) -> dict[str, np.ndarray]:
+    """Each foot's ground reaction force along a trajectory: ``{"r": (n, 2), "l": (n, 2)}`` (x, y in N), the sum of
+    its heel and toe contact forces (needs every coordinate's value and speed)."""
+    from ..engine.kernel import kernel_for
+
+    k = kernel_for(model)
+    Q = np.column_stack([trajectory.states[c.value_path] for c in model.coordinates])
+    U = np.column_stack([trajectory.states[c.speed_path] for c in model.coordinates])
+    out = {}
+    for side in ("r", "l"):
+        names = [f"/forceset/contact_heel_{side}/force", f"/forceset/contact_toe_{side}/force"]
+        F = k.outputs(names, Q, U)
+        out[side] = np.asarray(F[names[0]])[:, :2] + np.asarray(F[names[1]])[:, :2]
     return out

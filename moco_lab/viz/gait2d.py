@@ -18,7 +18,7 @@ from ..engine.kernel import kernel_for
 from ..modeling.model import Model
 from ..results.trajectory import Trajectory
 
-__all__ = ["gait2d_points", "gait2d_stick", "animate_gait2d", "plot_strength_curves"]
+__all__ = ["gait2d_points", "gait2d_stick", "animate_gait2d", "plot_strength_curves", "plot_against_winter"]
 
 _SIDE_COLOR = {"r": "#d62728", "l": "#1f77b4"}
 _FORCE_SCALE = 1.0 / 1500.0  # m of arrow per N (a 750 N body weight is a 0.5 m arrow)
@@ -193,4 +193,48 @@ def plot_strength_curves(curves: Mapping[str, Mapping], *, isokinetic: bool = Fa
             fig.update_yaxes(title_text="moment (N·m)", row=r, col=col)
     fig.update_layout(height=height, title=title or ("Isokinetic strength" if isokinetic else "Isometric strength"),
                       plot_bgcolor="white")
+    return fig
+
+
+def plot_against_winter(model: Model, solutions: Mapping[str, Trajectory], *, title: str | None = None,
+                        height: int = 800) -> go.Figure:
+    """Joint angles (degrees) and ground reaction forces (body weights) of gait cycles against Winter's normal gait
+    (mean ± one standard deviation, grey band), right leg in the top rows, left below.
+
+    ``solutions``: label -> a gait cycle of ``model`` (e.g. ``{"tracking": sol, "prediction": pred}``).
+    """
+    from ..analysis.gait2d import ground_reaction_forces
+    from ..examples.gait2d import winter_gait
+
+    g = winter_gait()
+    weight = sum(b.mass for b in model.tree().bodies.values()) * float(np.linalg.norm(
+        model.plant.gravity_field().gravity_vector()))
+    panels = [("hip_flexion", "hip flexion"), ("knee_angle", "knee angle"), ("ankle_angle", "ankle angle"),
+              ("grf_x", "horizontal GRF"), ("grf_y", "vertical GRF")]
+    fig = make_subplots(rows=2, cols=5, horizontal_spacing=0.07, vertical_spacing=0.16,
+                        subplot_titles=[f"{label}, {side}" for side in ("right", "left") for _, label in panels])
+    palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"]
+    forces = {label: ground_reaction_forces(model, sol) for label, sol in solutions.items()}
+    for r, side in enumerate(("r", "l"), start=1):
+        for c, (key, _label) in enumerate(panels, start=1):
+            column = f"{key}_{side}"
+            scale = 1.0 if key.startswith("grf") else 180 / np.pi
+            mean, sd = g.mean[column] * scale, np.sqrt(g.var[column]) * scale
+            fig.add_scatter(x=np.r_[g.time, g.time[::-1]], y=np.r_[mean + sd, (mean - sd)[::-1]], fill="toself",
+                            fillcolor="rgba(0,0,0,0.12)", line=dict(width=0), hoverinfo="skip",
+                            name="Winter ± 1 SD", showlegend=(r, c) == (1, 1), row=r, col=c)
+            fig.add_scatter(x=g.time, y=mean, line=dict(color="black", width=1.5), name="Winter mean",
+                            showlegend=(r, c) == (1, 1), row=r, col=c)
+            for k, (label, sol) in enumerate(solutions.items()):
+                if key.startswith("grf"):
+                    y = forces[label][side][:, 0 if key == "grf_x" else 1] / weight
+                else:
+                    path = next(co.value_path for co in model.coordinates if co.name == column)
+                    y = np.degrees(sol.states[path])
+                fig.add_scatter(x=sol.time, y=y, line=dict(color=palette[k % len(palette)], width=2), name=label,
+                                showlegend=(r, c) == (1, 1), row=r, col=c)
+            fig.update_xaxes(title_text="time (s)", row=r, col=c)
+            fig.update_yaxes(title_text="force (BW)" if key.startswith("grf") else "angle (deg)", row=r, col=c)
+    fig.update_layout(height=height, title=title or "Gait cycle against Winter's normal gait", plot_bgcolor="white",
+                      legend=dict(orientation="h", y=-0.12))
     return fig
