@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import moco_lab as ml
-from moco_lab.engine.kernel import kernel_for
+from moco_lab.analysis.gait2d import ground_reaction_forces
 from moco_lab.examples.gait2d import WINTER_JOINTS, gait2d_tracking_study, winter_gait
 
 OUT = Path(__file__).with_suffix(".md")
@@ -37,13 +37,9 @@ def errors(study, sol) -> dict:
         path = next(c.value_path for c in model.coordinates if c.name == j)
         e = np.sqrt(np.mean((sol.states[path] - np.interp(sol.time, g.time, g.mean[j])) ** 2))
         out[j] = (np.degrees(e), e / np.sqrt(np.mean(g.var[j])))
-    k = kernel_for(model)
-    Q = np.column_stack([sol.states[c.value_path] for c in model.coordinates])
-    U = np.column_stack([sol.states[c.speed_path] for c in model.coordinates])
+    grf = ground_reaction_forces(model, sol)
     for s in "rl":
-        names = [f"/forceset/contact_heel_{s}/force", f"/forceset/contact_toe_{s}/force"]
-        F = k.outputs(names, Q, U)
-        F = (F[names[0]][:, :2] + F[names[1]][:, :2]) / (75.0 * 9.81)
+        F = grf[s] / (75.0 * 9.81)
         for axis, a in enumerate("xy"):
             e = np.sqrt(np.mean((F[:, axis] - np.interp(sol.time, g.time, g.mean[f"grf_{a}_{s}"])) ** 2))
             out[f"GRF {a} {s}"] = (e, e / np.sqrt(np.mean(g.var[f"grf_{a}_{s}"])))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moco_lab.engine.kernel import kernel_for
+from moco_lab.analysis.gait2d import ground_reaction_forces
 from moco_lab.examples.gait2d import WINTER_JOINTS, gait2d_tracking_study, winter_gait
 
 
@@ -38,13 +38,9 @@ def test_tracking_converges_and_follows_winter(tracking):
         # the between-subject spread (0.6 of it leaves room for another machine's last iterations)
         sd = np.degrees(np.sqrt(np.mean(g.var[j])))
         assert rms < 0.6 * sd, (j, rms, sd)
-    k = kernel_for(model)
-    Q = np.column_stack([sol.states[c.value_path] for c in model.coordinates])
-    U = np.column_stack([sol.states[c.speed_path] for c in model.coordinates])
+    grf = ground_reaction_forces(model, sol)
     for s in "rl":
-        names = [f"/forceset/contact_heel_{s}/force", f"/forceset/contact_toe_{s}/force"]
-        out = k.outputs(names, Q, U)
-        F = (out[names[0]][:, :2] + out[names[1]][:, :2]) / (75.0 * 9.81)
+        F = grf[s] / (75.0 * 9.81)
         for axis, a in enumerate("xy"):
             ref = np.interp(sol.time, g.time, g.mean[f"grf_{a}_{s}"])
             rms, sd = np.sqrt(np.mean((F[:, axis] - ref) ** 2)), np.sqrt(np.mean(g.var[f"grf_{a}_{s}"]))
@@ -57,12 +53,8 @@ def test_a_periodic_cycle_obeys_momentum_balance(tracking):
     consequence of the dynamics and the periodicity, checked on the solution's contact forces."""
     study, sol = tracking
     model = study.problem.model
-    k = kernel_for(model)
-    names = [f"/forceset/contact_{p}_{s}/force" for s in "rl" for p in ("heel", "toe")]
-    Q = np.column_stack([sol.states[c.value_path] for c in model.coordinates])
-    U = np.column_stack([sol.states[c.speed_path] for c in model.coordinates])
-    out = k.outputs(names, Q, U)
-    F = sum(out[n][:, :2] for n in names)
+    grf = ground_reaction_forces(model, sol)
+    F = grf["r"] + grf["l"]
     T = sol.time[-1] - sol.time[0]
     impulse = np.array([np.trapezoid(F[:, a], sol.time) for a in range(2)])
     weight = 75.0 * 9.81
@@ -76,18 +68,6 @@ def test_a_periodic_cycle_obeys_momentum_balance(tracking):
     for name in model.state_names():
         if name != hip_x:
             assert sol.states[name][-1] == pytest.approx(sol.states[name][0], abs=1e-6), name
-
-
-def _vertical_forces(model, sol):
-    k = kernel_for(model)
-    Q = np.column_stack([sol.states[c.value_path] for c in model.coordinates])
-    U = np.column_stack([sol.states[c.speed_path] for c in model.coordinates])
-    out = {}
-    for s in "rl":
-        names = [f"/forceset/contact_heel_{s}/force", f"/forceset/contact_toe_{s}/force"]
-        F = k.outputs(names, Q, U)
-        out[s] = (F[names[0]][:, 1] + F[names[1]][:, 1]) / (75.0 * 9.81)
-    return out
 
 
 def test_prediction_from_the_tracking_solution(tracking):
@@ -106,8 +86,8 @@ def test_prediction_from_the_tracking_solution(tracking):
     assert "angles" not in pure.goal_values
     # measured: ∫Σu² 1.06 (tracking), 0.24 (with the tracking term), 0.18 (effort alone)
     assert pure.goal_values["effort"] < guided.goal_values["effort"] < tracked_effort
-    grf = _vertical_forces(pure_study.problem.model, pure)
-    stance = {s: grf[s][:-1] > 0.05 for s in "rl"}
+    grf = ground_reaction_forces(pure_study.problem.model, pure)
+    stance = {s: grf[s][:-1, 1] > 0.05 * 75 * 9.81 for s in "rl"}
     for s in "rl":
         assert 0.45 < stance[s].mean() < 0.7, s  # measured 0.56
     assert (stance["r"] & stance["l"]).any() and not (~stance["r"] & ~stance["l"]).any()
@@ -116,7 +96,6 @@ def test_prediction_from_the_tracking_solution(tracking):
 
 
 def test_gait_figure_against_winter(tracking):
-    from moco_lab.analysis.gait2d import ground_reaction_forces
     from moco_lab.viz.gait2d import plot_against_winter
 
     study, sol = tracking

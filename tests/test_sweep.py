@@ -66,23 +66,28 @@ def test_dask_workers_give_the_serial_answers_bit_for_bit(study):
         assert parallel.column(key) == serial.column(key), key
 
 
+def _sweep_killing_a_worker(study, client):
+    """Six solves of about a second on ``client``; one worker process is killed when the first task finishes."""
+    killed = []
+
+    def kill_one(done, failed, total):
+        if not killed:
+            victim = sorted(client.scheduler_info()["workers"])[0]
+            pid = client.run(os.getpid, workers=[victim])[victim]
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)  # the worker process dies mid-sweep
+
+    changes = [{"solver.num_mesh_intervals": n} for n in (200, 250, 300, 350, 400, 450)]
+    return sweep(study, changes, client=client, progress=kill_one), killed
+
+
 def test_a_lost_worker_has_its_tasks_rerun(study):
     """Kill one of two worker processes after the first task finishes: every task still ends with a result."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        killed = []
-
-        def kill_one(done, failed, total):
-            if not killed:
-                victim = sorted(client.scheduler_info()["workers"])[0]
-                pid = client.run(os.getpid, workers=[victim])[victim]
-                killed.append(pid)
-                os.kill(pid, signal.SIGKILL)  # the worker process dies mid-sweep
-
         # solves of about a second each: when the first one ends, both workers are busy with the next ones
-        changes = [{"solver.num_mesh_intervals": n} for n in (200, 250, 300, 350, 400, 450)]
-        result = sweep(study, changes, client=client, progress=kill_one)
+        result, killed = _sweep_killing_a_worker(study, client)
     assert killed and all(result.column("success")) and len(result.rows) == 6
     assert result.column("change:solver.num_mesh_intervals") == [200, 250, 300, 350, 400, 450]
 
@@ -96,17 +101,7 @@ def test_a_task_that_kills_too_many_workers_is_a_row(study):
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        killed = []
-
-        def kill_one(done, failed, total):
-            if not killed:
-                victim = sorted(client.scheduler_info()["workers"])[0]
-                pid = client.run(os.getpid, workers=[victim])[victim]
-                killed.append(pid)
-                os.kill(pid, signal.SIGKILL)
-
-        changes = [{"solver.num_mesh_intervals": n} for n in (200, 250, 300, 350, 400, 450)]
-        result = sweep(study, changes, client=client, progress=kill_one)
+        result, killed = _sweep_killing_a_worker(study, client)
     assert killed and len(result.rows) == 6
     lost = [r for r in result.rows if not r["success"]]
     assert len(lost) >= 1 and all(r["status"] == "error" and "KilledWorker" in r["error"] for r in lost)

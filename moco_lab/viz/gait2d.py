@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 from ..engine.kernel import kernel_for
 from ..modeling.model import Model
 from ..results.trajectory import Trajectory
+from .pose import animation_controls, sample_coordinates
 
 __all__ = ["gait2d_points", "gait2d_stick", "animate_gait2d", "plot_strength_curves", "plot_against_winter"]
 
@@ -133,34 +134,16 @@ def gait2d_stick(model: Model, state: Mapping[str, float] | Sequence[float], *,
 def animate_gait2d(model: Model, trajectory: Trajectory, *, frames: int = 60, forces: bool = True,
                    title: str | None = None, height: int = 600) -> go.Figure:
     """A plotly animation of a gait2d ``trajectory`` (needs every coordinate's value; speeds for the forces)."""
-    values = [c.value_path for c in model.coordinates]
+    times, Q = sample_coordinates(model, trajectory, frames)
     speeds = [c.speed_path for c in model.coordinates]
-    missing = [n for n in values if n not in trajectory.states]
-    if missing:
-        raise KeyError(f"animate_gait2d: the trajectory has no column for {missing[:3]}")
-    t = np.asarray(trajectory.time, float)
-    times = np.linspace(t[0], t[-1], max(2, int(frames)))
-    Q = np.column_stack([np.interp(times, t, trajectory.states[n]) for n in values])
-    U = np.column_stack([np.interp(times, t, trajectory.states[n]) if n in trajectory.states else np.zeros_like(times)
-                         for n in speeds])
+    U = sample_coordinates(model, trajectory, frames, speeds)[1] if all(n in trajectory.states for n in speeds) \
+        else np.zeros_like(Q)
     points = [gait2d_points(model, q) for q in Q]
     F = _contact_forces(model, Q, U) if forces else [None] * len(times)
     fig = go.Figure(_traces(points[0], F[0]),
                     frames=[go.Frame(data=_traces(p, f), name=f"{s:.3f}") for p, f, s in zip(points, F, times)])
-    step_ms = 1000 * (times[1] - times[0])
-    fig.update_layout(
-        updatemenus=[dict(type="buttons", showactive=False, direction="left", x=0, y=-0.12, xanchor="right",
-                          yanchor="top", pad=dict(t=40, r=10), buttons=[
-                              dict(label="▶ play", method="animate",
-                                   args=[None, dict(frame=dict(duration=max(20, step_ms), redraw=True),
-                                                    fromcurrent=True, transition=dict(duration=0))]),
-                              dict(label="❚❚ pause", method="animate",
-                                   args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")])])],
-        sliders=[dict(active=0, currentvalue=dict(prefix="time (s): "), x=0, len=1.0, y=-0.12, yanchor="top",
-                      pad=dict(t=40), steps=[dict(label=f"{s:.2f}", method="animate",
-                                                  args=[[f"{s:.3f}"], dict(mode="immediate",
-                                                                          frame=dict(duration=0, redraw=True))])
-                                             for s in times])])
+    fig.update_layout(**animation_controls(times))
+    t = np.asarray(trajectory.time, float)
     xr, yr = _extent(points)
     _layout(fig, xr, yr, title or f"gait2d: {t[0]:g}–{t[-1]:g} s", height)
     return fig

@@ -13,7 +13,7 @@ from ..analysis.pose import Pose, pose
 from ..modeling.model import Model
 from ..results.trajectory import Trajectory
 
-__all__ = ["plot_pose", "animate"]
+__all__ = ["plot_pose", "animate", "sample_coordinates", "animation_controls"]
 
 _MUSCLE = "rgba(200, 40, 40, 0.75)"
 
@@ -89,6 +89,37 @@ def plot_pose(model: Model, values: dict[str, float] | ArrayLike | None = None, 
     return fig
 
 
+def sample_coordinates(model: Model, trajectory: Trajectory, frames: int,
+                       paths: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``frames`` times evenly spaced over the trajectory and the columns ``paths`` (default: every coordinate's
+    value) interpolated linearly at them: ``(times (frames,), values (frames, len(paths)))``."""
+    names = paths or [c.value_path for c in model.coordinates]
+    missing = [n for n in names if n not in trajectory.states]
+    if missing:
+        raise KeyError(f"the trajectory has no column for {missing[:3]}{'...' if len(missing) > 3 else ''}")
+    t = np.asarray(trajectory.time, float)
+    times = np.linspace(t[0], t[-1], max(2, int(frames)))
+    return times, np.column_stack([np.interp(times, t, np.asarray(trajectory.states[n], float)) for n in names])
+
+
+def animation_controls(times: np.ndarray) -> dict:
+    """Layout entries of an animation whose frames are named by time (``f"{t:.3f}"``): play/pause buttons and a
+    time slider."""
+    step_ms = 1000 * (times[1] - times[0]) if len(times) > 1 else 100
+    return dict(
+        updatemenus=[dict(type="buttons", showactive=False, direction="left", x=0, y=-0.12, xanchor="right",
+                          yanchor="top", pad=dict(t=40, r=10), buttons=[
+            dict(label="▶ play", method="animate",
+                 args=[None, dict(frame=dict(duration=max(20, step_ms), redraw=True), fromcurrent=True,
+                                  transition=dict(duration=0))]),
+            dict(label="❚❚ pause", method="animate",
+                 args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")])])],
+        sliders=[dict(active=0, currentvalue=dict(prefix="time (s): "), x=0, len=1.0, y=-0.12, yanchor="top",
+                      pad=dict(t=40), steps=[
+            dict(label=f"{s:.2f}", method="animate",
+                 args=[[f"{s:.3f}"], dict(mode="immediate", frame=dict(duration=0, redraw=True))]) for s in times])])
+
+
 def animate(model: Model, trajectory: Trajectory, *, frames: int = 60, title: str | None = None,
             show_muscles: bool = True, height: int = 600) -> go.Figure:
     """A plotly animation of ``trajectory`` on ``model`` (stick figure, time slider and play button).
@@ -101,29 +132,12 @@ def animate(model: Model, trajectory: Trajectory, *, frames: int = 60, title: st
     frames : int
         Number of frames, evenly spaced in time (the coordinates interpolated linearly).
     """
-    names = [c.value_path for c in model.coordinates]
-    missing = [n for n in names if n not in trajectory.states]
-    if missing:
-        raise KeyError(f"the trajectory has no column for {missing[:3]}{'...' if len(missing) > 3 else ''}")
-    t = np.asarray(trajectory.time, float)
-    times = np.linspace(t[0], t[-1], max(2, int(frames)))
-    Q = np.column_stack([np.interp(times, t, np.asarray(trajectory.states[n], float)) for n in names])
+    times, Q = sample_coordinates(model, trajectory, frames)
     poses = [pose(model, q) for q in Q]
     xr, yr = _extent(poses)
     fig = go.Figure(_traces(poses[0], show_muscles),
                     frames=[go.Frame(data=_traces(p, show_muscles), name=f"{s:.3f}") for p, s in zip(poses, times)])
-    step_ms = 1000 * (times[1] - times[0]) if len(times) > 1 else 100
-    fig.update_layout(
-        updatemenus=[dict(type="buttons", showactive=False, direction="left", x=0, y=-0.12, xanchor="right",
-                          yanchor="top", pad=dict(t=40, r=10), buttons=[
-            dict(label="▶ play", method="animate",
-                 args=[None, dict(frame=dict(duration=max(20, step_ms), redraw=True), fromcurrent=True,
-                                  transition=dict(duration=0))]),
-            dict(label="❚❚ pause", method="animate",
-                 args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")])])],
-        sliders=[dict(active=0, currentvalue=dict(prefix="time (s): "), x=0, len=1.0, y=-0.12, yanchor="top",
-                      pad=dict(t=40), steps=[
-            dict(label=f"{s:.2f}", method="animate",
-                 args=[[f"{s:.3f}"], dict(mode="immediate", frame=dict(duration=0, redraw=True))]) for s in times])])
+    fig.update_layout(**animation_controls(times))
+    t = np.asarray(trajectory.time, float)
     _frame_layout(fig, xr, yr, bool(poses[0].spheres), title or f"{model.name}: {t[0]:g}–{t[-1]:g} s", height)
     return fig
