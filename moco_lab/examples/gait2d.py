@@ -29,7 +29,7 @@ from ..results.trajectory import Trajectory
 from ..tools.study import Study
 from ..util.data import WINTER_GAIT
 
-__all__ = ["WinterGait", "winter_gait", "gait2d_tracking_study", "gait2d_prediction_study", "gait2d_walking_guess",
+__all__ = ["WinterGait", "winter_gait", "body_weight", "gait2d_tracking_study", "gait2d_prediction_study", "gait2d_walking_guess",
            "WINTER_JOINTS"]
 
 #: Winter's joint angles by gait2d coordinate name.
@@ -81,7 +81,7 @@ def winter_gait() -> WinterGait:
     return WinterGait(time, mean, var, speed, duration)
 
 
-def _body_weight(model: Model) -> float:
+def body_weight(model: Model) -> float:
     """m g of the model (N), from the kinematic tree's bodies and the plant's gravity."""
     mass = sum(b.mass for b in model.tree().bodies.values())
     return mass * float(np.linalg.norm(model.plant.gravity_field().gravity_vector()))
@@ -158,7 +158,7 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
     reference = {_coordinate(model, j).value_path: gait.mean[j] for j in WINTER_JOINTS}
     weights = {_coordinate(model, j).value_path: 1.0 / float(np.mean(gait.var[j][:-1])) for j in WINTER_JOINTS}
     p.add_goal(StateTrackingGoal("angles", angle_weight, reference=(gait.time, reference), weights=weights))
-    weight_n = _body_weight(model)
+    weight_n = body_weight(model)
     forces = {}
     for s in ("r", "l"):
         forces[f"grf_x_{s}"] = gait.mean[f"grf_x_{s}"] * weight_n
