@@ -279,3 +279,33 @@ def test_squat_to_stand(voila_url, browser):
         activations.screenshot(path=str(ARTIFACTS / "squat_to_stand_activations.png"))
     finally:
         p.close()
+
+
+def test_gait2d_walking(voila_url, browser):
+    """The walking dashboard opens with a converged prediction, the walk animated and drawn against Winter's bands;
+    weakening the calf muscles re-predicts warm-started: the peak soleus activation rises and the previous walk
+    stays (dashed) in the Winter figure."""
+    p = Page(browser, f"{voila_url}/voila/render/gait2d_walking.ipynb")
+    try:
+        p.wait_ready("Solve", plots=5)  # activations, cost, history, the walk, angles and GRFs against Winter
+        p.assert_clean()
+        numbers0 = p.text(".ml-numbers")
+        assert "Solve_Succeeded" in numbers0 and "stance r / l" in numbers0 and "N = 25" in numbers0, numbers0
+        titles = p.plot_titles()
+        assert "The predicted cycle at 1.325 m/s (press play)" in titles, titles
+        assert any("against Winter" in t for t in titles), titles
+        p.set_int("soleus (%)", 70)
+        p.set_int("gastroc. (%)", 70)
+        numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
+        assert "Solve_Succeeded" in numbers1, numbers1
+        peaks = [float(re.search(r"peak soleus_r: ([0-9.]+)", n).group(1)) for n in (numbers0, numbers1)]
+        assert peaks[1] > peaks[0], (peaks, numbers1)
+        winter = p.page.locator(".js-plotly-plot").filter(has_text="against Winter")
+        assert "previous" in svg_texts(p.page, ".js-plotly-plot .legendtext")
+        p.assert_clean()
+        winter.screenshot(path=str(ARTIFACTS / "gait2d_walking_winter.png"))
+        p.page.locator(".js-plotly-plot").filter(has_text="press play").screenshot(
+            path=str(ARTIFACTS / "gait2d_walking_motion.png"))
+        p.page.screenshot(path=str(ARTIFACTS / "gait2d_walking_full.png"), full_page=True)
+    finally:
+        p.close()

@@ -31,6 +31,7 @@ DASHBOARDS = {
     "convergence_study": ("Run mesh sequence", 1),
     "moment_arms": (None, 3),
     "squat_to_stand": ("Solve", 5),
+    "gait2d_walking": ("Solve", 5),
 }
 
 #: Axis titles that name a quantity without a unit on purpose (dimensionless, or counts).

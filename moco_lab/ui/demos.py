@@ -55,6 +55,7 @@ from ..viz.problems import (
     squat_activation_figure,
     suspended_mass_path_figure,
 )
+from . import gait2d_walking
 
 if TYPE_CHECKING:
     from ..results.trajectory import Solution
@@ -173,6 +174,11 @@ class DemoProblem:
     settings_defaults : dict, optional
         Generic settings the problem starts with instead of the panel's defaults
         (e.g. ``{"mode": "implicit", "tolerance": 1e-3}``).
+    plotted : callable ``solution -> list of str``, optional
+        The variables of the panel's states-and-controls figure (default: every
+        state and control; a model with dozens of them shows a selection).
+    plotted_title : str
+        That figure's title when ``plotted`` selects (e.g. ``"Activations, right leg"``).
     """
 
     key: str
@@ -188,6 +194,8 @@ class DemoProblem:
     extra_numbers: Callable[..., dict] | None = None
     weight_sliders: dict = field(default_factory=dict)
     settings_defaults: dict = field(default_factory=dict)
+    plotted: Callable[..., list] | None = None
+    plotted_title: str = "Selected states and controls"
 
     @property
     def initial_mesh(self) -> int:
@@ -630,4 +638,33 @@ register_demo_problem(DemoProblem(
     extra_numbers=_squat_numbers,
     weight_sliders={"effort": (0.01, 100.0), "time": (0.01, 100.0)},
     settings_defaults={"mode": "implicit", "tolerance": 1e-3},
+))
+
+register_demo_problem(DemoProblem(
+    key="gait2d_walking",
+    title="Predicting walking with gait2d",
+    description=("van den Bogert's gait2d model (9 degrees of freedom, 16 muscles, heel and toe contact) walks one "
+                 "periodic gait cycle with Winter's stride time (1.1396 s) at the <b>speed</b> you set, minimizing "
+                 "muscle effort ∫ Σ u<sup>p</sup> dt (set the exponent p under Goals); <b>angles</b> tracks Winter's "
+                 "joint angles (weight 0 = pure prediction; try 0.01). Weaken or strengthen a <b>muscle group</b> "
+                 "(both legs, % of normal) and press Solve: each solve starts from the previous solution (warm "
+                 "start), the first from a prediction shipped with moco_lab. Angles and ground reaction forces are "
+                 "drawn against Winter's normal gait (± 1 SD), the previous solution dashed. A solve takes 10 s to "
+                 "a minute."),
+    build=gait2d_walking.build_gait2d_walking,
+    options=(Option("speed", "speed (m/s)", 1.325,
+                    tooltip="average forward speed over the cycle; Winter's: 1.325 m/s; the stride time stays "
+                            "1.1396 s, so the steps get longer"),
+             *(Option(f"strength_{g}", f"{gait2d_walking.SHORT_NAMES[g]} (%)", 100.0,
+                      tooltip=f"maximum isometric force of {g}, both legs, in % of the model's (0 to 300)")
+               for g in gait2d_walking.MUSCLE_GROUPS),
+             Option("warm_start", "warm start", "yes", ("yes", "no"),
+                    "yes: start from the last solution; no: from the shipped minimum-effort prediction at "
+                    "Winter's speed")),
+    mesh_full=50, mesh_fast=25,
+    extra_figures=gait2d_walking.gait2d_walking_figures,
+    extra_numbers=gait2d_walking.gait2d_walking_numbers,
+    settings_defaults={"mode": "implicit", "scheme": "trapezoidal", "tolerance": 1e-3},
+    plotted=gait2d_walking.gait2d_walking_plotted,
+    plotted_title="Activations of the right leg's muscles",
 ))

@@ -709,11 +709,18 @@ class SolvePanel(_Panel):
             trajs.append(ref_traj)
             labels.append(ref.label)
         faded = [self.previous] if self.previous is not None else None
-        n_vars = len(sol.states) + len(sol.controls)
+        names = None
+        if self.demo.plotted is not None:
+            try:
+                names = list(self.demo.plotted(sol))
+            except Exception as err:
+                self._show_error("Could not select the variables to plot", err, with_trace=True)
+        n_vars = len(names) if names is not None else len(sol.states) + len(sol.controls)
         columns = 3 if n_vars > 4 else 2
-        title = (f"States and controls — {SCHEME_LABELS.get(settings['scheme'], settings['scheme'])}, "
+        what = self.demo.plotted_title if names is not None else "States and controls"
+        title = (f"{what} — {SCHEME_LABELS.get(settings['scheme'], settings['scheme'])}, "
                  f"{settings['mode']}, N = {settings['mesh_intervals']}")
-        fig = plot_trajectories(trajs, labels=labels, title=title, columns=columns, faded=faded)
+        fig = plot_trajectories(trajs, names=names, labels=labels, title=title, columns=columns, faded=faded)
         for trace in fig.data:
             if trace.legendgroup == "trajectory0" and not sol.success:
                 trace.line.color = "#c0392b"

@@ -6,14 +6,20 @@ from pathlib import Path
 
 from .names import did_you_mean
 
-__all__ = ["OPENSIM_DIR", "GAIT2D_PARAMETERS", "WINTER_GAIT", "opensim_file", "opensim_files"]
+__all__ = ["OPENSIM_DIR", "GAIT2D_DIR", "GAIT2D_PARAMETERS", "WINTER_GAIT", "GAIT2D_PREDICTED_WALK", "opensim_file",
+           "opensim_files"]
 
 #: Where the shipped OpenSim model and data files are.
 OPENSIM_DIR = Path(__file__).resolve().parents[1] / "data" / "opensim"
+#: The gait2d files: parameters, Winter's gait, predicted cycles (``moco_lab/data/gait2d/NOTICE.md``).
+GAIT2D_DIR = Path(__file__).resolve().parents[1] / "data" / "gait2d"
 #: The gait2d model's parameter table (TOML, each value with its source).
-GAIT2D_PARAMETERS = Path(__file__).resolve().parents[1] / "data" / "gait2d" / "gait2d_parameters.toml"
+GAIT2D_PARAMETERS = GAIT2D_DIR / "gait2d_parameters.toml"
 #: Winter's normal gait (angles and ground reaction forces, mean and variance over a cycle), as plain text.
-WINTER_GAIT = Path(__file__).resolve().parents[1] / "data" / "gait2d" / "winter_normal_gait.csv"
+WINTER_GAIT = GAIT2D_DIR / "winter_normal_gait.csv"
+#: Predicted gait cycles (minimum effort, Winter's speed) by mesh intervals: warm starts made by
+#: ``benchmarks/gait2d_warm_starts.py`` (provenance in ``predicted_walk.md`` next to them).
+GAIT2D_PREDICTED_WALK = {n: GAIT2D_DIR / f"predicted_walk_N{n}.sto" for n in (25, 50)}
 
 
 def opensim_files() -> list[str]:

@@ -180,11 +180,13 @@ def plot_strength_curves(curves: Mapping[str, Mapping], *, isokinetic: bool = Fa
 
 
 def plot_against_winter(model: Model, solutions: Mapping[str, Trajectory], *, title: str | None = None,
-                        height: int = 800) -> go.Figure:
+                        height: int = 800, faded: Trajectory | None = None) -> go.Figure:
     """Joint angles (degrees) and ground reaction forces (body weights) of gait cycles against Winter's normal gait
     (mean ± one standard deviation, grey band), right leg in the top rows, left below.
 
     ``solutions``: label -> a gait cycle of ``model`` (e.g. ``{"tracking": sol, "prediction": pred}``).
+    ``faded``: another cycle drawn first as a grey dashed line labelled ``"previous"`` (e.g. the last solution
+    in a dashboard).
     """
     from ..analysis.gait2d import ground_reaction_forces
     from ..examples.gait2d import body_weight, winter_gait
@@ -196,7 +198,9 @@ def plot_against_winter(model: Model, solutions: Mapping[str, Trajectory], *, ti
     fig = make_subplots(rows=2, cols=5, horizontal_spacing=0.07, vertical_spacing=0.16,
                         subplot_titles=[f"{label}, {side}" for side in ("right", "left") for _, label in panels])
     palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"]
-    forces = {label: ground_reaction_forces(model, sol) for label, sol in solutions.items()}
+    drawn = ([("previous", faded, dict(color="#999999", width=1.5, dash="dash"))] if faded is not None else []) + [
+        (label, sol, dict(color=palette[k % len(palette)], width=2)) for k, (label, sol) in enumerate(solutions.items())]
+    forces = {label: ground_reaction_forces(model, sol) for label, sol, _ in drawn}
     for r, side in enumerate(("r", "l"), start=1):
         for c, (key, _label) in enumerate(panels, start=1):
             column = f"{key}_{side}"
@@ -207,13 +211,13 @@ def plot_against_winter(model: Model, solutions: Mapping[str, Trajectory], *, ti
                             name="Winter ± 1 SD", showlegend=(r, c) == (1, 1), row=r, col=c)
             fig.add_scatter(x=g.time, y=mean, line=dict(color="black", width=1.5), name="Winter mean",
                             showlegend=(r, c) == (1, 1), row=r, col=c)
-            for k, (label, sol) in enumerate(solutions.items()):
+            for label, sol, line in drawn:
                 if key.startswith("grf"):
                     y = forces[label][side][:, 0 if key == "grf_x" else 1] / weight
                 else:
                     path = next(co.value_path for co in model.coordinates if co.name == column)
                     y = np.degrees(sol.states[path])
-                fig.add_scatter(x=sol.time, y=y, line=dict(color=palette[k % len(palette)], width=2), name=label,
+                fig.add_scatter(x=sol.time, y=y, line=line, name=label, legendgroup=label,
                                 showlegend=(r, c) == (1, 1), row=r, col=c)
             fig.update_xaxes(title_text="time (s)", row=r, col=c)
             fig.update_yaxes(title_text="force (BW)" if key.startswith("grf") else "angle (deg)", row=r, col=c)

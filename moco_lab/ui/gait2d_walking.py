@@ -1,0 +1,154 @@
+"""The gait2d walking dashboard's problem: predict a gait cycle, change speed, effort and muscle strength, re-predict.
+
+The hooks of the ``"gait2d_walking"`` demo problem (registered in :mod:`moco_lab.ui.demos`):
+
+* :func:`build_gait2d_walking` poses :func:`~moco_lab.examples.gait2d.gait2d_prediction_study` for the
+  dashboard's settings: the walking ``speed`` (the stride time stays Winter's 1.1396 s), the goals ``effort``
+  (weight and exponent from the goal widgets) and ``angles`` (tracking Winter's joint angles; weight 0, i.e.
+  off, by default), and the strength of each muscle group (``strength_<muscle>``, % of its maximum isometric
+  force, both legs). Its guess is the last successful solution (``warm_start="yes"``) or the predicted cycle
+  shipped with moco_lab for the mesh (made by ``benchmarks/gait2d_warm_starts.py``), with the hip's forward
+  position stretched to the requested speed.
+* :func:`gait2d_walking_figures`: the walk animated (with the ground reaction forces) and the joint angles and
+  ground reaction forces against Winter's normal gait (± 1 SD), the previous solution dashed.
+* :func:`gait2d_walking_numbers`: effort, stance, double-support and flight fractions, peak vertical force, peak
+  activations of the right calf muscles.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from ..analysis.gait2d import ground_reaction_forces
+from ..examples.gait2d import body_weight, gait2d_prediction_study, winter_gait
+from ..modeling.gait2d import GAIT2D_MUSCLES, gait2d
+from ..results.trajectory import Solution, Trajectory, read_trajectory
+from ..tools.study import Study
+from ..util.config import mesh
+from ..util.data import GAIT2D_PREDICTED_WALK
+from ..viz.gait2d import animate_gait2d, plot_against_winter
+
+__all__ = ["MUSCLE_GROUPS", "build_gait2d_walking", "gait2d_walking_figures", "gait2d_walking_numbers",
+           "gait2d_walking_plotted", "shipped_walk", "stretch_to_speed"]
+
+#: The eight muscle groups of each leg (gait2d's muscles without the side suffix).
+MUSCLE_GROUPS = tuple(m[:-2] for m in GAIT2D_MUSCLES if m.endswith("_r"))
+#: Short labels of the groups (the dashboard's strength fields).
+SHORT_NAMES = {"iliopsoas": "iliopsoas", "glutei": "glutei", "hamstrings": "hamstrings", "rectus_femoris": "rect. fem.",
+               "vasti": "vasti", "gastrocnemius": "gastroc.", "soleus": "soleus", "tibialis_anterior": "tib. ant."}
+_LAST: list = []  # the latest successful solution: the next solve's warm start
+
+
+def _hip_x(model) -> str:
+    return next(c.value_path for c in model.coordinates if c.name == "hip_x")
+
+
+@functools.lru_cache(maxsize=4)
+def _read_walk(path: Path) -> Trajectory:
+    return read_trajectory(path)
+
+
+def shipped_walk(num_mesh_intervals: int) -> Trajectory:
+    """The shipped predicted cycle (minimum effort at Winter's speed) whose mesh is closest to ``num_mesh_intervals``.
+
+    A copy, safe to change. The files and their provenance: ``moco_lab/data/gait2d/predicted_walk.md``.
+    """
+    n = min(GAIT2D_PREDICTED_WALK, key=lambda k: (abs(k - num_mesh_intervals), k))
+    return _read_walk(GAIT2D_PREDICTED_WALK[n]).copy()
+
+
+def stretch_to_speed(guess: Trajectory, hip_x: str, speed: float) -> Trajectory:
+    """``guess`` with the hip's forward position (and speed) rescaled so that it advances at ``speed`` on average.
+
+    The joint angles stay: a first guess for walking faster or slower with the same stride time.
+    """
+    out = guess.copy()
+    x = np.asarray(out.states[hip_x], float)
+    advance = x[-1] - x[0]
+    if advance <= 0:
+        return out
+    factor = speed * (out.final_time - out.initial_time) / advance
+    states = dict(out.states)
+    states[hip_x] = x[0] + (x - x[0]) * factor
+    speed_path = hip_x.rsplit("/", 1)[0] + "/speed"
+    if speed_path in states:
+        states[speed_path] = np.asarray(states[speed_path], float) * factor
+    return Trajectory(out.time, states, out.controls, out.multipliers, out.derivatives, out.parameters)
+
+
+def _strengths(settings: dict) -> dict[str, float]:
+    out = {}
+    for group in MUSCLE_GROUPS:
+        value = float(settings.get(f"strength_{group}", 100.0))
+        if not (0.0 < value <= 300.0):
+            raise ValueError(f"strength of {group} must be within (0, 300] % of normal, got {value}")
+        out[group] = value
+    return out
+
+
+def build_gait2d_walking(settings: dict) -> Study:
+    """The dashboard's problem for ``settings`` (module docstring): a :class:`~moco_lab.tools.study.Study`.
+
+    Raises ``ValueError`` naming the setting for a speed outside [0.3, 2.5] m/s or a strength outside (0, 300] %.
+    """
+    speed = float(settings.get("speed", winter_gait().speed))
+    if not 0.3 <= speed <= 2.5:
+        raise ValueError(f"walking speed must be within [0.3, 2.5] m/s, got {speed}")
+    strengths = _strengths(settings)
+    n = int(settings.get("mesh_intervals", mesh(50, 25)))
+    study = gait2d_prediction_study(n, speed=speed, tracking_weight=1.0)
+    study.name = "gait2d_walking"
+    study.problem.get_goal("angles").weight = 0.0  # off unless the learner gives it a weight
+    model = study.problem.model
+    for group, percent in strengths.items():
+        for side in ("r", "l"):
+            element = model.force_element(f"/forceset/{group}_{side}")
+            model.set_property(f"{element.path}/max_isometric_force", element.max_isometric_force * percent / 100)
+    warm = settings.get("warm_start", "yes") == "yes" and _LAST
+    guess = _LAST[-1].as_trajectory() if warm else shipped_walk(n)
+    study.solver.guess = stretch_to_speed(guess, _hip_x(model), speed)
+    return study
+
+
+@functools.lru_cache(maxsize=1)
+def _drawing_model():
+    """The model the walk is drawn on (strength does not change the drawing)."""
+    return gait2d()
+
+
+def gait2d_walking_plotted(solution: Solution) -> list[str]:
+    """The panel's states-and-controls figure shows the right leg's eight activations."""
+    return [f"/forceset/{g}_r/activation" for g in MUSCLE_GROUPS]
+
+
+def gait2d_walking_figures(solution: Solution, previous: Solution | None, settings: dict) -> dict:
+    """``"motion"`` (the animation) and ``"winter"`` (angles and GRFs against Winter, the previous dashed)."""
+    if solution.success:
+        _LAST[:] = [solution]
+    model = _drawing_model()
+    label = "solution" if solution.success else f"last iterate ({solution.status})"
+    return {"motion": animate_gait2d(model, solution, frames=mesh(40, 12), height=420,
+                                     title=f"The predicted cycle at {float(settings.get('speed', 1.325)):g} m/s "
+                                           "(press play)"),
+            "winter": plot_against_winter(model, {label: solution}, faded=previous, height=620,
+                                          title="Joint angles and ground reaction forces against Winter (± 1 SD)")}
+
+
+def gait2d_walking_numbers(solution: Solution, settings: dict) -> dict:
+    """Effort, stance of each foot, double support, flight (neither foot on the ground: running), peak vertical GRF
+    and the right calf's peak activations. A foot is on the ground where its vertical force exceeds 5 % of the body
+    weight."""
+    model = _drawing_model()
+    weight = body_weight(model)
+    grf = ground_reaction_forces(model, solution)
+    on = {s: grf[s][:-1, 1] > 0.05 * weight for s in "rl"}
+    numbers = {"effort": f"{solution.goal_values.get('effort', float('nan')):.3f}",
+               "stance r / l": f"{100 * on['r'].mean():.0f} / {100 * on['l'].mean():.0f} %",
+               "double support": f"{100 * (on['r'] & on['l']).mean():.0f} %",
+               "flight": f"{100 * (~on['r'] & ~on['l']).mean():.0f} %",
+               "peak vertical GRF": f"{max(grf[s][:, 1].max() for s in 'rl') / weight:.2f} BW"}
+    for m in ("soleus", "gastrocnemius"):
+        numbers[f"peak {m}_r"] = f"{float(np.max(solution.states[f'/forceset/{m}_r/activation'])):.2f}"
+    return numbers
