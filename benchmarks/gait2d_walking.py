@@ -66,7 +66,7 @@ def main() -> None:
              "periodic cycle, implicit dynamics, trapezoidal, tolerance 1e-3.", "",
              "| N | run | status | iterations | wall time (s) | IPOPT time (s) | per iteration (ms) | objective |",
              "|--:|---|---|--:|--:|--:|--:|--:|"]
-    tables = {}
+    tables: dict[tuple[int, str], dict] = {}
     terms: list[str] = []
     for n in MESHES:
         cold = subprocess.run([sys.executable, __file__, "--cold", str(n)], capture_output=True, text=True, check=True)
@@ -76,7 +76,7 @@ def main() -> None:
         solve_s = sol.solve_time
         lines.append(f"| {n} | warm | {sol.status} | {sol.nit} | {wall:.1f} | {solve_s:.1f} | "
                      f"{1000 * solve_s / max(sol.nit, 1):.0f} | {sol.objective:.4f} |")
-        tables[n] = errors(study, sol)
+        tables[(n, "tracking")] = errors(study, sol)
         guess = sol
         for label, weight in (("predict: effort + 1 % tracking", 0.01), ("predict: effort alone", 0.0)):
             pred = gait2d_prediction_study(n, guess=guess, tracking_weight=weight)
@@ -87,14 +87,16 @@ def main() -> None:
                          f"{psol.solve_time:.1f} | {1000 * psol.solve_time / max(psol.nit, 1):.0f} | "
                          f"{psol.objective:.4f} |")
             terms.append(f"- N = {n}, {label}: " + ", ".join(f"{k} {v:.4f}" for k, v in psol.goal_values.items()))
+            tables[(n, label.removeprefix("predict: "))] = errors(pred, psol)
             guess = psol
     lines += ["", "Objective terms of the predictions:", "", *terms]
-    lines += ["", "Tracking errors (RMS over the cycle; in brackets: in Winter's standard deviations):", "",
-              "| signal | " + " | ".join(f"N = {n}" for n in MESHES) + " |", "|---|" + "--:|" * len(MESHES)]
-    for key in tables[MESHES[0]]:
+    lines += ["", "Differences from Winter's means (RMS over the cycle; in brackets: in Winter's standard deviations), "
+              "for the tracking solution and each prediction:", "",
+              "| signal | " + " | ".join(f"{what}, N = {n}" for n, what in tables) + " |", "|---|" + "--:|" * len(tables)]
+    for key in next(iter(tables.values())):
         unit = "BW" if key.startswith("GRF") else "°"
-        cells = [f"{tables[n][key][0]:.3f} {unit} ({tables[n][key][1]:.2f})" if unit == "BW" else
-                 f"{tables[n][key][0]:.2f}{unit} ({tables[n][key][1]:.2f})" for n in MESHES]
+        cells = [f"{t[key][0]:.3f} {unit} ({t[key][1]:.2f})" if unit == "BW" else
+                 f"{t[key][0]:.2f}{unit} ({t[key][1]:.2f})" for t in tables.values()]
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     lines += ["", "Cold and warm differ little: the compiled model comes from the disk cache and building the program "
               "takes about a second; the time is IPOPT's iterations (limited-memory quasi-Newton, as Moco uses). "

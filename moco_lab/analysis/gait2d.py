@@ -24,7 +24,7 @@ from scipy.optimize import brentq
 from ..modeling.contact import Gait2dContactPoint
 from ..modeling.gait2d import Gait2dMuscle
 from ..modeling.model import Model
-from ..modeling.passive import PassiveJointMoment, soft_plus
+from ..modeling.passive import PassiveJointMoment
 from ..results.trajectory import Trajectory
 
 __all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "derivative_check",
@@ -94,9 +94,7 @@ def joint_moments(model: Model, angles: Mapping[str, float], velocities: Mapping
     if passive_elements:
         for e in model.force_elements:
             if isinstance(e, PassiveJointMoment):
-                phi, rate = angles.get(e.coordinate, 0.0), velocities.get(e.coordinate, 0.0)
-                moment = -e.stiffness * (soft_plus(phi - e.max_angle, e.transition, np)
-                                         - soft_plus(e.min_angle - phi, e.transition, np)) - e.damping * rate
+                moment = e.moment(angles.get(e.coordinate, 0.0), velocities.get(e.coordinate, 0.0))
                 out[e.coordinate] = out.get(e.coordinate, 0.0) + float(moment)
     return out
 

@@ -45,8 +45,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
@@ -57,6 +55,7 @@ from .contact import Gait2dContactPoint
 from .forces import ForceContext, ForceContribution, ForceElement
 from .model import Model, ModelBuilder
 from .passive import PassiveJointMoment
+from .xp import where_positive
 
 __all__ = ["Gait2dMuscle", "gait2d", "gait2d_parameters", "GAIT2D_COORDINATES", "GAIT2D_MUSCLES",
            "GAIT2D_REFERENCE_MASS", "GAIT2D_REFERENCE_HEIGHT"]
@@ -71,13 +70,6 @@ GAIT2D_REFERENCE_MASS = 75.0  #: kg, the subject the parameter file describes
 GAIT2D_REFERENCE_HEIGHT = 1.80  #: m
 
 _JOINT_OF = {"hip": "hip_flexion", "knee": "knee_angle", "ankle": "ankle_angle"}
-
-
-def _select(xp: Any, condition: Any, a: Any, b: Any) -> Any:
-    """``a`` where ``condition > 0``, else ``b`` (numbers, arrays, or the engine's expressions)."""
-    if xp is np:
-        return np.where(np.asarray(condition) > 0, a, b)
-    return xp.where(condition, a, b)
 
 
 def gait2d_parameters() -> dict:
@@ -218,11 +210,11 @@ class Gait2dMuscle(ForceElement):
             vmax = vmax * (1.0 - xp.exp(-3.82 * a) + a * math.exp(-3.82))
         hill_a, gmax = p["hill_a"], p["gmax"]
         c3 = p["vmax"] * hill_a * (gmax - 1.0) / (hill_a + 1.0)  # Eq. 8
-        v_short = _select(xp, -vce, vce, 0.0)  # each branch is evaluated only where it is finite
-        v_long = _select(xp, -vce, 0.0, vce)
+        v_short = where_positive(xp, -vce, vce, 0.0)  # each branch is evaluated only where it is finite
+        v_long = where_positive(xp, -vce, 0.0, vce)
         concentric = (vmax + v_short) / (vmax - v_short / hill_a)
         eccentric = (gmax * v_long + c3) / (v_long + c3)
-        f2 = _select(xp, -vce, concentric, eccentric)  # shortening (V_CE < 0): concentric
+        f2 = where_positive(xp, -vce, concentric, eccentric)  # shortening (V_CE < 0): concentric
         beta_v = p["damping"] * vce
         if self.damping_form == "eq5":
             active = a * f1 * (f2 + beta_v)
@@ -230,11 +222,11 @@ class Gait2dMuscle(ForceElement):
             active = a * f1 * f2 + beta_v
         k1 = p["linear_stiffness"]
         x_pee = lce - p["pee_slack"]  # in L_CEopt
-        passive = k1 * p["optimal_fiber_length"] * x_pee + p["kpee"] * _select(xp, x_pee, x_pee * x_pee, 0.0)
+        passive = k1 * p["optimal_fiber_length"] * x_pee + p["kpee"] * where_positive(xp, x_pee, x_pee * x_pee, 0.0)
         x_see = lm - lce * p["optimal_fiber_length"] - p["see_slack"]  # m
         see_length = p["see_slack"] if self.see_stiffness_length == "see_slack" else p["optimal_fiber_length"]
         k_see = 1.0 / (p["umax"] * see_length) ** 2
-        tendon = k1 * x_see + k_see * _select(xp, x_see, x_see * x_see, 0.0)
+        tendon = k1 * x_see + k_see * where_positive(xp, x_see, x_see * x_see, 0.0)
         return {"F1": f1, "F2": f2, "active": active, "passive": passive, "tendon": tendon,
                 "residual": tendon - active - passive}
 

@@ -285,6 +285,16 @@ class Model:
             raise KeyError(did_you_mean(name, self.control_names(), "control"))
         return tuple(owner.default_control_bounds(name))
 
+    def default_state_value(self, name: str) -> float:
+        """The value a state starts from when nothing else is given: 0 for coordinates and speeds, the element's
+        default for its own states (e.g. a gait2d muscle's fiber length with a slack tendon)."""
+        if any(name in (c.value_path, c.speed_path) for c in self.coordinates):
+            return 0.0
+        owner = self._owner(name, "state_names")
+        if owner is None:
+            raise KeyError(did_you_mean(name, self.state_names(), "state"))
+        return float(owner.default_state_value(name))
+
     def default_state_bounds(self, name: str) -> tuple[float, float]:
         """Moco's defaults: coordinate range, speeds [-50, 50]; element states from their element
         (activation [0, 1], normalized tendon force [0, 5])."""

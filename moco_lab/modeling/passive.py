@@ -5,6 +5,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .forces import GENERALIZED_FORCE, ForceContext, ForceContribution, ForceElement
 
 if TYPE_CHECKING:
@@ -67,13 +69,19 @@ class PassiveJointMoment(ForceElement):
     def output_units(self) -> dict[str, str]:
         return {"moment": GENERALIZED_FORCE}
 
+    def moment(self, phi: ArrayOrExpr, rate: ArrayOrExpr, xp: Any = np, p: dict | None = None) -> ArrayOrExpr:
+        """Eq. 1 at angle ``phi`` (rad) and angular velocity ``rate`` (rad/s): numbers, arrays or expressions.
+
+        ``p`` overrides properties by name (the engine passes parameters being optimized).
+        """
+        p = self.properties() | (p or {})
+        upper = soft_plus(phi - p["max_angle"], p["transition"], xp)
+        lower = soft_plus(p["min_angle"] - phi, p["transition"], xp)
+        return -p["stiffness"] * (upper - lower) - p["damping"] * rate
+
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         i = ctx.coordinate_index(self.coordinate)
-        phi, rate = ctx.q[i], ctx.u[i]
-        x0 = ctx.value(self, "transition")
-        upper = soft_plus(phi - ctx.value(self, "max_angle"), x0, ctx.xp)
-        lower = soft_plus(ctx.value(self, "min_angle") - phi, x0, ctx.xp)
-        moment = -ctx.value(self, "stiffness") * (upper - lower) - ctx.value(self, "damping") * rate
+        moment = self.moment(ctx.q[i], ctx.u[i], ctx.xp, {k: ctx.value(self, k) for k in self._PROPERTIES})
         out = ForceContribution()
         out.add_generalized(i, moment)
         out.outputs["moment"] = moment

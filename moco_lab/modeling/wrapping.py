@@ -49,6 +49,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .joints import body_fixed_xyz_rotation
+from .xp import where_positive
 
 __all__ = ["WrapCylinder", "PathWrap", "wrap_segment", "wrapped_path_length", "wrapped_path_polyline"]
 
@@ -120,16 +121,9 @@ class PathWrap:
         return {"cylinder": self.cylinder.description(), "range": [int(self.start), int(self.end)]}
 
 
-def _select(xp: Any, condition: Any, a: Any, b: Any) -> Any:
-    """``a`` where ``condition > 0``, else ``b`` (numbers, arrays or expressions)."""
-    if xp is np:
-        return np.where(np.asarray(condition) > 0, a, b)
-    return xp.where(condition, a, b)
-
-
 def _angle_0_2pi(xp: Any, a: Any) -> Any:
     wrapped = xp.arctan2(xp.sin(a), xp.cos(a))  # (−π, π]
-    return _select(xp, -wrapped, wrapped + 2.0 * math.pi, wrapped)
+    return where_positive(xp, -wrapped, wrapped + 2.0 * math.pi, wrapped)
 
 
 def wrap_segment(A: Sequence, B: Sequence, cylinder: WrapCylinder, xp: Any = np) -> dict:
@@ -180,9 +174,9 @@ def wrap_segment(A: Sequence, B: Sequence, cylinder: WrapCylinder, xp: Any = np)
         # go around over the active side: the arc's middle must be there
         mid = al + ga + 0.5 * th_ccw
         ccw = s * (xp.cos(mid) if k == 0 else xp.sin(mid))
-    theta = _select(xp, ccw, th_ccw, th_cw)
-    phi1 = _select(xp, ccw, al + ga, al - ga)
-    phi2 = _select(xp, ccw, be - gb, be + gb)
+    theta = where_positive(xp, ccw, th_ccw, th_cw)
+    phi1 = where_positive(xp, ccw, al + ga, al - ga)
+    phi2 = where_positive(xp, ccw, be - gb, be + gb)
     horizontal = la + R * theta + lb
     dz = bz - az
     length = xp.sqrt(horizontal * horizontal + dz * dz)
@@ -193,7 +187,7 @@ def wrap_segment(A: Sequence, B: Sequence, cylinder: WrapCylinder, xp: Any = np)
     straight = xp.sqrt(dx * dx + dy * dy + dz * dz)
     arc, rise = R * theta, z2 - z1
     return {"wraps": wraps, "mandatory": mandatory, "length": length, "straight": straight, "theta": theta,
-            "phi1": phi1, "sense": _select(xp, ccw, 1.0, -1.0),
+            "phi1": phi1, "sense": where_positive(xp, ccw, 1.0, -1.0),
             "helix": xp.sqrt(arc * arc + rise * rise),
             "T1": [R * xp.cos(phi1), R * xp.sin(phi1), z1], "T2": [R * xp.cos(phi2), R * xp.sin(phi2), z2]}
 
@@ -344,7 +338,7 @@ def _apply(segments, arcs, schedule, frames, npoints, xp, trace: _Trace | None =
         change = wrap["length"] - wrap["straight"]
         better = xp.minimum(wrap["wraps"], best_change - change)
         values.append(branch(option))
-        best, best_change = _select(xp, better, values[-1], best), _select(xp, better, change, best_change)
+        best, best_change = where_positive(xp, better, values[-1], best), where_positive(xp, better, change, best_change)
     for option, value in reversed(list(zip(options, values))):
-        best = _select(xp, option[0]["mandatory"], value, best)
+        best = where_positive(xp, option[0]["mandatory"], value, best)
     return best

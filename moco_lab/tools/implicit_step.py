@@ -93,13 +93,7 @@ def simulate_implicit(model: Model, initial_state: Mapping[str, float], t_final:
 
         raise KeyError("simulate_implicit: " + did_you_mean(sorted(bad)[0], x_names, "control"))
 
-    def default(name: str) -> float:
-        for e in model.force_elements:
-            if name in e.state_names():
-                return float(e.default_state_value(name))
-        return 0.0
-
-    y = np.array([float(initial_state.get(n, default(n) if n in z_names else 0.0))
+    y = np.array([float(initial_state[n]) if n in initial_state else model.default_state_value(n)
                   for n in q_names + u_names + z_names])
 
     def x_at(t: float) -> np.ndarray:

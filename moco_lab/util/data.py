@@ -6,7 +6,8 @@ from pathlib import Path
 
 from .names import did_you_mean
 
-__all__ = ["OPENSIM_DIR", "GAIT2D_DIR", "GAIT2D_PARAMETERS", "WINTER_GAIT", "GAIT2D_PREDICTED_WALK", "opensim_file",
+__all__ = ["OPENSIM_DIR", "GAIT2D_DIR", "GAIT2D_PARAMETERS", "WINTER_GAIT", "GAIT2D_PREDICTED_WALK",
+           "GAIT2D_TRACKED_WALK", "opensim_file",
            "opensim_files"]
 
 #: Where the shipped OpenSim model and data files are.
@@ -20,6 +21,9 @@ WINTER_GAIT = GAIT2D_DIR / "winter_normal_gait.csv"
 #: Predicted gait cycles (minimum effort, Winter's speed) by mesh intervals: warm starts made by
 #: ``benchmarks/gait2d_warm_starts.py`` (provenance in ``predicted_walk.md`` next to them).
 GAIT2D_PREDICTED_WALK = {n: GAIT2D_DIR / f"predicted_walk_N{n}.sto" for n in (25, 50)}
+#: gait2d tracking Winter's normal gait (N = 50, same script): the synthetic subject's motion
+#: (:mod:`moco_lab.examples.synthetic`).
+GAIT2D_TRACKED_WALK = GAIT2D_DIR / "tracked_walk_N50.sto"
 
 
 def opensim_files() -> list[str]:
