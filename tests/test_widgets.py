@@ -499,3 +499,25 @@ def test_extra_figure_and_number_hooks_report_errors():
     p = SolvePanel(clash)
     assert p.solution.success and "clash with the panel" in p.error
     assert isinstance(p.figures["cost"].data[0], go.Bar)  # the panel's own figure is kept
+
+
+def test_after_solve_hook_sees_every_solve_and_its_errors_are_shown():
+    """DemoProblem.after_solve runs after each completed solve (failed ones too, unsealed); an error in it is
+    shown in the panel and the plots are still drawn."""
+    base = demos.get_demo_problem("linear")
+    seen = []
+
+    def after(solution, settings):
+        seen.append((solution.success, settings["max_iterations"]))
+        if settings["mesh_intervals"] == 9:
+            raise RuntimeError("hook broke")
+
+    demo = demos.DemoProblem(key="after", title="after", description="", build=base.build, after_solve=after)
+    p = SolvePanel(demo)
+    assert seen == [(True, 3000)]
+    p.max_iterations.value = 1
+    assert not p.solve().success and seen[-1] == (False, 1)
+    p.max_iterations.value = 3000
+    p.mesh_intervals.value = 9
+    assert p.solve().success and "after-solve hook" in p.message.value and "hook broke" in p.error
+    assert "trajectories" in p.figures and len(seen) == 3

@@ -179,6 +179,11 @@ class DemoProblem:
         state and control; a model with dozens of them shows a selection).
     plotted_title : str
         That figure's title when ``plotted`` selects (e.g. ``"Activations, right leg"``).
+    after_solve : callable ``(solution, settings) -> None``, optional
+        Called after every completed solve, before the figures are drawn, with
+        the panel's solution (unsealed if it failed: check
+        ``solution.success``) and the settings of the solve; e.g. keep the last
+        successful solution as the next solve's warm start.
     """
 
     key: str
@@ -196,6 +201,7 @@ class DemoProblem:
     settings_defaults: dict = field(default_factory=dict)
     plotted: Callable[..., list] | None = None
     plotted_title: str = "Selected states and controls"
+    after_solve: Callable[..., None] | None = None
 
     @property
     def initial_mesh(self) -> int:
@@ -406,9 +412,12 @@ def _squat_drawing_model():
     return squat_to_stand()
 
 
-def _squat_figures(solution, previous, settings: dict) -> dict:
+def _squat_after_solve(solution, settings: dict) -> None:
     if solution.success:
         _SQUAT_LAST[:] = [solution]
+
+
+def _squat_figures(solution, previous, settings: dict) -> dict:
     return {"motion": animate(_squat_drawing_model(), solution, frames=mesh(30, 8), title="The rise (press play)",
                               height=420),
             "activations": squat_activation_figure(solution, previous)}
@@ -636,6 +645,7 @@ register_demo_problem(DemoProblem(
     mesh_full=50, mesh_fast=8,
     extra_figures=_squat_figures,
     extra_numbers=_squat_numbers,
+    after_solve=_squat_after_solve,
     weight_sliders={"effort": (0.01, 100.0), "time": (0.01, 100.0)},
     settings_defaults={"mode": "implicit", "tolerance": 1e-3},
 ))
@@ -666,5 +676,6 @@ register_demo_problem(DemoProblem(
     extra_numbers=gait2d_walking.gait2d_walking_numbers,
     settings_defaults={"mode": "implicit", "scheme": "trapezoidal", "tolerance": 1e-3},
     plotted=gait2d_walking.gait2d_walking_plotted,
+    after_solve=gait2d_walking.keep_for_warm_start,
     plotted_title="Activations of the right leg's muscles",
 ))

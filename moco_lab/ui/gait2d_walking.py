@@ -31,7 +31,7 @@ from ..util.data import GAIT2D_PREDICTED_WALK
 from ..viz.gait2d import animate_gait2d, plot_against_winter
 
 __all__ = ["MUSCLE_GROUPS", "build_gait2d_walking", "gait2d_walking_figures", "gait2d_walking_numbers",
-           "gait2d_walking_plotted", "shipped_walk", "stretch_to_speed"]
+           "gait2d_walking_plotted", "keep_for_warm_start", "shipped_walk", "stretch_to_speed"]
 
 #: The eight muscle groups of each leg (gait2d's muscles without the side suffix).
 MUSCLE_GROUPS = tuple(m[:-2] for m in GAIT2D_MUSCLES if m.endswith("_r"))
@@ -118,6 +118,12 @@ def _drawing_model():
     return gait2d()
 
 
+def keep_for_warm_start(solution: Solution, settings: dict) -> None:
+    """After a solve: a successful solution becomes the next solve's guess (``warm_start="yes"``)."""
+    if solution.success:
+        _LAST[:] = [solution]
+
+
 def gait2d_walking_plotted(solution: Solution) -> list[str]:
     """The panel's states-and-controls figure shows the right leg's eight activations."""
     return [f"/forceset/{g}_r/activation" for g in MUSCLE_GROUPS]
@@ -125,8 +131,6 @@ def gait2d_walking_plotted(solution: Solution) -> list[str]:
 
 def gait2d_walking_figures(solution: Solution, previous: Solution | None, settings: dict) -> dict:
     """``"motion"`` (the animation) and ``"winter"`` (angles and GRFs against Winter, the previous dashed)."""
-    if solution.success:
-        _LAST[:] = [solution]
     model = _drawing_model()
     label = "solution" if solution.success else f"last iterate ({solution.status})"
     return {"motion": animate_gait2d(model, solution, frames=mesh(40, 12), height=420,

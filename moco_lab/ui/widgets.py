@@ -642,6 +642,11 @@ class SolvePanel(_Panel):
             f"{note}: <b>{solution.nit}</b> iterations · objective <b>{solution.objective:.7g}</b><br>"
             f"constraint violation <b>{solution.constraint_violation:.2e}</b> · {solution.solve_time:.2f} s")
         self._render_numbers(solution, settings)
+        if self.demo.after_solve is not None:
+            try:
+                self.demo.after_solve(solution, settings)
+            except Exception as err:  # shown, and the panel keeps working
+                self._show_error("The problem's after-solve hook raised an error", err, with_trace=True)
         self._render_plots()
         return solution
 
