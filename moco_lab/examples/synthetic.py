@@ -17,12 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from ..modeling.gait2d import gait2d
+from ..modeling.gait2d import gait2d, gait2d_segment_lengths
 from ..modeling.model import Model
 from ..results.trajectory import read_trajectory
+from ..tools.marker_ik import Marker, marker_positions
 from ..util.data import GAIT2D_TRACKED_WALK
 
-__all__ = ["SyntheticWalk", "synthetic_walk"]
+__all__ = ["SyntheticWalk", "synthetic_walk", "GAIT2D_MARKER_SET", "gait2d_markers", "MarkerTrial",
+           "synthetic_markers"]
 
 
 @dataclass
@@ -81,14 +83,18 @@ def _walk_splines() -> tuple[dict, float, float]:
     return splines, duration, advance
 
 
-def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, rate: float = 100.0, strides: int = 2,
-                   com_noise: float = 0.0, force_noise: float = 0.0, seed: int = 0) -> SyntheticWalk:
+def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: dict | None = None,
+                   rate: float = 100.0, strides: int = 2, com_noise: float = 0.0, force_noise: float = 0.0,
+                   seed: int = 0) -> SyntheticWalk:
     """Walking data of a known subject: COM positions and residual-free ground reaction forces (module docstring).
 
     Parameters
     ----------
     mass, height : float
         The subject (kg, m); the generic gait2d model is 75 kg and 1.80 m.
+    segment_scales : dict, optional
+        The subject's proportions (:func:`~moco_lab.modeling.gait2d.gait2d`'s ``segment_scales``: trunk, thigh,
+        shank, foot); the hip's path scales with the leg (thigh + shank) length.
     rate : float, Hz
         Frame rate (a gait lab's force plates record faster; 100 Hz is a common capture rate).
     strides : int
@@ -108,9 +114,11 @@ def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, rate: float = 10
                          f"height {height}, rate {rate}, strides {strides}")
     if com_noise < 0 or force_noise < 0:
         raise ValueError(f"synthetic_walk: noise levels must be >= 0, got {com_noise} m and {force_noise} N")
-    model = gait2d(mass, height, muscles=False)
+    model = gait2d(mass, height, muscles=False, segment_scales=segment_scales)
     splines, duration, advance = _walk_splines()
-    scale = height / 1.80  # the cycle was predicted for the 1.80 m model: a taller subject takes longer steps
+    generic, subject = gait2d_segment_lengths(gait2d(muscles=False)), gait2d_segment_lengths(model)
+    # the cycle was solved for the generic model: a longer leg takes proportionally longer steps, hip higher
+    scale = (subject["thigh"] + subject["shank"]) / (generic["thigh"] + generic["shank"])
     dt = 1.0 / rate
     n = int(round(strides * duration * rate))
     time = np.arange(n + 2) * dt - dt  # one frame before and after: the forces use central differences
@@ -139,3 +147,84 @@ def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, rate: float = 10
     noisy_forces = forces + rng.normal(0.0, force_noise, forces.shape) if force_noise > 0 else forces.copy()
     return SyntheticWalk(time[1:-1], dt, {k: v[1:-1] for k, v in coords.items()}, noisy_com, noisy_forces,
                          true_com, forces, float(mass), float(height), model)
+
+
+#: A planar marker set for gait2d: name -> (body, location, kind). Locations on the trunk, thigh and shank are in
+#: segment lengths from the segment's proximal joint (x forward, y along the segment, up); ``"heel"`` and
+#: ``"toe"`` are the foot's contact points. Anatomical markers sit over bony landmarks (placed within millimetres);
+#: tracking markers anywhere on the segment (placed less carefully).
+GAIT2D_MARKER_SET = {
+    "shoulder": ("trunk", (0.0, 1.0), "anatomical"),
+    "chest": ("trunk", (0.2, 0.6), "tracking"),
+    **{k: v for side in ("r", "l") for k, v in {
+        f"trochanter_{side}": (f"thigh_{side}", (0.0, -0.1), "anatomical"),
+        f"thigh_{side}": (f"thigh_{side}", (0.15, -0.5), "tracking"),
+        f"knee_{side}": (f"thigh_{side}", (0.0, -1.0), "anatomical"),
+        f"shank_{side}": (f"shank_{side}", (0.12, -0.5), "tracking"),
+        f"ankle_{side}": (f"shank_{side}", (0.0, -1.0), "anatomical"),
+        f"heel_{side}": (f"foot_{side}", "heel", "anatomical"),
+        f"toe_{side}": (f"foot_{side}", "toe", "anatomical"),
+    }.items()},
+}
+
+
+def gait2d_markers(model: Model) -> list[Marker]:
+    """The markers of :data:`GAIT2D_MARKER_SET` placed on a gait2d model (its own segment lengths and contact
+    points): where a lab would put them on this model."""
+    lengths = gait2d_segment_lengths(model)
+    out = []
+    for name, (body, where, _kind) in GAIT2D_MARKER_SET.items():
+        if isinstance(where, str):
+            location = model.force_element(f"/forceset/contact_{where}_{body[-1]}").location
+        else:
+            length = lengths[body.split("_")[0]]
+            location = (where[0] * length, where[1] * length, 0.0)
+        out.append(Marker(name, body, location))
+    return out
+
+
+@dataclass
+class MarkerTrial:
+    """Synthetic marker data of a :class:`SyntheticWalk` (see :func:`synthetic_markers`).
+
+    Attributes
+    ----------
+    time : (T,) array, s
+    data : dict of str -> (T, 2) array, m
+        Measured marker positions (x forward, y up) with noise.
+    true_markers : list of Marker
+        Where the markers really are on the subject's model (including the placement errors).
+    generic_markers : list of Marker
+        The same markers placed on the generic (75 kg, 1.80 m) model, where a lab would start.
+    walk : SyntheticWalk
+        The motion (its ``coordinates`` are the true joint angles).
+    """
+
+    time: np.ndarray
+    data: dict
+    true_markers: list
+    generic_markers: list
+    walk: SyntheticWalk
+
+
+def synthetic_markers(walk: SyntheticWalk, *, anatomical_error: float = 0.005, tracking_error: float = 0.015,
+                      noise: float = 0.005, seed: int = 0) -> MarkerTrial:
+    """Marker trajectories of the synthetic subject: each marker of :data:`GAIT2D_MARKER_SET` placed on the
+    subject's model with a random placement error (standard deviation ``anatomical_error`` or ``tracking_error``
+    per axis, m, fixed for the trial), moved with the walk, plus independent measurement ``noise`` (m, per axis
+    and frame). One seeded generator draws everything."""
+    if min(anatomical_error, tracking_error, noise) < 0:
+        raise ValueError(f"synthetic_markers: errors and noise must be >= 0, got {anatomical_error}, "
+                         f"{tracking_error}, {noise}")
+    rng = np.random.default_rng(seed)
+    true = []
+    for m in gait2d_markers(walk.model):
+        sd = anatomical_error if GAIT2D_MARKER_SET[m.name][2] == "anatomical" else tracking_error
+        dx, dy = rng.normal(0.0, sd, 2) if sd > 0 else (0.0, 0.0)
+        true.append(Marker(m.name, m.body, (m.location[0] + dx, m.location[1] + dy, 0.0)))
+    Q = np.column_stack([walk.coordinates[c.name] for c in walk.model.coordinates])
+    P = np.array([marker_positions(walk.model, true, q)[:, :2] for q in Q])  # (T, M, 2)
+    if noise > 0:
+        P = P + rng.normal(0.0, noise, P.shape)
+    data = {m.name: P[:, k] for k, m in enumerate(true)}
+    return MarkerTrial(walk.time.copy(), data, true, gait2d_markers(gait2d(muscles=False)), walk)

@@ -45,6 +45,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
@@ -57,8 +59,8 @@ from .model import Model, ModelBuilder
 from .passive import PassiveJointMoment
 from .xp import where_positive
 
-__all__ = ["Gait2dMuscle", "gait2d", "gait2d_parameters", "GAIT2D_COORDINATES", "GAIT2D_MUSCLES",
-           "GAIT2D_REFERENCE_MASS", "GAIT2D_REFERENCE_HEIGHT"]
+__all__ = ["Gait2dMuscle", "gait2d", "gait2d_parameters", "gait2d_segment_lengths", "GAIT2D_COORDINATES",
+           "GAIT2D_MUSCLES", "GAIT2D_SEGMENTS", "GAIT2D_REFERENCE_MASS", "GAIT2D_REFERENCE_HEIGHT"]
 
 #: The nine coordinates in the manual's order (q1 ... q9).
 GAIT2D_COORDINATES = ("hip_x", "hip_y", "trunk_angle", "hip_flexion_r", "knee_angle_r", "ankle_angle_r",
@@ -70,6 +72,36 @@ GAIT2D_REFERENCE_MASS = 75.0  #: kg, the subject the parameter file describes
 GAIT2D_REFERENCE_HEIGHT = 1.80  #: m
 
 _JOINT_OF = {"hip": "hip_flexion", "knee": "knee_angle", "ankle": "ankle_angle"}
+
+
+#: The segments whose lengths ``gait2d(segment_scales=...)`` scales.
+GAIT2D_SEGMENTS = ("trunk", "thigh", "shank", "foot")
+
+
+def _segment_scales(segment_scales: dict | None) -> dict[str, float]:
+    scales = {k: 1.0 for k in GAIT2D_SEGMENTS}
+    for name, value in (segment_scales or {}).items():
+        if name not in scales:
+            raise KeyError(f"gait2d: segment_scales has an unknown segment {name!r}; the segments are "
+                           f"{list(GAIT2D_SEGMENTS)}")
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"gait2d: the scale of segment {name!r} must be positive, got {value}")
+        scales[name] = float(value)
+    return scales
+
+
+def gait2d_segment_lengths(model: Model) -> dict[str, float]:
+    """Lengths (m) of a gait2d model's segments as it was built: ``trunk`` (hip to shoulder), ``thigh`` (hip to
+    knee), ``shank`` (knee to ankle), ``foot`` (the parameter table's foot length), from the model's factory
+    arguments (height and segment scales)."""
+    spec = model.spec or {}
+    if spec.get("factory") != "gait2d":
+        raise ValueError(f"gait2d_segment_lengths: model {model.name!r} was not made by gait2d()")
+    kwargs = spec.get("kwargs", {})
+    scale = kwargs.get("height", GAIT2D_REFERENCE_HEIGHT) / GAIT2D_REFERENCE_HEIGHT
+    scales = _segment_scales(kwargs.get("segment_scales"))
+    seg = gait2d_parameters()["segments"]
+    return {k: seg[k]["length"] * scale * scales[k] for k in GAIT2D_SEGMENTS}
 
 
 def gait2d_parameters() -> dict:
@@ -263,7 +295,7 @@ class Gait2dMuscle(ForceElement):
 def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE_HEIGHT, *, muscles: bool = True,
            linear_stiffness: float | None = None, damping_form: str = "outside",
            see_stiffness_length: str = "see_slack", scaled_vmax: bool = False,
-           contact_linear_term: bool = False) -> Model:
+           contact_linear_term: bool = False, segment_scales: dict | None = None) -> Model:
     """van den Bogert's gait2d model (see the module docstring), scaled to a subject.
 
     Parameters
@@ -279,6 +311,11 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
         The options of :class:`Gait2dMuscle` and :class:`~moco_lab.modeling.contact.Gait2dContactPoint`
         where the manual and its code disagree (module docstring); ``linear_stiffness`` defaults to the
         parameter file's value (0.01 F_max per metre).
+    segment_scales : dict, optional
+        A subject whose proportions differ from the model's: ``{"trunk", "thigh", "shank", "foot"}`` -> a
+        factor on that segment's length (both sides), applied on top of ``height/1.8`` to its length, centre of
+        mass and (foot) contact points, and squared to its moment of inertia. Missing segments: 1. Segment
+        masses follow ``mass`` alone.
 
     Returns
     -------
@@ -292,11 +329,13 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
     if not (mass > 0 and height > 0):
         raise ValueError(f"gait2d: mass and height must be positive, got {mass} kg and {height} m")
     par = gait2d_parameters()
-    sm, sl = mass / GAIT2D_REFERENCE_MASS, height / GAIT2D_REFERENCE_HEIGHT
+    sm, sl0 = mass / GAIT2D_REFERENCE_MASS, height / GAIT2D_REFERENCE_HEIGHT
     seg = par["segments"]
+    scales = _segment_scales(segment_scales)
     b = ModelBuilder("gait2d", gravity=(0.0, -par["subject"]["gravity"], 0.0))
 
     def body(name: str, s: dict) -> None:
+        sl = sl0 * scales[name.split("_")[0]]
         izz = s["inertia"] * sm * sl * sl  # the motion is planar: only Izz matters; Ixx = Iyy = Izz/2 (a
         b.add_body(name, s["mass"] * sm, com=(s["com"][0] * sl, s["com"][1] * sl, 0.0),  # lamina) are valid
                    inertia=(izz / 2, izz / 2, izz))
@@ -309,13 +348,14 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
         body(f"foot_{side}", seg["foot"])
         b.add_pin_joint(f"hip_{side}", "trunk", f"thigh_{side}", coordinate=f"hip_flexion_{side}")
         b.add_pin_joint(f"knee_{side}", f"thigh_{side}", f"shank_{side}", coordinate=f"knee_angle_{side}",
-                        parent_offset=(0.0, -seg["thigh"]["length"] * sl, 0.0))
+                        parent_offset=(0.0, -seg["thigh"]["length"] * sl0 * scales["thigh"], 0.0))
         b.add_pin_joint(f"ankle_{side}", f"shank_{side}", f"foot_{side}", coordinate=f"ankle_angle_{side}",
-                        parent_offset=(0.0, -seg["shank"]["length"] * sl, 0.0))
+                        parent_offset=(0.0, -seg["shank"]["length"] * sl0 * scales["shank"], 0.0))
     con = par["contact"]
     for side in ("r", "l"):
         for point in ("heel", "toe"):
             x, y = con[point]
+            sl = sl0 * scales["foot"]
             b.add_force_element(Gait2dContactPoint(
                 f"/forceset/contact_{point}_{side}", f"foot_{side}", (x * sl, y * sl, 0.0),
                 stiffness=con["stiffness"], damping=con["damping"], transition=con["transition"],
@@ -352,5 +392,7 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
     defaults = {"muscles": True, "linear_stiffness": None, "damping_form": "outside",
                 "see_stiffness_length": "see_slack", "scaled_vmax": False, "contact_linear_term": False}
     kwargs.update({k: v for k, v in options.items() if v != defaults[k]})
+    if any(v != 1.0 for v in scales.values()):
+        kwargs["segment_scales"] = {k: v for k, v in scales.items() if v != 1.0}
     b.spec = {"factory": "gait2d", "kwargs": kwargs}
     return b.build()

@@ -64,12 +64,10 @@ def gait2d_points(model: Model, state: Mapping[str, float] | Sequence[float]) ->
 
 
 def _trunk_length(model: Model) -> float:
-    """Hip to shoulder (drawing only): the parameter table's, scaled as the model's heel point was."""
-    from ..modeling.gait2d import gait2d_parameters
+    """Hip to shoulder (drawing only), as the model was built (height and segment scales)."""
+    from ..modeling.gait2d import gait2d_segment_lengths
 
-    par = gait2d_parameters()
-    scale = model.force_element("/forceset/contact_heel_r").location[0] / par["contact"]["heel"][0]
-    return par["segments"]["trunk"]["length"] * scale
+    return gait2d_segment_lengths(model)["trunk"]
 
 
 def _contact_forces(model: Model, Q: np.ndarray, U: np.ndarray) -> np.ndarray:

@@ -1,0 +1,171 @@
+"""Inverse kinematics from marker trajectories, frame by frame, with Drake's ``InverseKinematics``.
+
+A gait lab records markers, points stuck on the skin over bony landmarks (anatomical markers) or on segments
+(tracking markers). Inverse kinematics finds, at each frame, the model's coordinates whose markers are closest to
+the measured ones: ``min_q Σ_m w_m |p_m(q) − y_m|²``, with ``p_m(q)`` the model marker's world position. Here
+each frame is one Drake ``InverseKinematics`` program (one ``AddPositionCost`` per marker, no joint limits),
+solved by IPOPT from the previous frame's answer.
+
+Markers are :class:`Marker` (a name, a body of the model, a location in that body's frame, in metres); data are
+``{marker name: (T, 2) or (T, 3) array}`` of world positions (planar data: x forward, y up; z = 0). The model's
+kinematics must be Drake's (no OpenSim ``CustomJoint`` carriers; gait2d qualifies).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..modeling.model import Model
+from ..util.names import did_you_mean
+
+__all__ = ["Marker", "IKResult", "marker_positions", "inverse_kinematics"]
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A marker on a model: ``name``, the ``body`` it is fixed to, its ``location`` (x, y, z) in the body frame (m)."""
+
+    name: str
+    body: str
+    location: tuple
+
+    def __post_init__(self):
+        loc = tuple(float(v) for v in self.location)
+        if len(loc) == 2:
+            loc = (*loc, 0.0)
+        if len(loc) != 3 or not all(np.isfinite(loc)):
+            raise ValueError(f"marker {self.name!r}: location must be 2 or 3 finite numbers, got {self.location}")
+        object.__setattr__(self, "location", loc)
+
+
+@dataclass
+class IKResult:
+    """Inverse kinematics over a trial.
+
+    Attributes
+    ----------
+    q : (T, nq) array
+        The model's coordinates at each frame, in ``model.coordinates`` order (rad, m).
+    coordinates : dict of str -> (T,) array
+        The same by coordinate name.
+    errors : (T, M) array, m
+        Distance between each model marker and its measurement, markers in ``names`` order.
+    names : list of str
+        The markers used.
+    rmse, max_error : float, m
+        Root mean square and largest of ``errors``.
+    success : bool
+        Every frame's optimization converged.
+    """
+
+    q: np.ndarray
+    coordinates: dict
+    errors: np.ndarray
+    names: list
+    rmse: float
+    max_error: float
+    success: bool
+
+
+def _frames(model: Model, markers: Sequence[Marker]):
+    plant = model.plant
+    bodies = {b: plant.GetBodyByName(b) for b in model.body_paths}
+    out = []
+    for m in markers:
+        if m.body not in bodies:
+            raise KeyError(f"marker {m.name!r}: " + did_you_mean(m.body, list(bodies), "body"))
+        out.append(bodies[m.body].body_frame())
+    return out
+
+
+def marker_positions(model: Model, markers: Sequence[Marker], q: ArrayLike) -> np.ndarray:
+    """World positions (M, 3) of ``markers`` with the model at coordinates ``q`` (``model.coordinates`` order)."""
+    model.require_drake_kinematics("marker_positions")
+    plant = model.plant
+    frames = _frames(model, markers)
+    context = plant.CreateDefaultContext()
+    plant.SetPositions(context, np.asarray(q, float))
+    world = plant.world_frame()
+    return np.array([plant.CalcPointsPositions(context, f, np.reshape(m.location, (3, 1)), world)[:, 0]
+                     for m, f in zip(markers, frames)])
+
+
+def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[str, ArrayLike], *,
+                       weights: Mapping[str, float] | None = None, initial_guess: ArrayLike | None = None,
+                       tolerance: float = 1e-10) -> IKResult:
+    """Frame-by-frame inverse kinematics (module docstring).
+
+    Parameters
+    ----------
+    model : Model
+    markers : sequence of Marker
+        The model's markers; each must have data.
+    data : dict of str -> (T, 2) or (T, 3) array, m
+        Measured world positions by marker name (NaN: the marker is missing in that frame and is left out).
+    weights : dict of str -> float, optional
+        Per-marker weights (default 1).
+    initial_guess : (nq,) array, optional
+        Coordinates to start the first frame from (default: the model's default positions); each later frame
+        starts from the one before.
+    tolerance : float
+        IPOPT's convergence tolerance.
+
+    Raises
+    ------
+    KeyError
+        A marker without data, or data for an unknown marker.
+    ValueError
+        Data of different lengths or shapes.
+    """
+    from pydrake.multibody.inverse_kinematics import InverseKinematics
+    from pydrake.solvers import IpoptSolver, SolverOptions
+
+    model.require_drake_kinematics("inverse_kinematics")
+    markers = list(markers)
+    names = [m.name for m in markers]
+    missing = [n for n in names if n not in data]
+    if missing:
+        raise KeyError(f"inverse_kinematics: no data for marker {missing[0]!r}; data has {sorted(data)}")
+    extra = sorted(set(data) - set(names))
+    if extra:
+        raise KeyError("inverse_kinematics: data for an unknown marker: " + did_you_mean(extra[0], names, "marker"))
+    Y = []
+    for n in names:
+        y = np.asarray(data[n], float)
+        if y.ndim != 2 or y.shape[1] not in (2, 3):
+            raise ValueError(f"inverse_kinematics: data of {n!r} must be (T, 2) or (T, 3), got {y.shape}")
+        Y.append(np.c_[y, np.zeros(len(y))] if y.shape[1] == 2 else y)
+    T = Y[0].shape[0]
+    if any(y.shape[0] != T for y in Y):
+        raise ValueError(f"inverse_kinematics: every marker needs the same number of frames; got "
+                         f"{ {n: y.shape[0] for n, y in zip(names, Y)} }")
+    Y = np.stack(Y, axis=1)  # (T, M, 3)
+    w = np.array([float((weights or {}).get(n, 1.0)) for n in names])
+    plant = model.plant
+    frames = _frames(model, markers)
+    world = plant.world_frame()
+    solver, options = IpoptSolver(), SolverOptions()
+    options.SetOption(IpoptSolver.id(), "tol", tolerance)
+    options.SetOption(IpoptSolver.id(), "print_level", 0)
+    q = np.asarray(initial_guess, float) if initial_guess is not None else plant.GetPositions(
+        plant.CreateDefaultContext())
+    Q = np.zeros((T, plant.num_positions()))
+    success = True
+    for t in range(T):
+        ik = InverseKinematics(plant, with_joint_limits=False)
+        for k, (m, f) in enumerate(zip(markers, frames)):
+            if np.all(np.isfinite(Y[t, k])) and w[k] > 0:
+                ik.AddPositionCost(world, Y[t, k], f, np.asarray(m.location), w[k] * np.eye(3))
+        prog = ik.get_mutable_prog()
+        prog.SetInitialGuess(ik.q(), q)
+        result = solver.Solve(prog, q, options)
+        success &= result.is_success()
+        q = result.GetSolution(ik.q())
+        Q[t] = q
+    errors = np.array([np.linalg.norm(marker_positions(model, markers, Q[t]) - Y[t], axis=1) for t in range(T)])
+    finite = errors[np.isfinite(errors)]
+    return IKResult(Q, {c.name: Q[:, c.q_index] for c in model.coordinates}, errors, names,
+                    float(np.sqrt(np.mean(finite ** 2))), float(finite.max()), bool(success))
