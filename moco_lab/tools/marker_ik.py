@@ -4,7 +4,7 @@ A gait lab records markers, points stuck on the skin over bony landmarks (anatom
 (tracking markers). Inverse kinematics finds, at each frame, the model's coordinates whose markers are closest to
 the measured ones: ``min_q Σ_m w_m |p_m(q) − y_m|²``, with ``p_m(q)`` the model marker's world position. Here
 each frame is one Drake ``InverseKinematics`` program (one ``AddPositionCost`` per marker, no joint limits),
-solved by IPOPT from the previous frame's answer.
+solved by SNOPT (or IPOPT) from the previous frame's answer.
 
 Markers are :class:`Marker` (a name, a body of the model, a location in that body's frame, in metres); data are
 ``{marker name: (T, 2) or (T, 3) array}`` of world positions (planar data: x forward, y up; z = 0). The model's
@@ -95,7 +95,7 @@ def marker_positions(model: Model, markers: Sequence[Marker], q: ArrayLike) -> n
 
 def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[str, ArrayLike], *,
                        weights: Mapping[str, float] | None = None, initial_guess: ArrayLike | None = None,
-                       tolerance: float = 1e-10) -> IKResult:
+                       tolerance: float = 1e-10, solver: str | None = None) -> IKResult:
     """Frame-by-frame inverse kinematics (module docstring).
 
     Parameters
@@ -111,7 +111,9 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
         Coordinates to start the first frame from (default: the model's default positions); each later frame
         starts from the one before.
     tolerance : float
-        IPOPT's convergence tolerance.
+        The optimizer's optimality tolerance (IPOPT's ``tol``, SNOPT's major optimality tolerance).
+    solver : {"snopt", "ipopt"}, optional
+        Default SNOPT where Drake has it (about 2 ms per frame here against IPOPT's 45 ms), else IPOPT.
 
     Raises
     ------
@@ -121,7 +123,7 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
         Data of different lengths or shapes.
     """
     from pydrake.multibody.inverse_kinematics import InverseKinematics
-    from pydrake.solvers import IpoptSolver, SolverOptions
+    from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
 
     model.require_drake_kinematics("inverse_kinematics")
     markers = list(markers)
@@ -147,9 +149,18 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
     plant = model.plant
     frames = _frames(model, markers)
     world = plant.world_frame()
-    solver, options = IpoptSolver(), SolverOptions()
-    options.SetOption(IpoptSolver.id(), "tol", tolerance)
-    options.SetOption(IpoptSolver.id(), "print_level", 0)
+    if solver is None:
+        solver = "snopt" if SnoptSolver().available() and SnoptSolver().enabled() else "ipopt"
+    if solver not in ("snopt", "ipopt"):
+        raise ValueError(f"inverse_kinematics: solver must be 'snopt' or 'ipopt', got {solver!r}")
+    options = SolverOptions()
+    if solver == "snopt":
+        optimizer = SnoptSolver()
+        options.SetOption(SnoptSolver.id(), "Major optimality tolerance", tolerance)
+    else:
+        optimizer = IpoptSolver()
+        options.SetOption(IpoptSolver.id(), "tol", tolerance)
+        options.SetOption(IpoptSolver.id(), "print_level", 0)
     q = np.asarray(initial_guess, float) if initial_guess is not None else plant.GetPositions(
         plant.CreateDefaultContext())
     Q = np.zeros((T, plant.num_positions()))
@@ -161,7 +172,7 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
                 ik.AddPositionCost(world, Y[t, k], f, np.asarray(m.location), w[k] * np.eye(3))
         prog = ik.get_mutable_prog()
         prog.SetInitialGuess(ik.q(), q)
-        result = solver.Solve(prog, q, options)
+        result = optimizer.Solve(prog, q, options)
         success &= result.is_success()
         q = result.GetSolution(ik.q())
         Q[t] = q
