@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from ..modeling.model import Model
 from ..util.names import did_you_mean
 
-__all__ = ["Marker", "IKResult", "marker_positions", "inverse_kinematics"]
+__all__ = ["Marker", "IKResult", "marker_frames", "marker_positions", "inverse_kinematics"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ class IKResult:
     success: bool
 
 
-def _frames(model: Model, markers: Sequence[Marker]):
+def marker_frames(model: Model, markers: Sequence[Marker]) -> list:
+    """The Drake body frame each marker is fixed to (``KeyError`` naming an unknown body)."""
     plant = model.plant
     bodies = {b: plant.GetBodyByName(b) for b in model.body_paths}
     out = []
@@ -85,7 +86,7 @@ def marker_positions(model: Model, markers: Sequence[Marker], q: ArrayLike) -> n
     """World positions (M, 3) of ``markers`` with the model at coordinates ``q`` (``model.coordinates`` order)."""
     model.require_drake_kinematics("marker_positions")
     plant = model.plant
-    frames = _frames(model, markers)
+    frames = marker_frames(model, markers)
     context = plant.CreateDefaultContext()
     plant.SetPositions(context, np.asarray(q, float))
     world = plant.world_frame()
@@ -147,7 +148,7 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
     Y = np.stack(Y, axis=1)  # (T, M, 3)
     w = np.array([float((weights or {}).get(n, 1.0)) for n in names])
     plant = model.plant
-    frames = _frames(model, markers)
+    frames = marker_frames(model, markers)
     world = plant.world_frame()
     if solver is None:
         solver = "snopt" if SnoptSolver().available() and SnoptSolver().enabled() else "ipopt"

@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.optimize import least_squares
 
 from ..modeling.model import Model
-from .marker_ik import IKResult, Marker, _frames, inverse_kinematics
+from .marker_ik import IKResult, Marker, inverse_kinematics, marker_frames
 
 __all__ = ["ScaleResult", "scale_and_track"]
 
@@ -100,7 +100,7 @@ class _Problem:
     def positions(self, model, markers, q) -> tuple[np.ndarray, list]:
         """(T, M, 2) world positions and the per-frame contexts."""
         plant = model.plant
-        frames = _frames(model, markers)
+        frames = marker_frames(model, markers)
         world = plant.world_frame()
         P = np.empty((self.T, self.M, 2))
         contexts = []
@@ -147,7 +147,7 @@ class _Problem:
             cols.append(np.full(nz.size, k))
             vals.append(col[nz])
         plant = model.plant
-        frames = _frames(model, markers)
+        frames = marker_frames(model, markers)
         world = plant.world_frame()
         for t in range(T):
             ctx = contexts[t]
@@ -177,8 +177,8 @@ class _Problem:
 def scale_and_track(build: Callable[[dict], Model], place: Callable[[Model], Sequence[Marker]],
                     data: Mapping[str, np.ndarray], segments: Sequence[str], *, noise: float = 0.005,
                     scale_prior: Mapping[str, float] | None = None, scale_sd: float = 0.05,
-                    offset_sd: Mapping[str, float] | float = 0.01, max_nfev: int = 100,
-                    tolerance: float = 1e-10) -> ScaleResult:
+                    offset_sd: Mapping[str, float] | float = 0.01, max_nfev: int = 200,
+                    tolerance: float = 1e-8) -> ScaleResult:
     """Scales, marker offsets and poses of every frame from marker data, by one MAP least-squares fit (module
     docstring).
 
