@@ -96,3 +96,26 @@ def test_bad_input_names_the_culprit():
         fit_mass(walk.com, -walk.forces, walk.dt)
     with pytest.raises(ValueError, match="noise"):
         synthetic_walk(com_noise=-1.0)
+
+
+def test_a_subject_with_its_own_mass_distribution():
+    """Segment masses unlike the model's (heavier trunk, lighter thighs; gait2d keeps the 68 kg total): the body
+    parts weigh what was asked, the COM path changes (by millimetres), and the linear fit still finds 68 kg, since
+    it sees only the COM and the forces."""
+    from moco_lab.modeling.gait2d import gait2d
+
+    factors = {"trunk": 1.1, "thigh": 0.9}
+    model = gait2d(68.0, 1.75, muscles=False, segment_mass_scales=factors)
+    plain = gait2d(68.0, 1.75, muscles=False)
+    masses = {b.name: b.mass for b in model.tree().bodies.values()}
+    base = {b.name: b.mass for b in plain.tree().bodies.values()}
+    assert sum(masses.values()) == pytest.approx(68.0, rel=1e-12)
+    ratio = {k: masses[k] / base[k] for k in masses}
+    assert ratio["trunk"] / ratio["shank_r"] == pytest.approx(1.1) and ratio["thigh_l"] / ratio["foot_r"] == \
+        pytest.approx(0.9)
+    walk = synthetic_walk(68.0, 1.75, segment_mass_scales=factors)
+    other = synthetic_walk(68.0, 1.75)
+    assert 1e-4 < np.max(np.abs(walk.com - other.com)) < 0.05
+    assert fit_mass(walk.com, walk.forces, walk.dt).mass == pytest.approx(68.0, rel=1e-9)
+    with pytest.raises(KeyError, match="segment_mass_scales has an unknown segment 'pelvis'"):
+        gait2d(segment_mass_scales={"pelvis": 1.2})

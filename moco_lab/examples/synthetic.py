@@ -84,7 +84,8 @@ def _walk_splines() -> tuple[dict, float, float]:
 
 
 def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: dict | None = None,
-                   rate: float = 100.0, strides: int = 2, com_noise: float = 0.0, force_noise: float = 0.0,
+                   segment_mass_scales: dict | None = None, rate: float = 100.0, strides: int = 2,
+                   com_noise: float = 0.0, force_noise: float = 0.0,
                    seed: int = 0) -> SyntheticWalk:
     """Walking data of a known subject: COM positions and residual-free ground reaction forces (module docstring).
 
@@ -95,6 +96,9 @@ def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: 
     segment_scales : dict, optional
         The subject's proportions (:func:`~moco_lab.modeling.gait2d.gait2d`'s ``segment_scales``: trunk, thigh,
         shank, foot); the hip's path scales with the leg (thigh + shank) length.
+    segment_mass_scales : dict, optional
+        How the subject's mass is distributed unlike the model's (``gait2d``'s ``segment_mass_scales``; the total
+        stays ``mass``).
     rate : float, Hz
         Frame rate (a gait lab's force plates record faster; 100 Hz is a common capture rate).
     strides : int
@@ -114,7 +118,8 @@ def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: 
                          f"height {height}, rate {rate}, strides {strides}")
     if com_noise < 0 or force_noise < 0:
         raise ValueError(f"synthetic_walk: noise levels must be >= 0, got {com_noise} m and {force_noise} N")
-    model = gait2d(mass, height, muscles=False, segment_scales=segment_scales)
+    model = gait2d(mass, height, muscles=False, segment_scales=segment_scales,
+                   segment_mass_scales=segment_mass_scales)
     splines, duration, advance = _walk_splines()
     generic, subject = gait2d_segment_lengths(gait2d(muscles=False)), gait2d_segment_lengths(model)
     # the cycle was solved for the generic model: a longer leg takes proportionally longer steps, hip higher

@@ -78,14 +78,14 @@ _JOINT_OF = {"hip": "hip_flexion", "knee": "knee_angle", "ankle": "ankle_angle"}
 GAIT2D_SEGMENTS = ("trunk", "thigh", "shank", "foot")
 
 
-def _segment_scales(segment_scales: dict | None) -> dict[str, float]:
+def _segment_scales(segment_scales: dict | None, what: str = "segment_scales") -> dict[str, float]:
     scales = {k: 1.0 for k in GAIT2D_SEGMENTS}
     for name, value in (segment_scales or {}).items():
         if name not in scales:
-            raise KeyError(f"gait2d: segment_scales has an unknown segment {name!r}; the segments are "
+            raise KeyError(f"gait2d: {what} has an unknown segment {name!r}; the segments are "
                            f"{list(GAIT2D_SEGMENTS)}")
         if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"gait2d: the scale of segment {name!r} must be positive, got {value}")
+            raise ValueError(f"gait2d: {what}: the factor of segment {name!r} must be positive, got {value}")
         scales[name] = float(value)
     return scales
 
@@ -295,7 +295,8 @@ class Gait2dMuscle(ForceElement):
 def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE_HEIGHT, *, muscles: bool = True,
            linear_stiffness: float | None = None, damping_form: str = "outside",
            see_stiffness_length: str = "see_slack", scaled_vmax: bool = False,
-           contact_linear_term: bool = False, segment_scales: dict | None = None) -> Model:
+           contact_linear_term: bool = False, segment_scales: dict | None = None,
+           segment_mass_scales: dict | None = None) -> Model:
     """van den Bogert's gait2d model (see the module docstring), scaled to a subject.
 
     Parameters
@@ -316,6 +317,10 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
         factor on that segment's length (both sides), applied on top of ``height/1.8`` to its length, centre of
         mass and (foot) contact points, and squared to its moment of inertia. Missing segments: 1. Segment
         masses follow ``mass`` alone.
+    segment_mass_scales : dict, optional
+        A subject whose mass is distributed unlike the model's: ``{"trunk", "thigh", "shank", "foot"}`` -> a
+        factor on that segment's mass and moment of inertia (both sides), after which all masses are rescaled so
+        that the total stays ``mass``. Missing segments: 1.
 
     Returns
     -------
@@ -332,12 +337,18 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
     sm, sl0 = mass / GAIT2D_REFERENCE_MASS, height / GAIT2D_REFERENCE_HEIGHT
     seg = par["segments"]
     scales = _segment_scales(segment_scales)
+    mass_factors = _segment_scales(segment_mass_scales, "segment_mass_scales")
+    generic_total = seg["trunk"]["mass"] + 2 * sum(seg[k]["mass"] for k in ("thigh", "shank", "foot"))
+    weighted_total = seg["trunk"]["mass"] * mass_factors["trunk"] + 2 * sum(
+        seg[k]["mass"] * mass_factors[k] for k in ("thigh", "shank", "foot"))
+    sm_total = sm * generic_total / weighted_total  # keeps the total mass at `mass`
     b = ModelBuilder("gait2d", gravity=(0.0, -par["subject"]["gravity"], 0.0))
 
     def body(name: str, s: dict) -> None:
         sl = sl0 * scales[name.split("_")[0]]
-        izz = s["inertia"] * sm * sl * sl  # the motion is planar: only Izz matters; Ixx = Iyy = Izz/2 (a
-        b.add_body(name, s["mass"] * sm, com=(s["com"][0] * sl, s["com"][1] * sl, 0.0),  # lamina) are valid
+        ms = sm_total * mass_factors[name.split("_")[0]]
+        izz = s["inertia"] * ms * sl * sl  # the motion is planar: only Izz matters; Ixx = Iyy = Izz/2 (a
+        b.add_body(name, s["mass"] * ms, com=(s["com"][0] * sl, s["com"][1] * sl, 0.0),  # lamina) are valid
                    inertia=(izz / 2, izz / 2, izz))
 
     body("trunk", seg["trunk"])
@@ -394,5 +405,7 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
     kwargs.update({k: v for k, v in options.items() if v != defaults[k]})
     if any(v != 1.0 for v in scales.values()):
         kwargs["segment_scales"] = {k: v for k, v in scales.items() if v != 1.0}
+    if any(v != 1.0 for v in mass_factors.values()):
+        kwargs["segment_mass_scales"] = {k: v for k, v in mass_factors.items() if v != 1.0}
     b.spec = {"factory": "gait2d", "kwargs": kwargs}
     return b.build()
