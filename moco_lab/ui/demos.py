@@ -660,7 +660,7 @@ register_demo_problem(DemoProblem(
                  "(both legs, % of normal) and press Solve: each solve starts from the previous solution (warm "
                  "start), the first from a prediction shipped with moco_lab. Angles and ground reaction forces are "
                  "drawn against Winter's normal gait (± 1 SD), the previous solution dashed. A solve takes 10 s to "
-                 "a minute."),
+                 "about a minute; a big change (e.g. 1.6 m/s at once) more."),
     build=gait2d_walking.build_gait2d_walking,
     options=(Option("speed", "speed (m/s)", 1.325,
                     tooltip="average forward speed over the cycle; Winter's: 1.325 m/s; the stride time stays "
