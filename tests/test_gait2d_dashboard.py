@@ -34,7 +34,7 @@ def test_shipped_warm_starts_are_periodic_walks(n):
     assert traj.num_times == n + 1  # trapezoidal: one point per mesh point
     model = gait2d()
     g = winter_gait()
-    hip_x = gw._hip_x(model)
+    hip_x = model.coordinate("hip_x").value_path
     assert traj.final_time == pytest.approx(g.duration, rel=1e-12)
     assert traj.states[hip_x][-1] - traj.states[hip_x][0] == pytest.approx(g.speed * g.duration, rel=1e-9)
     for name in model.state_names():
@@ -72,7 +72,7 @@ def test_settings_build_the_named_problem():
             0.5 * normal.force_element(f"/forceset/soleus_{side}").max_isometric_force)
         assert model.force_element(f"/forceset/vasti_{side}").max_isometric_force == \
             normal.force_element(f"/forceset/vasti_{side}").max_isometric_force
-    hip_x = gw._hip_x(model)
+    hip_x = model.coordinate("hip_x").value_path
     info = study.problem.state_info(hip_x)
     assert info.final.lower == info.final.upper == pytest.approx(1.0 * 1.1396)
     guess = study.solver.guess

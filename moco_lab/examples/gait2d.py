@@ -87,10 +87,6 @@ def body_weight(model: Model) -> float:
     return mass * float(np.linalg.norm(model.plant.gravity_field().gravity_vector()))
 
 
-def _coordinate(model: Model, name: str):
-    return next(c for c in model.coordinates if c.name == name)
-
-
 def gait2d_walking_guess(model: Model, num_points: int, gait: WinterGait | None = None) -> Trajectory:
     """A guess for a gait cycle: Winter's joint angles (and their rates), the hip moving at Winter's speed at
     0.94 m, the trunk upright, activations and excitations 0.1, each fiber at the length that leaves its tendon
@@ -147,16 +143,16 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
     p = study.problem
     p.set_model(model)
     p.set_time_bounds(0.0, gait.duration)
-    p.set_state_info(_coordinate(model, "hip_x").value_path, (-0.5, 2.5), 0.0, gait.speed * gait.duration)
-    p.set_state_info(_coordinate(model, "hip_y").value_path, (0.8, 1.1))
-    p.set_state_info(_coordinate(model, "trunk_angle").value_path, (-0.5, 0.5))
+    p.set_state_info(model.coordinate("hip_x").value_path, (-0.5, 2.5), 0.0, gait.speed * gait.duration)
+    p.set_state_info(model.coordinate("hip_y").value_path, (0.8, 1.1))
+    p.set_state_info(model.coordinate("trunk_angle").value_path, (-0.5, 0.5))
     for s in ("r", "l"):
-        p.set_state_info(_coordinate(model, f"hip_flexion_{s}").value_path, (-1.0, 1.0))
-        p.set_state_info(_coordinate(model, f"knee_angle_{s}").value_path, (-1.5, 0.1))
-        p.set_state_info(_coordinate(model, f"ankle_angle_{s}").value_path, (-0.8, 0.6))
+        p.set_state_info(model.coordinate(f"hip_flexion_{s}").value_path, (-1.0, 1.0))
+        p.set_state_info(model.coordinate(f"knee_angle_{s}").value_path, (-1.5, 0.1))
+        p.set_state_info(model.coordinate(f"ankle_angle_{s}").value_path, (-0.8, 0.6))
     p.set_state_info_pattern(r".*/speed", (-10.0, 10.0))
-    reference = {_coordinate(model, j).value_path: gait.mean[j] for j in WINTER_JOINTS}
-    weights = {_coordinate(model, j).value_path: 1.0 / float(np.mean(gait.var[j][:-1])) for j in WINTER_JOINTS}
+    reference = {model.coordinate(j).value_path: gait.mean[j] for j in WINTER_JOINTS}
+    weights = {model.coordinate(j).value_path: 1.0 / float(np.mean(gait.var[j][:-1])) for j in WINTER_JOINTS}
     p.add_goal(StateTrackingGoal("angles", angle_weight, reference=(gait.time, reference), weights=weights))
     weight_n = body_weight(model)
     forces = {}
@@ -173,7 +169,7 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
     p.add_goal(ControlGoal("effort", effort_weight))
     periodic = PeriodicityGoal("periodic")
     for name in model.state_names():
-        if name != _coordinate(model, "hip_x").value_path:
+        if name != model.coordinate("hip_x").value_path:
             periodic.add_pair(name)
     p.add_goal(periodic)
     s = study.solver
@@ -213,7 +209,7 @@ def gait2d_prediction_study(num_mesh_intervals: int = 25, *, guess: Trajectory |
         raise ValueError(f"gait2d_prediction_study: speed and duration must be positive, got {speed}, {duration}")
     model = p.model
     p.set_time_bounds(0.0, duration)
-    p.set_state_info(_coordinate(model, "hip_x").value_path, (-0.5, 2.5 * speed * duration + 0.5), 0.0,
+    p.set_state_info(model.coordinate("hip_x").value_path, (-0.5, 2.5 * speed * duration + 0.5), 0.0,
                      speed * duration)
     p.remove_goal("grf")
     effort = p.get_goal("effort")

@@ -41,10 +41,6 @@ SHORT_NAMES = {"iliopsoas": "iliopsoas", "glutei": "glutei", "hamstrings": "hams
 _LAST: list = []  # the latest successful solution: the next solve's warm start
 
 
-def _hip_x(model) -> str:
-    return next(c.value_path for c in model.coordinates if c.name == "hip_x")
-
-
 @functools.lru_cache(maxsize=4)
 def _read_walk(path: Path) -> Trajectory:
     return read_trajectory(path)
@@ -108,7 +104,7 @@ def build_gait2d_walking(settings: dict) -> Study:
             model.set_property(f"{element.path}/max_isometric_force", element.max_isometric_force * percent / 100)
     warm = settings.get("warm_start", "yes") == "yes" and _LAST
     guess = _LAST[-1].as_trajectory() if warm else shipped_walk(n)
-    study.solver.guess = stretch_to_speed(guess, _hip_x(model), speed)
+    study.solver.guess = stretch_to_speed(guess, model.coordinate("hip_x").value_path, speed)
     return study
 
 
