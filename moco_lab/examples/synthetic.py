@@ -20,7 +20,7 @@ from scipy.interpolate import CubicSpline
 from ..modeling.gait2d import gait2d, gait2d_segment_lengths
 from ..modeling.model import Model
 from ..results.trajectory import read_trajectory
-from ..tools.marker_ik import Marker, marker_positions
+from ..tools.marker_ik import Marker, marker_trajectories
 from ..util.data import GAIT2D_TRACKED_WALK
 
 __all__ = ["SyntheticWalk", "synthetic_walk", "GAIT2D_MARKER_SET", "gait2d_markers", "MarkerTrial",
@@ -228,7 +228,7 @@ def synthetic_markers(walk: SyntheticWalk, *, anatomical_error: float = 0.005, t
         dx, dy = rng.normal(0.0, sd, 2) if sd > 0 else (0.0, 0.0)
         true.append(Marker(m.name, m.body, (m.location[0] + dx, m.location[1] + dy, 0.0)))
     Q = np.column_stack([walk.coordinates[c.name] for c in walk.model.coordinates])
-    P = np.array([marker_positions(walk.model, true, q)[:, :2] for q in Q])  # (T, M, 2)
+    P = marker_trajectories(walk.model, true, Q)[:, :, :2]  # (T, M, 2)
     if noise > 0:
         P = P + rng.normal(0.0, noise, P.shape)
     data = {m.name: P[:, k] for k, m in enumerate(true)}

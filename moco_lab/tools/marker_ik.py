@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from ..modeling.model import Model
 from ..util.names import did_you_mean
 
-__all__ = ["Marker", "IKResult", "marker_frames", "marker_positions", "inverse_kinematics"]
+__all__ = ["Marker", "IKResult", "marker_frames", "marker_positions", "marker_trajectories", "inverse_kinematics"]
 
 
 @dataclass(frozen=True)
@@ -82,16 +82,26 @@ def marker_frames(model: Model, markers: Sequence[Marker]) -> list:
     return out
 
 
-def marker_positions(model: Model, markers: Sequence[Marker], q: ArrayLike) -> np.ndarray:
-    """World positions (M, 3) of ``markers`` with the model at coordinates ``q`` (``model.coordinates`` order)."""
+def marker_trajectories(model: Model, markers: Sequence[Marker], Q: ArrayLike) -> np.ndarray:
+    """World positions (T, M, 3) of ``markers`` with the model at each row of ``Q`` (T, nq), in
+    ``model.coordinates`` order."""
     model.require_drake_kinematics("marker_positions")
     plant = model.plant
     frames = marker_frames(model, markers)
     context = plant.CreateDefaultContext()
-    plant.SetPositions(context, np.asarray(q, float))
     world = plant.world_frame()
-    return np.array([plant.CalcPointsPositions(context, f, np.reshape(m.location, (3, 1)), world)[:, 0]
-                     for m, f in zip(markers, frames)])
+    Q = np.atleast_2d(np.asarray(Q, float))
+    P = np.empty((Q.shape[0], len(frames), 3))
+    for t, q in enumerate(Q):
+        plant.SetPositions(context, q)
+        for k, (m, f) in enumerate(zip(markers, frames)):
+            P[t, k] = plant.CalcPointsPositions(context, f, np.reshape(m.location, (3, 1)), world)[:, 0]
+    return P
+
+
+def marker_positions(model: Model, markers: Sequence[Marker], q: ArrayLike) -> np.ndarray:
+    """World positions (M, 3) of ``markers`` with the model at coordinates ``q`` (``model.coordinates`` order)."""
+    return marker_trajectories(model, markers, np.asarray(q, float)[None])[0]
 
 
 def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[str, ArrayLike], *,
@@ -177,7 +187,7 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
         success &= result.is_success()
         q = result.GetSolution(ik.q())
         Q[t] = q
-    errors = np.array([np.linalg.norm(marker_positions(model, markers, Q[t]) - Y[t], axis=1) for t in range(T)])
+    errors = np.linalg.norm(marker_trajectories(model, markers, Q) - Y, axis=2)
     finite = errors[np.isfinite(errors)]
     return IKResult(Q, {c.name: Q[:, c.q_index] for c in model.coordinates}, errors, names,
                     float(np.sqrt(np.mean(finite ** 2))), float(finite.max()), bool(success))

@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.optimize import least_squares
 
 from ..modeling.model import Model
-from .marker_ik import IKResult, Marker, inverse_kinematics, marker_frames
+from .marker_ik import IKResult, Marker, inverse_kinematics, marker_frames, marker_trajectories
 
 __all__ = ["ScaleResult", "scale_and_track"]
 
@@ -73,8 +73,8 @@ class ScaleResult:
 class _Problem:
     """Residuals and Jacobians of the MAP problem; caches the last point's kinematics."""
 
-    def __init__(self, build, place, segments, names, Y, noise, prior, scale_sd, offset_sd):
-        self.build, self.place, self.segments, self.names = build, place, list(segments), list(names)
+    def __init__(self, build, place, segments, names, Y, noise, prior, scale_sd, offset_sd, nq):
+        self.build, self.place, self.segments, self.names, self.nq = build, place, list(segments), list(names), nq
         self.Y, self.noise, self.prior, self.scale_sd, self.offset_sd = Y, noise, prior, scale_sd, offset_sd
         self.K, self.M, self.T = len(self.segments), len(self.names), Y.shape[0]
         self.valid = np.all(np.isfinite(Y), axis=2)  # (T, M)
@@ -85,7 +85,6 @@ class _Problem:
         s = x[:K]
         d = x[K:K + 2 * M].reshape(M, 2)
         model = self.build(dict(zip(self.segments, s)))
-        self.nq = model.plant.num_positions()
         q = x[K + 2 * M:].reshape(self.T, self.nq)
         return s, d, q, model
 
@@ -97,40 +96,25 @@ class _Problem:
         return [Marker(n, placed[n].body, (placed[n].location[0] + d[k, 0], placed[n].location[1] + d[k, 1],
                                            placed[n].location[2])) for k, n in enumerate(self.names)]
 
-    def positions(self, model, markers, q) -> tuple[np.ndarray, list]:
-        """(T, M, 2) world positions and the per-frame contexts."""
-        plant = model.plant
-        frames = marker_frames(model, markers)
-        world = plant.world_frame()
-        P = np.empty((self.T, self.M, 2))
-        contexts = []
-        for t in range(self.T):
-            ctx = plant.CreateDefaultContext()
-            plant.SetPositions(ctx, q[t])
-            contexts.append(ctx)
-            for k, (m, f) in enumerate(zip(markers, frames)):
-                P[t, k] = plant.CalcPointsPositions(ctx, f, np.reshape(m.location, (3, 1)), world)[:2, 0]
-        return P, contexts
-
     def evaluate(self, x):
         key = x.tobytes()
         if key == self._key:
             return self._value
         s, d, q, model = self.split(x)
         markers = self.markers(model, d)
-        P, contexts = self.positions(model, markers, q)
-        self._key, self._value = key, (s, d, q, model, markers, P, contexts)
+        P = marker_trajectories(model, markers, q)[:, :, :2]
+        self._key, self._value = key, (s, d, q, model, markers, P)
         return self._value
 
     def residuals(self, x):
-        s, d, q, model, markers, P, _ = self.evaluate(x)
+        s, d, q, model, markers, P = self.evaluate(x)
         r = np.where(self.valid[..., None], (P - self.Y) / self.noise, 0.0).reshape(-1)
         return np.concatenate([r, (s - self.prior) / self.scale_sd, (d / self.offset_sd[:, None]).reshape(-1)])
 
     def jacobian(self, x):
         from pydrake.multibody.tree import JacobianWrtVariable
 
-        s, d, q, model, markers, P, contexts = self.evaluate(x)
+        s, d, q, model, markers, P = self.evaluate(x)
         K, M, T, nq = self.K, self.M, self.T, self.nq
         n_marker_rows = T * M * 2
         rows, cols, vals = [], [], []
@@ -140,7 +124,7 @@ class _Problem:
             s2 = s.copy()
             s2[k] += h
             model2 = self.build(dict(zip(self.segments, s2)))
-            P2, _ = self.positions(model2, self.markers(model2, d), q)
+            P2 = marker_trajectories(model2, self.markers(model2, d), q)[:, :, :2]
             col = ((P2 - P) / (h * self.noise) * self.valid[..., None]).reshape(-1)
             nz = np.nonzero(col)[0]
             rows.append(nz)
@@ -149,8 +133,9 @@ class _Problem:
         plant = model.plant
         frames = marker_frames(model, markers)
         world = plant.world_frame()
+        ctx = plant.CreateDefaultContext()
         for t in range(T):
-            ctx = contexts[t]
+            plant.SetPositions(ctx, q[t])
             for m_i, (m, f) in enumerate(zip(markers, frames)):
                 if not self.valid[t, m_i]:
                     continue
@@ -229,13 +214,13 @@ def scale_and_track(build: Callable[[dict], Model], place: Callable[[Model], Seq
         raise KeyError(f"scale_and_track: data for marker {unknown[0]!r}, which place(model) does not put on the "
                        f"model; it places {sorted(placed)}")
     initial = inverse_kinematics(generic, [placed[n] for n in names], data)
-    problem = _Problem(build, place, segments, names, Y, noise, prior, scale_sd, sd)
+    problem = _Problem(build, place, segments, names, Y, noise, prior, scale_sd, sd, generic.plant.num_positions())
     x0 = np.concatenate([prior, np.zeros(2 * len(names)), initial.q.reshape(-1)])
     fit = least_squares(problem.residuals, x0, jac=problem.jacobian, method="trf", x_scale="jac",
                         ftol=tolerance, xtol=tolerance, gtol=tolerance, max_nfev=max_nfev, tr_solver="lsmr")
     s, d, q, model = problem.split(fit.x)
     markers = problem.markers(model, d)
-    P, _ = problem.positions(model, markers, q)
+    P = marker_trajectories(model, markers, q)[:, :, :2]
     errors = np.where(problem.valid, np.linalg.norm(P - Y, axis=2), np.nan)
     finite = errors[np.isfinite(errors)]
     ik = IKResult(q, {c.name: q[:, c.q_index] for c in model.coordinates}, errors, names,
