@@ -43,7 +43,10 @@ class SyntheticWalk:
         The centre of mass (x forward, y up), with the requested noise.
     forces : (T, 2) array, N
         The total ground reaction force, with the requested noise.
-    true_com, true_forces : (T, 2) arrays
+    cop : (T, 2) array, m
+        The centre of pressure, the point on the floor (y = 0) where ``forces`` act with no couple: the net
+        ground reaction as one force plate spanning both feet reports it, with the requested noise on x.
+    true_com, true_forces, true_cop : (T, 2) arrays
         The same without noise (residual-free).
     mass, height : float
         The subject's true mass (kg) and height (m).
@@ -58,6 +61,8 @@ class SyntheticWalk:
     forces: np.ndarray
     true_com: np.ndarray
     true_forces: np.ndarray
+    cop: np.ndarray
+    true_cop: np.ndarray
     mass: float
     height: float
     model: Model
@@ -85,7 +90,7 @@ def _walk_splines() -> tuple[dict, float, float]:
 
 def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: dict | None = None,
                    segment_mass_scales: dict | None = None, rate: float = 100.0, strides: int = 2,
-                   com_noise: float = 0.0, force_noise: float = 0.0,
+                   com_noise: float = 0.0, force_noise: float = 0.0, cop_noise: float = 0.0,
                    seed: int = 0) -> SyntheticWalk:
     """Walking data of a known subject: COM positions and residual-free ground reaction forces (module docstring).
 
@@ -103,9 +108,9 @@ def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: 
         Frame rate (a gait lab's force plates record faster; 100 Hz is a common capture rate).
     strides : int
         Gait cycles (1.14 s each).
-    com_noise, force_noise : float
-        Standard deviations of independent Gaussian noise on each COM coordinate (m) and each force component (N)
-        at each frame.
+    com_noise, force_noise, cop_noise : float
+        Standard deviations of independent Gaussian noise on each COM coordinate (m), each force component (N)
+        and the centre of pressure's x (m) at each frame.
     seed : int
         Seed of the one random generator (:func:`numpy.random.default_rng`).
 
@@ -116,8 +121,9 @@ def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: 
     if not (mass > 0 and height > 0 and rate > 0 and strides >= 1):
         raise ValueError(f"synthetic_walk: mass, height and rate must be positive and strides >= 1; got mass {mass}, "
                          f"height {height}, rate {rate}, strides {strides}")
-    if com_noise < 0 or force_noise < 0:
-        raise ValueError(f"synthetic_walk: noise levels must be >= 0, got {com_noise} m and {force_noise} N")
+    if min(com_noise, force_noise, cop_noise) < 0:
+        raise ValueError(f"synthetic_walk: noise levels must be >= 0, got {com_noise} m, {force_noise} N and "
+                         f"{cop_noise} m")
     model = gait2d(mass, height, muscles=False, segment_scales=segment_scales,
                    segment_mass_scales=segment_mass_scales)
     splines, duration, advance = _walk_splines()
@@ -127,31 +133,52 @@ def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: 
     dt = 1.0 / rate
     n = int(round(strides * duration * rate))
     time = np.arange(n + 2) * dt - dt  # one frame before and after: the forces use central differences
-    coords = {}
+    coords, rates, accels = {}, {}, {}
     for name, spline in splines.items():
-        v = spline(np.mod(time, duration))
+        tau = np.mod(time, duration)
+        v, vd, vdd = spline(tau), spline(tau, 1), spline(tau, 2)
         if name == "hip_x":
-            v = scale * (v + advance * time / duration)
+            v, vd, vdd = scale * (v + advance * time / duration), scale * (vd + advance / duration), scale * vdd
         elif name == "hip_y":
-            v = scale * v
-        coords[name] = v
+            v, vd, vdd = scale * v, scale * vd, scale * vdd
+        coords[name], rates[name], accels[name] = v, vd, vdd
     model.require_drake_kinematics("synthetic_walk")
     plant = model.plant
     context = plant.CreateDefaultContext()
-    Q = np.column_stack([coords[c.name] for c in model.coordinates])  # model.coordinates are in q order
+    order = [c.name for c in model.coordinates]  # model.coordinates are in q order (v = q̇ for gait2d's joints)
+    Q, V, A = (np.column_stack([d[c] for c in order]) for d in (coords, rates, accels))
     com = np.empty((time.size, 2))
+    couple = np.empty(time.size)  # the moment about the COM that the ground must supply
+    root = [order.index(c) for c in ("hip_x", "hip_y", "trunk_angle")]
+    trunk = plant.GetBodyByName("trunk")
+    from pydrake.multibody.tree import MultibodyForces
     for i, q in enumerate(Q):
         plant.SetPositions(context, q)
+        plant.SetVelocities(context, V[i])
         com[i] = plant.CalcCenterOfMassPositionInWorld(context)[:2]
+        # inverse dynamics with the motion's exact (spline) accelerations: the root's generalized forces are the
+        # external wrench the motion needs, a force at the trunk's origin (the hip) and a couple about it
+        applied = MultibodyForces(plant)
+        plant.CalcForceElementsContribution(context, applied)  # gravity
+        tau = plant.CalcInverseDynamics(context, A[i], applied)[root]
+        hip = trunk.EvalPoseInWorld(context).translation()[:2]
+        couple[i] = tau[2] + (hip[0] - com[i, 0]) * tau[1] - (hip[1] - com[i, 1]) * tau[0]
     g = np.asarray(model.plant.gravity_field().gravity_vector(), float)[:2]
     accel = (com[2:] - 2 * com[1:-1] + com[:-2]) / dt ** 2
     forces = mass * (accel - g)
     true_com = com[1:-1]
+    # centre of pressure on the floor y = 0: the moment of F at (x, 0) about the COM, (x − c_x) F_y + c_y F_x,
+    # equals the couple the motion needs
+    cop = np.column_stack([true_com[:, 0] + (couple[1:-1] - true_com[:, 1] * forces[:, 0]) / forces[:, 1],
+                           np.zeros(len(forces))])
     rng = np.random.default_rng(seed)
     noisy_com = true_com + rng.normal(0.0, com_noise, true_com.shape) if com_noise > 0 else true_com.copy()
     noisy_forces = forces + rng.normal(0.0, force_noise, forces.shape) if force_noise > 0 else forces.copy()
+    noisy_cop = cop.copy()
+    if cop_noise > 0:
+        noisy_cop[:, 0] += rng.normal(0.0, cop_noise, len(cop))
     return SyntheticWalk(time[1:-1], dt, {k: v[1:-1] for k, v in coords.items()}, noisy_com, noisy_forces,
-                         true_com, forces, float(mass), float(height), model)
+                         true_com, forces, noisy_cop, cop, float(mass), float(height), model)
 
 
 #: A planar marker set for gait2d: name -> (body, location, kind). Locations on the trunk, thigh and shank are in
