@@ -309,3 +309,38 @@ def test_gait2d_walking(voila_url, browser):
         p.page.screenshot(path=str(ARTIFACTS / "gait2d_walking_full.png"), full_page=True)
     finally:
         p.close()
+
+
+def test_motion_capture(voila_url, browser):
+    """The motion-capture dashboard opens with a run done: residual bars for the four reconstructions with the
+    5 / 2 / 1 % lines, the fitted model over the truth, marker errors; the joint fit passes. Tightening the mass
+    prior (typed into the slider's readout) and running again changes the fitted segment masses, and the previous
+    run's joint-fit bars appear."""
+    p = Page(browser, f"{voila_url}/voila/render/motion_capture.ipynb")
+    try:
+        p.wait_ready("Run", plots=3)
+        p.assert_clean()
+        numbers0 = p.text(".ml-numbers")
+        assert "Solve_Succeeded" in numbers0 and "masses + kinematics: force" in numbers0, numbers0
+        titles = p.plot_titles()
+        assert "Residuals of each reconstruction" in titles and "Marker errors" in titles, titles
+        assert any(t.startswith("Fitted over true") for t in titles), titles
+        annotations = p.svg_texts(".js-plotly-plot .annotation-text")
+        assert {"5 % (Hicks)", "2 % (AddBiomechanics)", "1 % (Hicks)"} <= set(annotations), annotations
+        ticks = p.svg_texts(".js-plotly-plot .xtick text")
+        assert {"raw IK", "smoothed", "masses alone", "masses + kinematics"} <= set(ticks), ticks
+        slider = p.page.locator(".widget-slider").filter(
+            has=p.page.locator("label", has_text=re.compile(r"^mass prior \(%\)$")))
+        slider.locator(".widget-readout").click()
+        p.page.keyboard.press("Control+A")
+        p.page.keyboard.type("5")
+        p.page.keyboard.press("Enter")
+        numbers1 = p.click_and_wait("Run", ".ml-numbers", numbers0)
+        assert "Solve_Succeeded" in numbers1, numbers1
+        thigh = [float(re.search(r"thigh ([0-9.]+)/", n).group(1)) for n in (numbers0, numbers1)]
+        assert thigh[0] != thigh[1], (thigh, numbers1)
+        assert "previous run (joint fit)" in p.svg_texts(".js-plotly-plot .xtick text")
+        p.assert_clean()
+        p.page.screenshot(path=str(ARTIFACTS / "motion_capture_full.png"), full_page=True)
+    finally:
+        p.close()

@@ -158,15 +158,17 @@ PANEL_CSS = """
 """
 
 
-def _html(value: str = "", classes: Iterable[str] = (), **layout) -> W.HTML:
+def html_widget(value: str = "", classes: Iterable[str] = (), **layout: str) -> W.HTML:
+    """An HTML widget with CSS ``classes`` (the panel stylesheet's ``ml-*``) and layout properties."""
     w = W.HTML(value, layout=W.Layout(**layout))
     for c in classes:
         w.add_class(c)
     return w
 
 
-def _group(title: str, *children) -> W.VBox:
-    box = W.VBox([_html(f"<div class='ml-group-title'>{html.escape(title)}</div>"), *children])
+def group_box(title: str, *children: W.Widget) -> W.VBox:
+    """A titled group of sidebar widgets."""
+    box = W.VBox([html_widget(f"<div class='ml-group-title'>{html.escape(title)}</div>"), *children])
     box.add_class("ml-group")
     return box
 
@@ -181,7 +183,7 @@ def _order(p: float) -> str:
     return f"{p:.1f}" if p is not None and np.isfinite(p) else "—"
 
 
-def _show_figure(out: W.Output, fig: go.Figure) -> None:
+def show_figure(out: W.Output, fig: go.Figure) -> None:
     """Render ``fig`` in ``out`` by assigning a display_data bundle.
 
     Voila renders an Output widget's display_data bundle directly, while a plotly ``FigureWidget``
@@ -193,7 +195,8 @@ def _show_figure(out: W.Output, fig: go.Figure) -> None:
                     "data": {"application/vnd.plotly.v1+json": bundle}, "metadata": {}},)
 
 
-def _blank_figure(text: str, height: int = 300) -> go.Figure:
+def blank_figure(text: str, height: int = 300) -> go.Figure:
+    """An empty plot area with ``text`` in the middle (before the first solve)."""
     fig = go.Figure()
     fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
                        font=dict(size=14, color="#777"))
@@ -202,7 +205,8 @@ def _blank_figure(text: str, height: int = 300) -> go.Figure:
     return fig
 
 
-def _error_text(err: BaseException) -> str:
+def error_text(err: BaseException) -> str:
+    """``Type: message`` of an exception (a ``KeyError``'s message without its quotes)."""
     msg = str(err)
     if isinstance(err, KeyError) and len(err.args) == 1 and isinstance(err.args[0], str):
         msg = err.args[0]
@@ -252,7 +256,8 @@ def _log_slider_for(number: W.FloatText, lo: float, hi: float) -> W.FloatLogSlid
     return slider
 
 
-def _action_button(description: str) -> W.Button:
+def action_button(description: str) -> W.Button:
+    """The panels' primary action button (Solve, Run), full sidebar width."""
     return W.Button(description=description, button_style="primary", icon="play",
                     layout=W.Layout(width="260px", height="36px", margin="8px 0 4px 0"))
 
@@ -284,8 +289,8 @@ class _Panel(W.VBox):
         self.error: str | None = None
         self._busy = False
         self._last_progress = 0.0
-        self.header = _html(classes=["ml-header"])
-        self.message = _html()  # settings errors and failed solves
+        self.header = html_widget(classes=["ml-header"])
+        self.message = html_widget()  # settings errors and failed solves
         self.problem_select = W.Dropdown(options=[(p.title, k) for k, p in self.problems.items()], value=key,
                                          layout=W.Layout(width="262px"), tooltip="problem")
         self.problem_select.add_class("ml-problem")
@@ -303,9 +308,9 @@ class _Panel(W.VBox):
 
     def _problem_group(self, *children) -> W.VBox:
         """The sidebar's "Problem" group: the selector (when there is a choice) and ``children``."""
-        hint = _html("<span class='ml-hint'>A new problem (or motion, task) is solved at once; "
+        hint = html_widget("<span class='ml-hint'>A new problem (or motion, task) is solved at once; "
                      "other changes wait for the button.</span>")
-        return _group("Problem", *([self.problem_select] if len(self.problems) > 1 else []), *children, hint)
+        return group_box("Problem", *([self.problem_select] if len(self.problems) > 1 else []), *children, hint)
 
     def _lay_out(self, sidebar: list, main: list) -> None:
         """Header on top; the settings sidebar on the left, the results on the right."""
@@ -313,7 +318,7 @@ class _Panel(W.VBox):
                                                align_self="flex-start"))
         side.add_class("ml-sidebar")
         body = W.VBox(main, layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
-        super().__init__([_html(PANEL_CSS), self.header, W.HBox([side, body], layout=W.Layout(width="100%"))],
+        super().__init__([html_widget(PANEL_CSS), self.header, W.HBox([side, body], layout=W.Layout(width="100%"))],
                          layout=W.Layout(width="100%"))
         self.add_class("ml-panel")
 
@@ -326,7 +331,7 @@ class _Panel(W.VBox):
         return self.problems[self.problem_select.value]
 
     def _show_error(self, what: str, err: BaseException, with_trace: bool = False) -> None:
-        self.error = _error_text(err)
+        self.error = error_text(err)
         detail = ""
         if with_trace:
             tb = "".join(traceback.format_exception(err)[-3:])
@@ -431,10 +436,10 @@ class SolvePanel(_Panel):
         self.goals_box = W.VBox()
         self.show_reference = W.Checkbox(value=True, description="show analytic solution", indent=False,
                                          layout=_wide())
-        self.solve_button = _action_button("Solve")
-        self.progress_html = _html("<span class='ml-hint'>Press Solve to run the optimizer.</span>",
+        self.solve_button = action_button("Solve")
+        self.progress_html = html_widget("<span class='ml-hint'>Press Solve to run the optimizer.</span>",
                                    ["ml-progress"], width="260px")
-        self.numbers = _html(classes=["ml-numbers"])
+        self.numbers = html_widget(classes=["ml-numbers"])
         self.traj_out = W.Output(layout=W.Layout(width="100%", min_height="420px"))
         self.extra_outs: dict[str, W.Output] = {}
         self.extra_box = W.VBox(layout=W.Layout(width="100%"))
@@ -443,9 +448,9 @@ class SolvePanel(_Panel):
         self._lay_out(
             [self.solve_button, self.progress_html,  # on top: visible without scrolling on a laptop screen
              self._problem_group(self.options_box),
-             _group("Transcription", self.scheme, self.mode, self.mesh_intervals),
-             _group("Optimizer", self.optimizer, self.max_iterations, self.tolerance),
-             _group("Goals", self.goals_box, self.show_reference)],
+             group_box("Transcription", self.scheme, self.mode, self.mesh_intervals),
+             group_box("Optimizer", self.optimizer, self.max_iterations, self.tolerance),
+             group_box("Goals", self.goals_box, self.show_reference)],
             [self.numbers, self.message, self.traj_out, self.extra_box,
              W.HBox([self.cost_out, self.history_out])])
 
@@ -456,7 +461,7 @@ class SolvePanel(_Panel):
         if solve_on_start:
             self.solve()
         else:
-            _show_figure(self.traj_out, _blank_figure("Press Solve to see the states and controls.", 420))
+            show_figure(self.traj_out, blank_figure("Press Solve to see the states and controls.", 420))
 
     # ---------------------------------------------------------- problem
     def _load_problem(self, key: str, overrides: dict | None = None) -> None:
@@ -515,11 +520,11 @@ class SolvePanel(_Panel):
                 ws["exponent"] = W.FloatText(value=values["exponent"], description="exponent", style=_STYLE,
                                              layout=_wide(), tooltip="∫ |x|^exponent dt; Moco requires >= 2")
             self.goal_widgets[name] = ws
-            rows.append(_html(f"<div class='ml-goal'><b>{html.escape(name)}</b> "
+            rows.append(html_widget(f"<div class='ml-goal'><b>{html.escape(name)}</b> "
                               f"<span class='ml-hint'>{html.escape(kind)}</span></div>"))
             rows.extend(shown + [x for k, x in ws.items() if k != "weight"])
         if not rows:
-            rows = [_html("<span class='ml-hint'>This problem has no adjustable goals.</span>")]
+            rows = [html_widget("<span class='ml-hint'>This problem has no adjustable goals.</span>")]
         self.goals_box.children = rows
 
     def _set_generic_widgets(self, settings: dict) -> None:
@@ -744,7 +749,7 @@ class SolvePanel(_Panel):
         fig.update_layout(height=height, margin=dict(l=60, r=20, t=top, b=45), legend=legend,
                           title=dict(y=0.99, yanchor="top", font=dict(size=15)))
         self.figures["trajectories"] = fig
-        _show_figure(self.traj_out, fig)
+        show_figure(self.traj_out, fig)
 
         names = list(sol.goal_values)
         values = [sol.goal_values[n] for n in names]
@@ -758,7 +763,7 @@ class SolvePanel(_Panel):
                            xaxis=dict(gridcolor="#e5e5e5", zerolinecolor="#999"),
                            yaxis=dict(autorange="reversed"))  # goals top to bottom in problem order
         self.figures["cost"] = cost
-        _show_figure(self.cost_out, cost)
+        show_figure(self.cost_out, cost)
 
         hist = make_subplots(specs=[[{"secondary_y": True}]])
         if self.history:
@@ -785,7 +790,7 @@ class SolvePanel(_Panel):
         hist.update_yaxes(title_text="constraint violation", type="log", secondary_y=True, exponentformat="power",
                           range=[lo - 0.2, hi + 0.2], dtick=max(1, math.ceil((hi - lo) / 4)), showgrid=False)
         self.figures["history"] = hist
-        _show_figure(self.history_out, hist)
+        show_figure(self.history_out, hist)
         self._render_extra_figures(sol, settings)
 
     def _render_extra_figures(self, sol: Solution, settings: dict) -> None:
@@ -804,7 +809,7 @@ class SolvePanel(_Panel):
         except Exception as err:
             self._show_error("Could not draw the problem's extra figures", err, with_trace=True)
             for out in self.extra_outs.values():  # never leave a figure of another solution on screen
-                _show_figure(out, _blank_figure("Not drawn (see the message above).", 200))
+                show_figure(out, blank_figure("Not drawn (see the message above).", 200))
             return
         for name in [n for n in self.extra_outs if n not in extra]:
             self.extra_outs.pop(name)
@@ -813,7 +818,7 @@ class SolvePanel(_Panel):
             if name not in self.extra_outs:
                 self.extra_outs[name] = W.Output(layout=W.Layout(width="100%"))
             self.figures[name] = fig
-            _show_figure(self.extra_outs[name], fig)
+            show_figure(self.extra_outs[name], fig)
         self.extra_box.children = tuple(self.extra_outs.values())
 
 
@@ -882,21 +887,21 @@ class ConvergencePanel(_Panel):
         self._solver_widgets()
         self.meshes = W.Text(value=", ".join(str(n) for n in meshes), description="mesh intervals N",
                              style=_STYLE, layout=_wide())
-        self.run_button = _action_button("Run mesh sequence")
+        self.run_button = action_button("Run mesh sequence")
         self.progress_bar = W.IntProgress(value=0, min=0, max=1, layout=_wide())
-        self.progress_html = _html("<span class='ml-hint'>Press Run to solve on every mesh.</span>",
+        self.progress_html = html_widget("<span class='ml-hint'>Press Run to solve on every mesh.</span>",
                                    ["ml-progress"], width="260px")
-        self.summary = _html(classes=["ml-numbers"])
+        self.summary = html_widget(classes=["ml-numbers"])
         self.plot_out = W.Output(layout=W.Layout(width="100%", min_height="460px"))
-        self.table = _html()
+        self.table = html_widget()
         self._lay_out(
             [self.run_button, self.progress_bar, self.progress_html,  # on top: visible without scrolling
              self._problem_group(),
-             _group("Transcription",
-                    _html("<span class='ml-hint'>schemes to compare</span>"),
+             group_box("Transcription",
+                    html_widget("<span class='ml-hint'>schemes to compare</span>"),
                     W.HBox(list(self.scheme_boxes.values())), self.mode, self.meshes,
-                    _html("<span class='ml-hint'>comma-separated and increasing</span>")),
-             _group("Optimizer", self.optimizer, self.tolerance)],
+                    html_widget("<span class='ml-hint'>comma-separated and increasing</span>")),
+             group_box("Optimizer", self.optimizer, self.tolerance)],
             [self.summary, self.message, self.plot_out, self.table])
 
         self._update_header()
@@ -905,7 +910,7 @@ class ConvergencePanel(_Panel):
         if run_on_start:
             self.run()
         else:
-            _show_figure(self.plot_out, _blank_figure("Press “Run mesh sequence” to start.", 460))
+            show_figure(self.plot_out, blank_figure("Press “Run mesh sequence” to start.", 460))
 
     def _update_header(self) -> None:
         p = self.demo
@@ -1042,7 +1047,7 @@ class ConvergencePanel(_Panel):
         fig.update_yaxes(type="log", title_text="error", exponentformat="power", gridcolor="#e5e5e5",
                          dtick=1 if span >= 1.5 else "D2")
         self.figure = fig
-        _show_figure(self.plot_out, fig)
+        show_figure(self.plot_out, fig)
 
         # Summary chips: fitted orders.
         chips = [f"<span class='ml-chip'>{html.escape(METRIC_LABELS[m])}, {html.escape(SCHEME_LABELS[s])}: "
