@@ -91,6 +91,11 @@ def test_prediction_from_the_tracking_solution(tracking):
     for s in "rl":
         assert 0.45 < stance[s].mean() < 0.7, s  # measured 0.56
     assert (stance["r"] & stance["l"]).any() and not (~stance["r"] & ~stance["l"]).any()
+    from moco_lab.analysis.gait2d import gait_phases
+
+    phases = gait_phases(pure_study.problem.model, pure)  # the library's classification agrees with this one
+    assert (phases.stance_r, phases.stance_l) == (stance["r"].mean(), stance["l"].mean())
+    assert phases.double_support == (stance["r"] & stance["l"]).mean() and phases.flight == 0.0
     with pytest.raises(ValueError, match="positive"):
         gait2d_prediction_study(25, speed=-1.0)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
@@ -28,7 +29,7 @@ from ..modeling.passive import PassiveJointMoment
 from ..results.trajectory import Trajectory
 
 __all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "derivative_check",
-           "ground_reaction_forces", "JOINTS"]
+           "ground_reaction_forces", "GaitPhases", "gait_phases", "JOINTS"]
 
 #: The manual's joints and the coordinate names of the right leg (add ``_l`` for the left).
 JOINTS = {"hip": "hip_flexion", "knee": "knee_angle", "ankle": "ankle_angle"}
@@ -250,3 +251,35 @@ def ground_reaction_forces(model: Model, trajectory: Trajectory) -> dict[str, np
         F = k.outputs(names, Q, U)
         out[side] = np.asarray(F[names[0]])[:, :2] + np.asarray(F[names[1]])[:, :2]
     return out
+
+
+@dataclass
+class GaitPhases:
+    """Which foot is on the ground along a gait cycle (see :func:`gait_phases`).
+
+    Attributes
+    ----------
+    on : dict of str -> (n,) bool array
+        ``"r"``, ``"l"``: the foot's vertical force exceeds the threshold at each node (the cycle's last node, a
+        repeat of the first, left out).
+    stance_r, stance_l, double_support, flight : float
+        Fractions of the cycle: each foot on the ground, both, neither (a flight phase: running).
+    """
+
+    on: dict
+    stance_r: float
+    stance_l: float
+    double_support: float
+    flight: float
+
+
+def gait_phases(model: Model, trajectory: Trajectory, threshold: float = 0.05) -> GaitPhases:
+    """Stance, double support and flight of a periodic gait2d cycle: a foot is on the ground where its vertical
+    force (:func:`ground_reaction_forces`) exceeds ``threshold`` body weights."""
+    from ..examples.gait2d import body_weight
+
+    grf = ground_reaction_forces(model, trajectory)
+    limit = threshold * body_weight(model)
+    on = {s: grf[s][:-1, 1] > limit for s in "rl"}
+    return GaitPhases(on, float(on["r"].mean()), float(on["l"].mean()), float((on["r"] & on["l"]).mean()),
+                      float((~on["r"] & ~on["l"]).mean()))

@@ -41,6 +41,8 @@ scaling; the manual's Eq. 3 has the opposite sign), so that it reads like the ma
 """
 from __future__ import annotations
 
+import copy
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,15 +100,25 @@ def gait2d_segment_lengths(model: Model) -> dict[str, float]:
     if spec.get("factory") != "gait2d":
         raise ValueError(f"gait2d_segment_lengths: model {model.name!r} was not made by gait2d()")
     kwargs = spec.get("kwargs", {})
-    scale = kwargs.get("height", GAIT2D_REFERENCE_HEIGHT) / GAIT2D_REFERENCE_HEIGHT
-    scales = _segment_scales(kwargs.get("segment_scales"))
-    seg = gait2d_parameters()["segments"]
-    return {k: seg[k]["length"] * scale * scales[k] for k in GAIT2D_SEGMENTS}
+    return _segment_lengths(_parameters()["segments"], kwargs.get("height", GAIT2D_REFERENCE_HEIGHT),
+                            _segment_scales(kwargs.get("segment_scales")))
+
+
+def _segment_lengths(seg: dict, height: float, scales: dict[str, float]) -> dict[str, float]:
+    """Each segment's length for a subject of ``height`` with ``scales`` (the one formula gait2d() builds with)."""
+    sl0 = height / GAIT2D_REFERENCE_HEIGHT
+    return {k: seg[k]["length"] * sl0 * scales[k] for k in GAIT2D_SEGMENTS}
+
+
+@functools.lru_cache(maxsize=1)
+def _parameters() -> dict:
+    """The parameter file parsed once (read-only: callers that change it get :func:`gait2d_parameters`' copy)."""
+    return tomllib.loads(GAIT2D_PARAMETERS.read_text(encoding="utf-8"))
 
 
 def gait2d_parameters() -> dict:
-    """The shipped parameter file (``moco_lab/data/gait2d/gait2d_parameters.toml``) as a dict."""
-    return tomllib.loads(GAIT2D_PARAMETERS.read_text(encoding="utf-8"))
+    """The shipped parameter file (``moco_lab/data/gait2d/gait2d_parameters.toml``) as a dict (a fresh copy)."""
+    return copy.deepcopy(_parameters())
 
 
 @dataclass(repr=False)
@@ -338,6 +350,7 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
     seg = par["segments"]
     scales = _segment_scales(segment_scales)
     mass_factors = _segment_scales(segment_mass_scales, "segment_mass_scales")
+    lengths = _segment_lengths(seg, height, scales)
     generic_total = seg["trunk"]["mass"] + 2 * sum(seg[k]["mass"] for k in ("thigh", "shank", "foot"))
     weighted_total = seg["trunk"]["mass"] * mass_factors["trunk"] + 2 * sum(
         seg[k]["mass"] * mass_factors[k] for k in ("thigh", "shank", "foot"))
@@ -359,9 +372,9 @@ def gait2d(mass: float = GAIT2D_REFERENCE_MASS, height: float = GAIT2D_REFERENCE
         body(f"foot_{side}", seg["foot"])
         b.add_pin_joint(f"hip_{side}", "trunk", f"thigh_{side}", coordinate=f"hip_flexion_{side}")
         b.add_pin_joint(f"knee_{side}", f"thigh_{side}", f"shank_{side}", coordinate=f"knee_angle_{side}",
-                        parent_offset=(0.0, -seg["thigh"]["length"] * sl0 * scales["thigh"], 0.0))
+                        parent_offset=(0.0, -lengths["thigh"], 0.0))
         b.add_pin_joint(f"ankle_{side}", f"shank_{side}", f"foot_{side}", coordinate=f"ankle_angle_{side}",
-                        parent_offset=(0.0, -seg["shank"]["length"] * sl0 * scales["shank"], 0.0))
+                        parent_offset=(0.0, -lengths["shank"], 0.0))
     con = par["contact"]
     for side in ("r", "l"):
         for point in ("heel", "toe"):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analysis.gait2d import ground_reaction_forces
+from ..analysis.gait2d import gait_phases, ground_reaction_forces
 from ..examples.gait2d import body_weight, gait2d_prediction_study, winter_gait
 from ..modeling.gait2d import GAIT2D_MUSCLES, gait2d
 from ..results.trajectory import Solution, Trajectory, read_trajectory
@@ -143,11 +143,11 @@ def gait2d_walking_numbers(solution: Solution, settings: dict) -> dict:
     model = _drawing_model()
     weight = body_weight(model)
     grf = ground_reaction_forces(model, solution)
-    on = {s: grf[s][:-1, 1] > 0.05 * weight for s in "rl"}
+    ph = gait_phases(model, solution)
     numbers = {"effort": f"{solution.goal_values.get('effort', float('nan')):.3f}",
-               "stance r / l": f"{100 * on['r'].mean():.0f} / {100 * on['l'].mean():.0f} %",
-               "double support": f"{100 * (on['r'] & on['l']).mean():.0f} %",
-               "flight": f"{100 * (~on['r'] & ~on['l']).mean():.0f} %",
+               "stance r / l": f"{100 * ph.stance_r:.0f} / {100 * ph.stance_l:.0f} %",
+               "double support": f"{100 * ph.double_support:.0f} %",
+               "flight": f"{100 * ph.flight:.0f} %",
                "peak vertical GRF": f"{max(grf[s][:, 1].max() for s in 'rl') / weight:.2f} BW"}
     for m in ("soleus", "gastrocnemius"):
         numbers[f"peak {m}_r"] = f"{float(np.max(solution.states[f'/forceset/{m}_r/activation'])):.2f}"
