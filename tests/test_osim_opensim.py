@@ -645,3 +645,105 @@ def test_squat_converted_muscles_tendon_dynamics_match_opensim():
           f"({skipped} poses without an equilibrium drawn again)")
     assert skipped < 30
     assert worst < 1e-10
+
+
+def _round_like_opensims_upgrade(text: str) -> str:
+    """The 3.x file as OpenSim 4.6's upgrade leaves it: joint locations and inertias written with 6 significant
+    digits (found by elimination: rounding these and nothing else makes the two programs agree to round-off)."""
+    import re
+
+    def rounded(m):
+        return f"<{m.group(1)}>{' '.join('%.6g' % float(v) for v in m.group(2).split())}</{m.group(1)}>"
+
+    tags = "location_in_parent|location|inertia_xx|inertia_yy|inertia_zz|inertia_xy|inertia_xz|inertia_yz"
+    return re.sub(rf"<({tags})>([^<]*)</(?:{tags})>", rounded, text)
+
+
+@pytest.mark.parametrize("as_upgraded", [True, False], ids=["rounded-as-opensim", "file-as-written"])
+def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
+    """walk_gait1018_subject01.osim, an OpenSim 3.x file (Moco's testMocoTrack model), read by moco_lab's upgrade
+    and by OpenSim itself, at 50 random states within the coordinate ranges: body origins and orientations, the
+    mass matrix, every muscle–tendon length and lengthening speed (the 8 conditional path points seen on both
+    sides).
+
+    OpenSim 4.6 upgrades a 3.x file by rewriting it, and writes the joints' locations and the bodies' inertias
+    with 6 significant digits; moco_lab reads the digits in the file. Read from a copy rounded the same way, the two
+    agree to round-off (1e-12, as for the 4.x files; measured 3e-15). Read as written, they differ by that
+    rounding: a relative 5e-7 of each offset, up to 1e-6 m at the end of the chain (measured 2.4e-7 m) and 1e-6 of
+    the mass matrix (measured 1.2e-7)."""
+    from moco_lab.modeling import operators as ops
+
+    path = str(opensim_file("walk_gait1018_subject01.osim"))
+    ours_file = path
+    if as_upgraded:
+        ours_file = tmp_path / "walk_gait1018_rounded.osim"
+        ours_file.write_text(_round_like_opensims_upgrade(opensim_file("walk_gait1018_subject01.osim").read_text()))
+    ours = ops.set_tendon_compliance(read_osim(ours_file, replace_millard=True), "rigid")  # no tendon states needed
+    theirs = opensim.Model(path)
+    opensim.DeGrooteFregly2016Muscle.replaceMuscles(theirs)
+    state = theirs.initSystem()
+    rng = np.random.default_rng(30000)
+    C = ours.coordinates
+    lo = np.array([max(c.range[0], -3.0) for c in C])
+    hi = np.array([min(c.range[1], 3.0) for c in C])
+    n = 50
+    Q = rng.uniform(lo, hi, size=(n, len(C)))
+    U = rng.normal(0.0, 1.0, size=Q.shape)
+    muscles = ours.muscles
+    act = np.full((n, len(muscles)), 0.5)
+    order = mobility_order(theirs, state, ours)
+    kernel = kernel_for(ours)
+    table = analyze(ours, trajectory(ours, Q, U, muscles, act), r".*/(length|lengthening_speed)")
+    worst = dict(p=0.0, R=0.0, M=0.0, length=0.0, speed=0.0)
+    switches = {(m.path, k): set() for m in muscles for k, p in enumerate(m.geometry.points)
+                if isinstance(p, ConditionalPathPoint)}
+    for k in range(n):
+        set_their_state(theirs, state, ours, Q[k], U[k])
+        theirs.realizeVelocity(state)
+        # the knees are custom joints: the engine's kinematics (their exact transform), not the plant's carrier
+        dp, dR, dM = body_and_mass_matrix_errors(ours, theirs, state, Q[k], order, kernel)
+        worst["p"], worst["R"], worst["M"] = max(worst["p"], dp), max(worst["R"], dR), max(worst["M"], dM)
+        for m in muscles:
+            mm = opensim.Muscle.safeDownCast(theirs.getComponent(m.path))
+            worst["length"] = max(worst["length"], abs(mm.getLength(state) - table[f"{m.path}/length"][k]))
+            worst["speed"] = max(worst["speed"], abs(mm.getLengtheningSpeed(state)
+                                                     - table[f"{m.path}/lengthening_speed"][k]))
+        for (mpath, j) in switches:
+            point = next(m for m in muscles if m.path == mpath).geometry.points[j]
+            switches[(mpath, j)].add(bool(point.inside(Q[k, [c.name for c in C].index(point.coordinate)]) > 0))
+    print("walk_gait1018 (3.x):", {k: f"{v:.1e}" for k, v in worst.items()})
+    assert len(switches) == 8 and all(seen == {True, False} for seen in switches.values()), switches
+    if as_upgraded:
+        assert all(v < RTOL for v in worst.values()), worst
+    else:
+        assert worst["p"] < 1e-6 and worst["R"] < RTOL and worst["M"] < 1e-6, worst
+        assert worst["length"] < 1e-6 and worst["speed"] < 1e-5, worst  # m, m/s (speeds up to ~10 m/s)
+
+
+def test_an_opensim_3_files_millard_muscles_convert_as_in_moco():
+    """The 18 Millard muscles of the 3.x walk_gait1018 file become the DeGrooteFregly2016 muscles OpenSim's
+    replaceMuscles makes (every copied property equal; the file's 3.x muscle properties that 4.x no longer has
+    are ignored by both)."""
+    path = str(opensim_file("walk_gait1018_subject01.osim"))
+    ours = {m.path: m.muscle for m in read_osim(path, replace_millard=True).muscles}
+    theirs = opensim.Model(path)
+    opensim.DeGrooteFregly2016Muscle.replaceMuscles(theirs)
+    theirs.initSystem()
+    compared = 0
+    for p, m in ours.items():
+        t = opensim.DeGrooteFregly2016Muscle.safeDownCast(theirs.getComponent(p))
+        expected = dict(
+            max_isometric_force=t.get_max_isometric_force(), optimal_fiber_length=t.get_optimal_fiber_length(),
+            tendon_slack_length=t.get_tendon_slack_length(), pennation_angle_at_optimal=t.get_pennation_angle_at_optimal(),
+            max_contraction_velocity=t.get_max_contraction_velocity(), default_activation=t.get_default_activation(),
+            activation_time_constant=t.get_activation_time_constant(),
+            deactivation_time_constant=t.get_deactivation_time_constant(), fiber_damping=t.get_fiber_damping(),
+            passive_fiber_strain_at_one_norm_force=t.get_passive_fiber_strain_at_one_norm_force(),
+            tendon_strain_at_one_norm_force=t.get_tendon_strain_at_one_norm_force(),
+            min_control=t.getMinControl(), max_control=t.getMaxControl(),
+            ignore_tendon_compliance=t.get_ignore_tendon_compliance(),
+            ignore_activation_dynamics=t.get_ignore_activation_dynamics())
+        for key, value in expected.items():
+            assert getattr(m, key) == value, (p, key, getattr(m, key), value)
+            compared += 1
+    assert len(ours) == 18 and compared == 18 * 15

@@ -2,6 +2,7 @@
 test_osim_opensim.py)."""
 import math
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,8 +126,8 @@ def test_unsupported_elements_are_named_or_skipped_with_a_warning(tmp_path):
     weld = "<ConstraintSet><objects><WeldConstraint name='w'/></objects></ConstraintSet>"
     with pytest.raises(OsimFormatError, match=r"the constraint WeldConstraint \('w'\) at /constraintset/w"):
         read_osim(_minimal(tmp_path, weld))
-    with pytest.raises(OsimFormatError, match=r"OpenSim 3.x format \(Version 30000\)"):
-        read_osim(_minimal(tmp_path, "", version="30000"))
+    with pytest.raises(OsimFormatError, match=r"OpenSim 2.x format \(Version 20302\)"):
+        read_osim(_minimal(tmp_path, "", version="20302"))
     with pytest.raises(FileNotFoundError, match="2D_gait.osim"):
         read_osim("2D_gate.osim")
     assert ml.read_osim is read_osim
@@ -288,3 +289,54 @@ def test_squat_knee_is_a_custom_joint_with_extrapolated_spline_translations():
     assert squat.joints["hip_r"][1] < standing.joints["hip_r"][1] - 0.2  # the pelvis goes down in a squat
     with pytest.raises(NotImplementedError, match="knee_r"):
         moment_arm(model, np.zeros(model.nq), model.muscles[0], "knee_angle_r")
+
+
+def test_an_opensim_3_file_is_upgraded_as_it_is_read():
+    """walk_gait1018_subject01.osim (OpenSim 3.x, Version 30000; Moco's testMocoTrack model): joints nested in
+    bodies become a JointSet with offset frames, the ground body becomes Ground, the pelvis's three-coordinate
+    CustomJoint (rotation about z, translations along x and y, a constant 0.02 m along z) becomes a planar joint
+    whose parent frame sits 0.02 m along z; 10 coordinates, 18 muscles (Millard, replaced as Moco does)."""
+    with pytest.raises(OsimFormatError, match="Millard2012EquilibriumMuscle"):
+        read_osim("walk_gait1018_subject01.osim")
+    model = read_osim("walk_gait1018_subject01.osim", replace_millard=True)
+    assert [c.name for c in model.coordinates] == [
+        "pelvis_tx", "pelvis_ty", "pelvis_tilt", "hip_flexion_r", "knee_angle_r", "ankle_angle_r", "hip_flexion_l",
+        "knee_angle_l", "ankle_angle_l", "lumbar_extension"]
+    assert model.coordinate("pelvis_tilt").path == "/jointset/ground_pelvis/pelvis_tilt"
+    assert len(model.muscles) == 18 and "/forceset/hamstrings_r/activation" in model.state_names()
+    plant = model.plant
+    ctx = plant.CreateDefaultContext()
+    q = np.random.default_rng(1).uniform(-0.5, 0.5, plant.num_positions())
+    plant.SetPositions(ctx, q)
+    pelvis = plant.EvalBodyPoseInWorld(ctx, plant.GetBodyByName("pelvis"))
+    i = {c.name: c.q_index for c in model.coordinates}
+    assert pelvis.translation() == pytest.approx([q[i["pelvis_tx"]], q[i["pelvis_ty"]], 0.02], abs=1e-15)
+    assert pelvis.rotation().ToRollPitchYaw().yaw_angle() == pytest.approx(q[i["pelvis_tilt"]], abs=1e-15)
+
+
+def _v3(tmp_path, joint: str) -> Path:
+    text = f"""<?xml version="1.0"?>
+<OpenSimDocument Version="30000"><Model name="old"><BodySet><objects>
+  <Body name="ground"><mass>0</mass><Joint/></Body>
+  <Body name="b"><mass>1</mass><inertia_xx>1</inertia_xx><inertia_yy>1</inertia_yy><inertia_zz>1</inertia_zz>
+    <Joint>{joint}</Joint></Body>
+</objects></BodySet></Model></OpenSimDocument>"""
+    path = tmp_path / "old.osim"
+    path.write_text(text)
+    return path
+
+
+def test_opensim_3_joints_the_reader_refuses(tmp_path):
+    """A reversed 3.x joint, and a CustomJoint of several coordinates that is not the planar pattern, are named."""
+    coords = "".join(f"<Coordinate name='{n}'/>" for n in ("a", "b", "c"))
+    axes = "".join(f"<TransformAxis name='{k}'><coordinates>{c}</coordinates><axis>{ax}</axis><function>"
+                   "<LinearFunction><coefficients>1 0</coefficients></LinearFunction></function></TransformAxis>"
+                   for k, c, ax in (("rotation1", "a", "1 0 0"), ("translation1", "b", "1 0 0"),
+                                    ("translation2", "c", "0 1 0")))
+    joint = (f"<CustomJoint name='j'><parent_body>ground</parent_body><CoordinateSet><objects>{coords}</objects>"
+             f"</CoordinateSet><SpatialTransform>{axes}</SpatialTransform>{{extra}}</CustomJoint>")
+    with pytest.raises(OsimFormatError, match=r"a CustomJoint with 3 coordinates that is not a planar joint.* at "
+                                              r"/jointset/j"):
+        read_osim(_v3(tmp_path, joint.format(extra="")))
+    with pytest.raises(OsimFormatError, match=r"the 3.x joint 'j' of body 'b' is reversed"):
+        read_osim(_v3(tmp_path, joint.format(extra="<reverse>true</reverse>")))

@@ -155,9 +155,12 @@ class _Reader:
         if model is None:
             raise OsimFormatError(f"{path.name}: no <Model> element")
         version = int(root.get("Version", "40000")) if root.tag == "OpenSimDocument" else 40000
+        if version < 30000:
+            raise OsimFormatError(f"{path.name} is in the OpenSim {version // 10000}.x format (Version {version}); "
+                                  "moco_lab reads OpenSim 3.x and 4.x files (open and save it once in OpenSim 4 "
+                                  "to convert it)")
         if version < 40000:
-            raise OsimFormatError(f"{path.name} is in the OpenSim 3.x format (Version {version}); moco_lab reads "
-                                  "OpenSim 4.x files (open and save it once in OpenSim 4 to convert it)")
+            model = upgrade_v3(model, path.name)
         self.model_el = model
         # <defaults>: per element type, the values its objects in this document take for what they omit
         self.defaults = {el.tag: el for d in model.findall("defaults") for el in d}
@@ -286,6 +289,9 @@ class _Reader:
                 rz, tx, ty = self.only(coords, 3, jpath)
                 self.builder.add_planar_joint(**args, coordinates=(tx.get("name"), ty.get("name"), rz.get("name")),
                                               path=jpath, ranges=[self.range(tx), self.range(ty), self.range(rz)])
+            elif kind == "CustomJoint" and len(coords) > 1:
+                if not self.planar_custom_joint(el, coords, args, jpath):
+                    continue
             elif kind == "CustomJoint":
                 self.custom_joint(el, coords, args, jpath)
             else:
@@ -335,6 +341,48 @@ class _Reader:
             add(**args, axis=axis, **kw)
             return
         self.builder.add_custom_joint(**args, transform=transform, **kw)
+
+    def planar_custom_joint(self, el, coords, args, jpath) -> bool:
+        """A CustomJoint of three coordinates that is a planar joint: a rotation about z equal to one coordinate,
+        translations along x and y equal to the two others, the other axes constant (a constant translation along
+        z moves the parent frame). Any other several-coordinate CustomJoint is reported (False)."""
+        funcs = {}
+        for axis_el in el.findall("SpatialTransform/TransformAxis"):
+            names = (axis_el.findtext("coordinates") or "").split()
+            funcs[axis_el.get("name")] = (_vec(axis_el, "axis"), self.axis_function(axis_el, f"{jpath}/"
+                                                                                       f"{axis_el.get('name')}"),
+                                          names)
+
+        def identity(key, axis):
+            a, f, names = funcs.get(key, (None, None, []))
+            ok = (a is not None and np.allclose(a, axis, atol=0) and isinstance(f, LinearFunction)
+                  and f.slope == 1.0 and f.intercept == 0.0 and len(names) == 1)
+            return names[0] if ok else None
+
+        def constant(key, zero=True):
+            a, f, names = funcs.get(key, (None, Constant(0.0), []))
+            if names or not f.is_constant():
+                return None
+            value = float(f(0.0))
+            return value if (value == 0.0 or not zero) else None
+
+        rz, tx, ty = identity("rotation1", (0, 0, 1)), identity("translation1", (1, 0, 0)), \
+            identity("translation2", (0, 1, 0))
+        z = constant("translation3", zero=False)
+        t3 = funcs.get("translation3", (np.array([0.0, 0.0, 1.0]), None, []))[0]
+        if (None in (rz, tx, ty, z) or constant("rotation2") is None or constant("rotation3") is None
+                or not np.allclose(t3, (0, 0, 1), atol=0)
+                or sorted((rz, tx, ty)) != sorted(c.get("name") for c in coords)):
+            self.unsupported(f"a CustomJoint with {len(coords)} coordinates that is not a planar joint (moco_lab "
+                             "reads one-coordinate CustomJoints and the planar pattern: rotation about z, "
+                             "translations along x and y)", jpath)
+            return False
+        by_name = {c.get("name"): c for c in coords}
+        args = {**args, "parent_offset": args["parent_offset"] @ RigidTransform(np.array([0.0, 0.0, z]))}
+        self.builder.add_planar_joint(**args, coordinates=(tx, ty, rz), path=jpath,
+                                      ranges=[self.range(by_name[tx]), self.range(by_name[ty]),
+                                              self.range(by_name[rz])])
+        return True
 
     def custom_transform(self, el, coords, jpath) -> CustomTransform | None:
         """The spatial transform of a one-coordinate CustomJoint (None, after reporting it, if not supported)."""
@@ -533,6 +581,93 @@ class _Reader:
         return model
 
 
+def _child(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -> ET.Element:
+    el = ET.SubElement(parent, tag, attrib)
+    if text is not None:
+        el.text = text
+    return el
+
+
+def _joint_of(body: ET.Element) -> ET.Element | None:
+    """The joint element a 3.x body owns (``<Joint><CustomJoint ...>``), None for the ground."""
+    holder = body.find("Joint")
+    return None if holder is None or len(holder) == 0 else holder[0]
+
+
+def upgrade_v3(model: ET.Element, file_name: str = "model.osim") -> ET.Element:
+    """An OpenSim 3.x ``<Model>`` rewritten in the 4.x layout the reader reads (as OpenSim 4 upgrades a file).
+
+    3.x nests each body's joint in the body (``<Joint><CustomJoint>`` with ``parent_body``,
+    ``location_in_parent``, ``orientation_in_parent`` in the parent and ``location``, ``orientation`` in the
+    child; its coordinates in a ``<CoordinateSet>``), names ground as a body, and gives inertias as six
+    ``inertia_xx`` ... ``inertia_yz`` elements. 4.x has a ``<JointSet>`` whose joints connect two
+    ``PhysicalOffsetFrame`` elements (translation and body-fixed X-Y-Z orientation, the same conventions), a
+    ``<Ground>``, and ``<inertia>`` as ``xx yy zz xy xz yz``. Forces, constraints and wrap objects keep their
+    3.x form, which the reader also accepts (path points on ``<body>``, conditional points on ``<coordinate>``),
+    except that a Millard muscle's ``min_control`` is raised to its minimum activation (default 0.01) as OpenSim
+    4.6 reads it. A reversed joint (``<reverse>true``) is refused. OpenSim's own upgrade writes joint locations
+    and inertias with 6 significant digits; this one keeps the file's digits (``tests/test_osim_opensim.py``
+    measures the difference).
+    """
+    out = ET.Element("Model", {"name": model.get("name", "model")})
+    for tag in ("gravity", "credits", "publications", "length_units", "force_units"):
+        if model.find(tag) is not None:
+            out.append(model.find(tag))
+    _child(out, "Ground", name="ground")
+    bodies = _child(_child(out, "BodySet", name="bodyset"), "objects")
+    joints = _child(_child(out, "JointSet", name="jointset"), "objects")
+    ground_names = set()
+    for body in model.findall("BodySet/objects/Body"):
+        name = body.get("name")
+        joint_el = _joint_of(body)
+        if joint_el is None:  # the ground (3.x names it as a body; it has no joint)
+            ground_names.add(name)
+            continue
+        b = _child(bodies, "Body", name=name)
+        _child(b, "mass", (body.findtext("mass") or "0").strip())
+        _child(b, "mass_center", (body.findtext("mass_center") or "0 0 0").strip())
+        _child(b, "inertia", " ".join((body.findtext(f"inertia_{k}") or "0").strip()
+                                      for k in ("xx", "yy", "zz", "xy", "xz", "yz")))
+        if body.find("WrapObjectSet") is not None:
+            b.append(body.find("WrapObjectSet"))
+    for body in model.findall("BodySet/objects/Body"):
+        joint_el = _joint_of(body)
+        if joint_el is None:
+            continue
+        child, jname = body.get("name"), joint_el.get("name")
+        if _flag(joint_el, "reverse"):
+            raise OsimFormatError(f"{file_name}: the 3.x joint {jname!r} of body {child!r} is reversed "
+                                  "(<reverse>true); moco_lab reads parent-to-child joints")
+        parent = (joint_el.findtext("parent_body") or "").strip()
+        j = _child(joints, joint_el.tag, name=jname)
+        _child(j, "socket_parent_frame", f"{parent}_offset")
+        _child(j, "socket_child_frame", f"{child}_offset")
+        coords = _child(j, "coordinates")
+        for c in joint_el.findall("CoordinateSet/objects/Coordinate"):
+            coords.append(c)
+        if joint_el.find("SpatialTransform") is not None:
+            j.append(joint_el.find("SpatialTransform"))
+        frames = _child(j, "frames")
+        for fname, owner, loc, ori in ((f"{parent}_offset", parent, "location_in_parent", "orientation_in_parent"),
+                                       (f"{child}_offset", child, "location", "orientation")):
+            f = _child(frames, "PhysicalOffsetFrame", name=fname)
+            _child(f, "socket_parent", "/ground" if owner in ground_names else f"/bodyset/{owner}")
+            _child(f, "translation", (joint_el.findtext(loc) or "0 0 0").strip())
+            _child(f, "orientation", (joint_el.findtext(ori) or "0 0 0").strip())
+    for tag in ("ConstraintSet", "ForceSet", "ContactGeometrySet", "defaults"):
+        for el in model.findall(tag):
+            out.append(el)
+    # A 3.x Millard muscle has no minimum_activation; OpenSim 4.6 gives it the default 0.01 and reads its
+    # min_control as at least that (measured on walk_gait1018_subject01.osim: 0 in the file, 0.01 in OpenSim).
+    for el in out.findall("ForceSet/objects/Millard2012EquilibriumMuscle"):
+        minimum = float(_num(el, "minimum_activation", 0.01))
+        if el.find("min_control") is None:
+            _child(el, "min_control", repr(minimum))
+        elif float(_num(el, "min_control", 0.0)) < minimum:
+            el.find("min_control").text = repr(minimum)
+    return out
+
+
 def degroote_from_millard(el: ET.Element, default: ET.Element | None = None) -> DeGrooteFregly2016Muscle:
     """A DeGrooteFregly2016Muscle from a Millard2012EquilibriumMuscle element, by Moco's rules.
 
@@ -570,7 +705,8 @@ def degroote_from_millard(el: ET.Element, default: ET.Element | None = None) -> 
 
 def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_millard: bool = False,
               weld: Sequence[str] = (), unlock: Sequence[str] = ()) -> Model:
-    """Read an OpenSim 4.x model file (``.osim``) into a moco_lab :class:`Model` on a ``MultibodyPlant``.
+    """Read an OpenSim model file (``.osim``, 4.x, or 3.x upgraded as read: :func:`upgrade_v3`) into a moco_lab
+    :class:`Model` on a ``MultibodyPlant``.
 
     Parameters
     ----------
