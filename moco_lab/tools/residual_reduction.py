@@ -525,7 +525,7 @@ def reduce_residuals(model: Model, markers: Sequence[Marker], data: Mapping[str,
     forces, cop : (T, 2) arrays
         Measured ground reaction force (N) and centre of pressure (m); NaN rows: no force data (no residual terms).
     groups : dict of str -> list of body names, optional
-        Bodies whose masses scale together (default: :func:`segment_groups`-like, each body alone).
+        Bodies whose masses scale together (default: each body alone; :func:`segment_groups` pairs the legs).
     noise, force_sd, moment_sd, mass_sd : float
         Marker noise (m), the residual force (N) and moment (N·m) the fit tolerates, and the prior width of each
         mass factor (relative).
