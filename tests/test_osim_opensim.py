@@ -74,6 +74,13 @@ def poses_within_fiber_domain(ours, theirs, state, muscles, rng, lo, hi, n: int)
     return np.array(kept)
 
 
+def uniform_poses(ours, rng, n: int, limit: float) -> np.ndarray:
+    """``n`` poses (n, nq) uniform within each coordinate's range clipped to ``[-limit, limit]``."""
+    lo = np.array([max(c.range[0], -limit) for c in ours.coordinates])
+    hi = np.array([min(c.range[1], limit) for c in ours.coordinates])
+    return rng.uniform(lo, hi, size=(n, len(lo)))
+
+
 def their_coordinates(theirs):
     return {c.getName(): c for c in theirs.getCoordinateSet()}
 
@@ -528,10 +535,8 @@ def test_welded_joint_matches_mocos_replace_joints_with_welds():
     assert "ankle_angle_r" not in {c.name for c in ours.coordinates} and ours.spec["kwargs"]["weld"] == ["ankle_r"]
     rng = np.random.default_rng(2)
     C = ours.coordinates
-    lo = np.array([max(c.range[0], -1.0) for c in C])
-    hi = np.array([min(c.range[1], 1.0) for c in C])
     n = 20
-    Q = rng.uniform(lo, hi, size=(n, len(C)))
+    Q = uniform_poses(ours, rng, n, limit=1.0)
     table = analyze(ours, trajectory(ours, Q, np.zeros_like(Q), ours.muscles,
                                      np.full((n, len(ours.muscles)), 0.5)), r".*/length")
     order = mobility_order(theirs, state, ours)
@@ -689,10 +694,8 @@ def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
     state = theirs.initSystem()
     rng = np.random.default_rng(30000)
     C = ours.coordinates
-    lo = np.array([max(c.range[0], -3.0) for c in C])
-    hi = np.array([min(c.range[1], 3.0) for c in C])
     n = 50
-    Q = rng.uniform(lo, hi, size=(n, len(C)))
+    Q = uniform_poses(ours, rng, n, limit=3.0)
     U = rng.normal(0.0, 1.0, size=Q.shape)
     muscles = ours.muscles
     act = np.full((n, len(muscles)), 0.5)

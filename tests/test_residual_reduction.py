@@ -20,14 +20,6 @@ SCALES = {"trunk": 0.97, "thigh": 0.95, "shank": 1.03, "foot": 0.98}
 MASS_SCALES = {"trunk": 1.1, "thigh": 0.85, "shank": 1.1, "foot": 1.2}
 
 
-def _q(walk) -> np.ndarray:
-    return np.column_stack([walk.coordinates[c.name] for c in walk.model.coordinates])
-
-
-def _group_masses(model, groups) -> dict:
-    return {k: sum(model.plant.GetBodyByName(b).default_mass() for b in v) for k, v in groups.items()}
-
-
 @pytest.fixture(scope="module")
 def walk():
     return synthetic_walk(68.0, 1.75, segment_mass_scales=MASS_SCALES, strides=1)
@@ -39,7 +31,7 @@ def test_centre_of_pressure_lies_under_the_feet(walk):
     contact model's points are the foot's heel and toe; the measured overshoot is 1.5 cm where a foot is
     landing and its force is spread by the soft contact)."""
     contact = [m for m in gait2d_markers(walk.model) if m.name.startswith(("heel", "toe"))]
-    P = marker_trajectories(walk.model, contact, _q(walk))
+    P = marker_trajectories(walk.model, contact, walk.q)
     worst = 0.0
     for t in range(len(P)):
         loaded = P[t, :, 1] < 0.01
@@ -54,13 +46,13 @@ def test_true_motion_is_residual_free(walk):
     from the COM's differences, the residual sums each body's), and the residual moment (finite differences
     here, exact spline accelerations in Drake's inverse dynamics there) is a discretization error: below a
     tenth of the 1 % line, and smaller at a higher frame rate."""
-    R = rr.residual_wrenches(walk.model, _q(walk), walk.dt, walk.forces, walk.cop)
+    R = rr.residual_wrenches(walk.model, walk.q, walk.dt, walk.forces, walk.cop)
     assert np.all(np.isnan(R[[0, -1]])) and np.all(np.isfinite(R[1:-1]))
     assert np.nanmax(np.abs(R[:, :2])) < 1e-6
     f, m = rr.residual_percent(R, walk.forces, walk.com[:, 1].mean())
     assert f < 1e-8 and m < 0.1
     fast = synthetic_walk(68.0, 1.75, segment_mass_scales=MASS_SCALES, strides=1, rate=200.0)
-    R2 = rr.residual_wrenches(fast.model, _q(fast), fast.dt, fast.forces, fast.cop)
+    R2 = rr.residual_wrenches(fast.model, fast.q, fast.dt, fast.forces, fast.cop)
     assert rr.residual_percent(R2, fast.forces, fast.com[:, 1].mean())[1] < 0.5 * m
 
 
@@ -70,14 +62,14 @@ def test_masses_alone_recover_the_subject_from_true_kinematics(walk):
     error above is what is left to fit), and the residuals drop to that error."""
     model = ml.models.gait2d(68.0, 1.75, muscles=False)
     groups = rr.segment_groups(model)
-    fit = rr.fit_segment_masses(model, _q(walk), walk.dt, walk.forces, walk.cop, groups=groups)
-    true = _group_masses(walk.model, groups)
-    generic = _group_masses(model, groups)
+    fit = rr.fit_segment_masses(model, walk.q, walk.dt, walk.forces, walk.cop, groups=groups)
+    true = rr.group_masses(walk.model, groups)
+    generic = rr.group_masses(model, groups)
     assert max(abs(generic[k] / true[k] - 1) for k in true) > 0.1
     for k in true:
         assert fit.masses[k] == pytest.approx(true[k], rel=5e-3), k
     assert fit.total_mass == pytest.approx(68.0, rel=1e-3)
-    before = rr.residual_percent(rr.residual_wrenches(model, _q(walk), walk.dt, walk.forces, walk.cop),
+    before = rr.residual_percent(rr.residual_wrenches(model, walk.q, walk.dt, walk.forces, walk.cop),
                                  walk.forces, walk.com[:, 1].mean())
     after = rr.residual_percent(fit.residuals, walk.forces, walk.com[:, 1].mean())
     assert after[0] < 0.05 < before[0] and after[1] < 0.1 < before[1]
@@ -99,7 +91,7 @@ def test_map_jacobian_matches_finite_differences(walk):
     problem = rr._MapProblem(kin, Y, np.ones(Y.shape[:2], bool), walk.forces[:T], walk.cop[:T], has, walk.dt,
                              np.array([0.0, -9.81]), G, 0.005, 5.0, 2.0, 0.2, 100.0)
     rng = np.random.default_rng(0)
-    x = np.r_[_q(walk)[:T].reshape(-1) + 0.01 * rng.normal(size=T * kin.nq), 1.1, 0.9, 1.05, 0.95]
+    x = np.r_[walk.q[:T].reshape(-1) + 0.01 * rng.normal(size=T * kin.nq), 1.1, 0.9, 1.05, 0.95]
     r, J = problem.residuals(x, True)
     J = J.toarray()
     fd = np.empty_like(J)
@@ -177,7 +169,7 @@ def test_lowpass():
 
 
 def test_bad_input(walk):
-    Q = _q(walk)
+    Q = walk.q
     with pytest.raises(ValueError, match="forces and cop must be"):
         rr.residual_wrenches(walk.model, Q, walk.dt, walk.forces[:-1], walk.cop)
     with pytest.raises(ValueError, match="no frame has force data"):

@@ -160,13 +160,11 @@ def run_motion_capture(settings: MotionCaptureSettings | None = None,
         "masses + kinematics": joint.residuals,
     }
     percents = {k: rr.residual_percent(v, walk.forces, h) for k, v in residuals.items()}
-    true_q = np.column_stack([walk.coordinates[c.name] for c in walk.model.coordinates])
+    true_q = walk.q
     poses = {"raw IK": scaling.ik.q, "smoothed": smoothed, "masses alone": smoothed, "masses + kinematics": joint.q}
     angle_rms = {k: float(np.degrees(np.sqrt(np.mean((q[:, 2:] - true_q[:, 2:]) ** 2)))) for k, q in poses.items()}
 
-    def group_masses(m):
-        return {k: float(sum(m.plant.GetBodyByName(b).default_mass() for b in v)) for k, v in groups.items()}
-
     seconds["total"] = time.perf_counter() - t0
     return MotionCaptureRun(s, walk, trial, scaling, smoothed, alone, joint, residuals, percents, true_q,
-                            group_masses(walk.model), group_masses(model), angle_rms, seconds, notes)
+                            rr.group_masses(walk.model, groups), rr.group_masses(model, groups), angle_rms, seconds,
+                            notes)

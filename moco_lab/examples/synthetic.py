@@ -67,6 +67,11 @@ class SyntheticWalk:
     height: float
     model: Model
 
+    @property
+    def q(self) -> np.ndarray:
+        """The true coordinates (T, nq), in ``model.coordinates`` order (the model's q order)."""
+        return np.column_stack([self.coordinates[c.name] for c in self.model.coordinates])
+
 
 def _walk_splines() -> tuple[dict, float, float]:
     """Periodic splines of the shipped cycle's coordinates (hip_x without its advance), the cycle's duration and
@@ -134,8 +139,8 @@ def synthetic_walk(mass: float = 68.0, height: float = 1.75, *, segment_scales: 
     n = int(round(strides * duration * rate))
     time = np.arange(n + 2) * dt - dt  # one frame before and after: the forces use central differences
     coords, rates, accels = {}, {}, {}
+    tau = np.mod(time, duration)
     for name, spline in splines.items():
-        tau = np.mod(time, duration)
         v, vd, vdd = spline(tau), spline(tau, 1), spline(tau, 2)
         if name == "hip_x":
             v, vd, vdd = scale * (v + advance * time / duration), scale * (vd + advance / duration), scale * vdd
@@ -254,8 +259,7 @@ def synthetic_markers(walk: SyntheticWalk, *, anatomical_error: float = 0.005, t
         sd = anatomical_error if GAIT2D_MARKER_SET[m.name][2] == "anatomical" else tracking_error
         dx, dy = rng.normal(0.0, sd, 2) if sd > 0 else (0.0, 0.0)
         true.append(Marker(m.name, m.body, (m.location[0] + dx, m.location[1] + dy, 0.0)))
-    Q = np.column_stack([walk.coordinates[c.name] for c in walk.model.coordinates])
-    P = marker_trajectories(walk.model, true, Q)[:, :, :2]  # (T, M, 2)
+    P = marker_trajectories(walk.model, true, walk.q)[:, :, :2]  # (T, M, 2)
     if noise > 0:
         P = P + rng.normal(0.0, noise, P.shape)
     data = {m.name: P[:, k] for k, m in enumerate(true)}

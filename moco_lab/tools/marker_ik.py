@@ -21,7 +21,8 @@ from numpy.typing import ArrayLike
 from ..modeling.model import Model
 from ..util.names import did_you_mean
 
-__all__ = ["Marker", "IKResult", "marker_frames", "marker_positions", "marker_trajectories", "inverse_kinematics"]
+__all__ = ["Marker", "IKResult", "ik_result", "marker_frames", "marker_positions", "marker_trajectories",
+           "inverse_kinematics"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,14 @@ class IKResult:
     rmse: float
     max_error: float
     success: bool
+
+
+def ik_result(model: Model, Q: np.ndarray, errors: np.ndarray, names: Sequence[str], success: bool) -> IKResult:
+    """An :class:`IKResult` from poses ``Q`` (T, nq) and marker distances ``errors`` (T, M; NaN where a marker is
+    missing): the coordinates by name, the RMS and largest of the finite errors."""
+    finite = errors[np.isfinite(errors)]
+    return IKResult(Q, {c.name: Q[:, c.q_index] for c in model.coordinates}, errors, list(names),
+                    float(np.sqrt(np.mean(finite ** 2))), float(finite.max()), bool(success))
 
 
 def marker_frames(model: Model, markers: Sequence[Marker]) -> list:
@@ -187,7 +196,4 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
         success &= result.is_success()
         q = result.GetSolution(ik.q())
         Q[t] = q
-    errors = np.linalg.norm(marker_trajectories(model, markers, Q) - Y, axis=2)
-    finite = errors[np.isfinite(errors)]
-    return IKResult(Q, {c.name: Q[:, c.q_index] for c in model.coordinates}, errors, names,
-                    float(np.sqrt(np.mean(finite ** 2))), float(finite.max()), bool(success))
+    return ik_result(model, Q, np.linalg.norm(marker_trajectories(model, markers, Q) - Y, axis=2), names, success)

@@ -44,9 +44,9 @@ from scipy import sparse
 from ..modeling.model import Model
 from ..solve.optimizer import Progress, run_optimizer
 from ..solve.settings import SolverSettings
-from .marker_ik import Marker, marker_frames
+from .marker_ik import Marker, ik_result, marker_frames
 
-__all__ = ["residual_wrenches", "residual_percent", "lowpass", "segment_groups", "fit_segment_masses",
+__all__ = ["residual_wrenches", "residual_percent", "lowpass", "segment_groups", "group_masses", "fit_segment_masses",
            "MassFitResult", "ResidualReduction", "reduce_residuals"]
 
 
@@ -146,10 +146,14 @@ def _scale_per_body(names: Sequence[str], groups: Mapping[str, Sequence[str]] | 
     return s
 
 
+def _second_differences(P, TH, dt):
+    """Bodies' COM accelerations (K, nb, 2) and angular accelerations (K, nb) at frames 1 … T−2."""
+    return (P[2:] - 2 * P[1:-1] + P[:-2]) / dt ** 2, (TH[2:] - 2 * TH[1:-1] + TH[:-2]) / dt ** 2
+
+
 def _wrenches(P, TH, m, inertia, F, r, dt, g):
     """Residual force (K, 2) and moment (K,) at frames 1 … T−2, with the pieces their derivatives need."""
-    A = (P[2:] - 2 * P[1:-1] + P[:-2]) / dt ** 2  # (K, nb, 2)
-    alpha = (TH[2:] - 2 * TH[1:-1] + TH[:-2]) / dt ** 2  # (K, nb)
+    A, alpha = _second_differences(P, TH, dt)
     Pk = P[1:-1]
     M = m.sum()
     S = np.einsum("i,kij->kj", m, A) - F[1:-1]  # Σ m a − F
@@ -157,7 +161,7 @@ def _wrenches(P, TH, m, inertia, F, r, dt, g):
     U = np.einsum("i,ki->k", m, _cross(Pk, A)) + alpha @ inertia - _cross(r[1:-1], F[1:-1])
     force = S - M * g
     moment = U - _cross(c, S)
-    return force, moment, dict(A=A, S=S, c=c, Pk=Pk, M=M)
+    return force, moment, dict(A=A, alpha=alpha, S=S, c=c, Pk=Pk, M=M)
 
 
 def residual_wrenches(model: Model, Q: ArrayLike, dt: float, forces: ArrayLike, cop: ArrayLike, *,
@@ -277,6 +281,18 @@ class MassFitResult:
     residuals: np.ndarray
 
 
+def group_masses(model: Model, groups: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """Each group's total mass (kg) in ``model`` (e.g. the groups of :func:`segment_groups`)."""
+    return {k: float(sum(model.plant.GetBodyByName(b).default_mass() for b in v)) for k, v in groups.items()}
+
+
+def _fitted_masses(kin, G, groups, sigma) -> tuple[dict, dict, float]:
+    """The group scales ``sigma`` by name, each group's mass, and the total with the bodies in no group."""
+    scales = dict(zip(groups, map(float, sigma)))
+    masses = {k: float(sigma[j] * kin.mass[G[:, j] > 0].sum()) for j, k in enumerate(groups)}
+    return scales, masses, float(sum(masses.values()) + kin.mass[G.sum(axis=1) == 0].sum())
+
+
 def _group_matrix(names, groups) -> np.ndarray:
     G = np.zeros((len(names), len(groups)))
     for j, bodies in enumerate(groups.values()):
@@ -313,8 +329,7 @@ def fit_segment_masses(model: Model, Q: ArrayLike, dt: float, forces: ArrayLike,
     P, TH, _ = kin(Q, jacobians=False)
     g = np.asarray(model.plant.gravity_field().gravity_vector(), float)[:2]
     F0, r0 = np.nan_to_num(F), np.nan_to_num(r)
-    A = (P[2:] - 2 * P[1:-1] + P[:-2]) / dt ** 2
-    alpha = (TH[2:] - 2 * TH[1:-1] + TH[:-2]) / dt ** 2
+    A, alpha = _second_differences(P, TH, dt)
     Pk = P[1:-1]
     c = np.einsum("i,kij->kj", kin.mass, Pk) / kin.mass.sum()  # fixed reference point for the moment
     # per body i, the contribution of a unit scale: force m_i (a_i − g), moment m_i (p_i − c) × (a_i − g) + I_i α_i
@@ -330,14 +345,12 @@ def fit_segment_masses(model: Model, Q: ArrayLike, dt: float, forces: ArrayLike,
     A_ls = np.vstack([Af, Am])
     b_ls = -np.concatenate([ext_f[rows].reshape(-1), ext_m[rows] / moment_arm])
     sigma, *_ = np.linalg.lstsq(A_ls, b_ls, rcond=None)
-    scales = dict(zip(groups, map(float, sigma)))
+    scales, masses, total = _fitted_masses(kin, G, groups, sigma)
     if any(v <= 0 for v in scales.values()):
         bad = min(scales, key=scales.get)
         raise ValueError(f"fit_segment_masses: group {bad!r} came out with a non-positive mass (scale "
                          f"{scales[bad]:.3g}); the data do not determine it: merge groups or use reduce_residuals, "
                          "whose prior keeps masses near the model's")
-    masses = {k: float(scales[k] * kin.mass[G[:, j] > 0].sum()) for j, k in enumerate(groups)}
-    total = float(sum(masses.values()) + kin.mass[ungrouped > 0].sum())
     R = residual_wrenches(model, Q, dt, forces, cop, mass_scales=scales, groups=groups)
     return MassFitResult(scales, masses, total, R)
 
@@ -452,8 +465,7 @@ class _MapProblem:
         dF_s = dS_s - self.g[None, :, None] * dm_body.sum(axis=0)[None, None, :]
         dMass = dm_body.sum(axis=0)
         dc_s = (np.einsum("kid,ig->kdg", Pk, dm_body) - c[:, :, None] * dMass[None, None, :]) / Mtot
-        dU_s = np.einsum("ki,ig->kg", _cross(Pk, A), dm_body) + np.einsum("ki,ig->kg", (TH[2:] - 2 * TH[1:-1]
-                                                                                         + TH[:-2]) / dt ** 2, dI_body)
+        dU_s = np.einsum("ki,ig->kg", _cross(Pk, A), dm_body) + np.einsum("ki,ig->kg", aux["alpha"], dI_body)
         dM_s = dU_s - (dc_s[:, 0] * S[:, 1, None] - dc_s[:, 1] * S[:, 0, None]) \
             - (c[:, 0, None] * dS_s[:, 1] - c[:, 1, None] * dS_s[:, 0])
         n_marker = T * M_ * 2
@@ -634,13 +646,10 @@ def reduce_residuals(model: Model, markers: Sequence[Marker], data: Mapping[str,
     xs = run.x[:T * nq + ng]
     res, _ = problem.residuals(xs, False)
     Qs, sigma = problem.split(xs)
-    scales = dict(zip(groups, map(float, sigma)))
-    masses = {k: float(sigma[j] * kin.mass[G[:, j] > 0].sum()) for j, k in enumerate(groups)}
-    total = float(sum(masses.values()) + kin.mass[problem.ungrouped > 0].sum())
+    scales, masses, total = _fitted_masses(kin, G, groups, sigma)
     R = residual_wrenches(model, Qs, dt, forces, cop, mass_scales=scales, groups=groups)
     _, _, PM = kin(Qs, jacobians=False)
-    errors = np.where(valid, np.linalg.norm(PM - np.nan_to_num(Y), axis=2), np.nan)
-    finite = errors[np.isfinite(errors)]
-    return ResidualReduction(Qs, {c.name: Qs[:, c.q_index] for c in model.coordinates}, scales, masses, total, R,
-                             errors, float(np.sqrt(np.mean(finite ** 2))), float(finite.max()), run.success,
-                             run.status, run.nit, float(res @ res))
+    ik = ik_result(model, Qs, np.where(valid, np.linalg.norm(PM - np.nan_to_num(Y), axis=2), np.nan),
+                   [m.name for m in markers], run.success)
+    return ResidualReduction(Qs, ik.coordinates, scales, masses, total, R, ik.errors, ik.rmse, ik.max_error,
+                             run.success, run.status, run.nit, float(res @ res))

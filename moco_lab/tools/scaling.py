@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.optimize import least_squares
 
 from ..modeling.model import Model
-from .marker_ik import IKResult, Marker, inverse_kinematics, marker_frames, marker_trajectories
+from .marker_ik import IKResult, Marker, ik_result, inverse_kinematics, marker_frames, marker_trajectories
 
 __all__ = ["ScaleResult", "scale_and_track"]
 
@@ -221,10 +221,7 @@ def scale_and_track(build: Callable[[dict], Model], place: Callable[[Model], Seq
     s, d, q, model = problem.split(fit.x)
     markers = problem.markers(model, d)
     P = marker_trajectories(model, markers, q)[:, :, :2]
-    errors = np.where(problem.valid, np.linalg.norm(P - Y, axis=2), np.nan)
-    finite = errors[np.isfinite(errors)]
-    ik = IKResult(q, {c.name: q[:, c.q_index] for c in model.coordinates}, errors, names,
-                  float(np.sqrt(np.mean(finite ** 2))), float(finite.max()), bool(fit.success))
+    ik = ik_result(model, q, np.where(problem.valid, np.linalg.norm(P - Y, axis=2), np.nan), names, fit.success)
     return ScaleResult(dict(zip(segments, map(float, s))), model, markers,
                        {n: d[k].copy() for k, n in enumerate(names)}, ik, initial, bool(fit.success),
                        str(fit.message), int(fit.nfev))
