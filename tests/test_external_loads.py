@@ -1,4 +1,6 @@
-"""OpenSim external-loads files and the net planar ground reaction (moco_lab.results.external_loads)."""
+"""OpenSim external-loads files and the net planar ground reaction (moco_lab.results.external_loads); measured loads
+applied to a model by the ExternalForce element (moco_lab.modeling.external_loads): interpolation, frames, the engine's
+time-dependent inputs in simulation, analysis and collocation."""
 from __future__ import annotations
 
 import numpy as np
@@ -86,3 +88,95 @@ def test_net_centre_of_pressure_is_the_point_of_equal_moment(tmp_path):
     assert np.all(np.isnan(forces[3])) and np.all(np.isnan(cop[3])) and np.isfinite(cop[4]).all()
     with pytest.raises(ValueError, match="two different axes"):
         planar_ground_reaction(tmp_path / "grf.xml", forward="y", up="y")
+
+
+# ----------------------------------------------------------------- the force element in the engine
+import moco_lab as ml  # noqa: E402
+from moco_lab.engine.kernel import kernel_for  # noqa: E402
+from moco_lab.modeling.external_loads import ExternalForce  # noqa: E402
+
+MASS, G = 2.0, 9.81
+
+
+def _pendulum(*elements):
+    """A rod on a pin about z at the origin, its centre of mass 1 m down the rod (body frame (0, −1, 0))."""
+    b = ml.ModelBuilder("pendulum", gravity=(0, -G, 0))
+    b.add_body("rod", MASS, com=(0, -1, 0), inertia=(0.1, 0.1, 0.1))
+    b.add_pin_joint("pin", "ground", "rod", coordinate="theta")
+    for e in elements:
+        b.add_force_element(e)
+    return b.build()
+
+
+def test_interpolation_is_opensims():
+    """One sample: constant; two or three: piecewise linear; four or more: the natural cubic spline through every
+    sample (second derivative 0 at both ends), as OpenSim's ExternalForce (checked against OpenSim itself on the
+    real force plates in tests/test_osim_opensim.py)."""
+    t = np.array([0.0, 0.1, 0.3, 0.4, 0.7])
+    F = np.column_stack([np.sin(5 * t), t ** 2, np.ones_like(t)])
+    for n in (1, 2, 3, 5):
+        e = ExternalForce("/x", "rod", t[:n], F[:n])
+        v = e.input_values(t[:n])
+        np.testing.assert_allclose(v["/x/force_x"], F[:n, 0], rtol=0, atol=1e-14)  # through every sample
+        mid = e.input_values(np.array([0.05]))["/x/force_y"][0]
+        expected = {1: 0.0, 2: 0.005, 3: 0.005}.get(n)  # constant t0² = 0; linear between 0 and 0.01
+        if expected is not None:
+            assert mid == pytest.approx(expected, abs=1e-15)
+    spline = ExternalForce("/x", "rod", t, F)
+    h = 1e-4
+    for end in (t[0], t[-1]):
+        v = [spline.input_values(np.array([end + k * h]))["/x/force_x"][0] for k in (-1, 0, 1)]
+        assert abs(v[0] - 2 * v[1] + v[2]) / h ** 2 < 1e-6   # natural end: no curvature
+
+
+def test_frames_points_and_torques_on_a_pendulum():
+    """Closed forms on a pendulum at any angle θ (generalized force about the pin, N·m):
+
+    * a force (0, −10, 0) in ground at the ground point (0.5, −1, 0): applied to the rod's material point there,
+      its moment about the pin is x·F_y = −5 whatever θ;
+    * a force (1, 0, 0) in the rod's frame at the rod point (0, −1, 0): always perpendicular to the rod, moment
+      +1;
+    * a torque (0, 0, 2) in the rod's frame: +2 (about z, which the rotation keeps)."""
+    t = np.array([0.0])
+    ground = ExternalForce("/ground_force", "rod", t, [[0.0, -10.0, 0.0]], point=[[0.5, -1.0, 0.0]])
+    body = ExternalForce("/body_force", "rod", t, [[1.0, 0.0, 0.0]], point=[[0.0, -1.0, 0.0]],
+                         torque=[[0.0, 0.0, 2.0]], force_expressed_in="rod", point_expressed_in="rod")
+    theta = np.linspace(-2.5, 2.5, 7)[:, None]
+    for element, expected in ((ground, -5.0), (body, 3.0)):
+        k = kernel_for(_pendulum(element))
+        tau, _ = k.applied(theta, 0 * theta, None, np.zeros((7, 0)), None, E=k.inputs_at(np.zeros(7)))
+        np.testing.assert_allclose(tau[:, 0], expected, rtol=0, atol=1e-12)
+
+
+def test_simulation_and_analysis_see_the_loads():
+    """A horizontal pendulum held by a measured upward force m·g at its centre of mass stays horizontal in a
+    time-stepping simulation (Drake's Simulator; moved < 1e-9 rad in 0.5 s) and falls without it; ``analyze``
+    reports the applied force at the trajectory's times (the data, interpolated)."""
+    t = np.array([0.0, 0.25, 0.5, 1.0])
+    hold = ExternalForce("/hold", "rod", t, np.tile([0.0, MASS * G, 0.0], (4, 1)), point=np.tile([0, -1.0, 0], (4, 1)),
+                         point_expressed_in="rod")
+    start = ml.Trajectory(np.linspace(0, 0.5, 6), {"/jointset/pin/theta/value": np.full(6, np.pi / 2),
+                                                   "/jointset/pin/theta/speed": np.zeros(6)})
+    held = ml.simulate(_pendulum(hold), start)
+    assert np.abs(held.states["/jointset/pin/theta/value"] - np.pi / 2).max() < 1e-9
+    fallen = ml.simulate(_pendulum(), start)
+    assert np.pi / 2 - fallen.states["/jointset/pin/theta/value"][-1] > 0.5
+    table = ml.analyze(_pendulum(hold), held, "/hold/force")
+    np.testing.assert_allclose(table["/hold/force_y"], MASS * G, rtol=1e-14)
+
+
+def test_bad_data_and_free_times_are_refused():
+    with pytest.raises(ValueError, match=r"force must have shape \(2, 3\)"):
+        ExternalForce("/x", "rod", [0.0, 1.0], [[1.0, 2.0, 3.0]])
+    with pytest.raises(ValueError, match="not finite at t = 1 s"):
+        ExternalForce("/x", "rod", [0.0, 1.0], [[1.0, 2.0, 3.0], [np.nan, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        ExternalForce("/x", "rod", [1.0, 0.0], [[1.0, 2.0, 3.0]] * 2)
+    with pytest.raises(KeyError, match="foot"):
+        _pendulum(ExternalForce("/x", "foot", [0.0], [[0.0, 1.0, 0.0]]))
+    study = ml.Study()
+    study.problem.set_model(_pendulum(ExternalForce("/x", "rod", [0.0, 1.0], [[0.0, 1.0, 0.0]] * 2)))
+    study.problem.set_time_bounds(0, (0.5, 1.0))
+    study.problem.add_goal(ml.FinalTimeGoal())
+    with pytest.raises(ValueError, match=r"time-dependent inputs \(/x/force_x .*Fix both"):
+        study.solve()

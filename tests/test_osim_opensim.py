@@ -673,14 +673,18 @@ def _round_like_opensims_upgrade(text: str) -> str:
 def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
     """walk_gait1018_subject01.osim, an OpenSim 3.x file (Moco's testMocoTrack model), read by moco_lab's upgrade
     and by OpenSim itself, at 50 random states within the coordinate ranges: body origins and orientations, the
-    mass matrix, every muscle–tendon length and lengthening speed (the 8 conditional path points seen on both
-    sides).
+    mass matrix, every muscle–tendon length, lengthening speed and moment arm about every coordinate (the 8
+    conditional path points seen on both sides), and the tendon forces of the 18 muscles converted to
+    DeGrooteFregly2016 muscles (rigid tendons in both programs) at random activations, where the fiber is within
+    the curves' domain (normalized length 0.2–1.8; see the 2D_gait test).
 
     OpenSim 4.6 upgrades a 3.x file by rewriting it, and writes the joints' locations and the bodies' inertias
     with 6 significant digits; moco_lab reads the digits in the file. Read from a copy rounded the same way, the two
     agree to round-off (1e-12, as for the 4.x files; measured 3e-15). Read as written, they differ by that
     rounding: a relative 5e-7 of each offset, up to 1e-6 m at the end of the chain (measured 2.4e-7 m) and 1e-6 of
-    the mass matrix (measured 1.2e-7)."""
+    the mass matrix (measured 1.2e-7); moment arms then differ by up to 1e-6 m (measured 3e-7) and tendon forces by
+    1e-4 of the max isometric force (a fiber's force changes by its stiffness times the length difference;
+    measured 7.6e-6)."""
     from moco_lab.modeling import operators as ops
 
     path = str(opensim_file("walk_gait1018_subject01.osim"))
@@ -691,6 +695,8 @@ def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
     ours = ops.set_tendon_compliance(read_osim(ours_file, replace_millard=True), "rigid")  # no tendon states needed
     theirs = opensim.Model(path)
     opensim.DeGrooteFregly2016Muscle.replaceMuscles(theirs)
+    for m in ours.muscles:
+        opensim.DeGrooteFregly2016Muscle.safeDownCast(theirs.updComponent(m.path)).set_ignore_tendon_compliance(True)
     state = theirs.initSystem()
     rng = np.random.default_rng(30000)
     C = ours.coordinates
@@ -698,34 +704,49 @@ def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
     Q = uniform_poses(ours, rng, n, limit=3.0)
     U = rng.normal(0.0, 1.0, size=Q.shape)
     muscles = ours.muscles
-    act = np.full((n, len(muscles)), 0.5)
+    act = rng.uniform(0.01, 1.0, (n, len(muscles)))
     order = mobility_order(theirs, state, ours)
     kernel = kernel_for(ours)
-    table = analyze(ours, trajectory(ours, Q, U, muscles, act), r".*/(length|lengthening_speed)")
-    worst = dict(p=0.0, R=0.0, M=0.0, length=0.0, speed=0.0)
+    table = analyze(ours, trajectory(ours, Q, U, muscles, act), r".*/(length|lengthening_speed|tendon_force)")
+    nc = len(C)  # moment arms: the lengthening speed at unit speed of one coordinate is −r (OpenSim's sign)
+    arms = analyze(ours, trajectory(ours, np.repeat(Q, nc, axis=0), np.tile(np.eye(nc), (n, 1)), muscles,
+                                    np.repeat(act, nc, axis=0)), r".*/lengthening_speed")
+    coords = their_coordinates(theirs)
+    worst = dict(p=0.0, R=0.0, M=0.0, length=0.0, speed=0.0, arm=0.0, force=0.0)
+    forces_compared = 0
     switches = {(m.path, k): set() for m in muscles for k, p in enumerate(m.geometry.points)
                 if isinstance(p, ConditionalPathPoint)}
     for k in range(n):
-        set_their_state(theirs, state, ours, Q[k], U[k])
+        set_their_state(theirs, state, ours, Q[k], U[k], muscles, act[k])
         theirs.realizeVelocity(state)
         # the knees are custom joints: the engine's kinematics (their exact transform), not the plant's carrier
         dp, dR, dM = body_and_mass_matrix_errors(ours, theirs, state, Q[k], order, kernel)
         worst["p"], worst["R"], worst["M"] = max(worst["p"], dp), max(worst["R"], dR), max(worst["M"], dM)
+        theirs.realizeDynamics(state)
         for m in muscles:
             mm = opensim.Muscle.safeDownCast(theirs.getComponent(m.path))
             worst["length"] = max(worst["length"], abs(mm.getLength(state) - table[f"{m.path}/length"][k]))
             worst["speed"] = max(worst["speed"], abs(mm.getLengtheningSpeed(state)
                                                      - table[f"{m.path}/lengthening_speed"][k]))
+            for i, c in enumerate(C):
+                r = mm.computeMomentArm(state, coords[c.name])
+                worst["arm"] = max(worst["arm"], abs(r + arms[f"{m.path}/lengthening_speed"][k * nc + i]))
+            if 0.2 < mm.getNormalizedFiberLength(state) < 1.8:
+                forces_compared += 1
+                worst["force"] = max(worst["force"], abs(mm.getTendonForce(state) - table[f"{m.path}/tendon_force"][k])
+                                     / mm.getMaxIsometricForce())
         for (mpath, j) in switches:
             point = next(m for m in muscles if m.path == mpath).geometry.points[j]
             switches[(mpath, j)].add(bool(point.inside(Q[k, [c.name for c in C].index(point.coordinate)]) > 0))
-    print("walk_gait1018 (3.x):", {k: f"{v:.1e}" for k, v in worst.items()})
+    print("walk_gait1018 (3.x):", {k: f"{v:.1e}" for k, v in worst.items()}, f"{forces_compared} tendon forces")
     assert len(switches) == 8 and all(seen == {True, False} for seen in switches.values()), switches
+    assert forces_compared > 0.5 * n * len(muscles)
     if as_upgraded:
         assert all(v < RTOL for v in worst.values()), worst
     else:
         assert worst["p"] < 1e-6 and worst["R"] < RTOL and worst["M"] < 1e-6, worst
         assert worst["length"] < 1e-6 and worst["speed"] < 1e-5, worst  # m, m/s (speeds up to ~10 m/s)
+        assert worst["arm"] < 1e-6 and worst["force"] < 1e-4, worst  # m; per max isometric force
 
 
 def test_an_opensim_3_files_millard_muscles_convert_as_in_moco():
@@ -745,3 +766,59 @@ def test_an_opensim_3_files_millard_muscles_convert_as_in_moco():
             assert getattr(m, key) == value, (p, key, getattr(m, key), value)
             compared += 1
     assert len(ours) == 18 and compared == 18 * 17
+
+
+def test_external_loads_apply_as_in_opensim(tmp_path):
+    """Moco's testMocoTrack model: walk_gait1018 without muscles, with the subject's ground reaction forces applied
+    from walk_gait1018_subject01_grf.xml (two ExternalForces on the feet: force and centre of pressure in ground,
+    free torque) by moco_lab's ``add_external_loads`` and by OpenSim's ``ModOpAddExternalLoads``. At 40 random
+    states and times within the trial (between samples, where the data are interpolated), inverse dynamics at
+    random accelerations agrees to round-off (1e-12 of the largest generalized force, as every rigid-body quantity
+    here; measured 1.2e-15): the same cubic interpolation of the data as OpenSim's (a natural cubic spline through
+    every sample; OpenSim's GCVSpline with zero error variance), the force at the material point of the foot under
+    the centre of pressure, the torque on the foot. The loads matter: without them the generalized forces differ by
+    hundreds of newtons (asserted > 100 N)."""
+    from moco_lab.modeling import operators as ops
+
+    xml = str(opensim_file("walk_gait1018_subject01_grf.xml"))
+    path = str(opensim_file("walk_gait1018_subject01.osim"))
+    ours_file = tmp_path / "walk_gait1018_rounded.osim"
+    ours_file.write_text(_round_like_opensims_upgrade(opensim_file("walk_gait1018_subject01.osim").read_text()))
+    ours = ops.remove_muscles(read_osim(ours_file, replace_millard=True))
+    bare = kernel_for(ours)
+    ops.add_external_loads(ours, xml)
+    assert [e.path for e in ours.force_elements] == ["/componentset/externalloads/right",
+                                                     "/componentset/externalloads/left"]
+    processor = opensim.ModelProcessor(path)
+    processor.append(opensim.ModOpRemoveMuscles())
+    processor.append(opensim.ModOpAddExternalLoads(xml))
+    theirs = processor.process()
+    state = theirs.initSystem()
+    assert theirs.hasComponent("/componentset/externalloads/right")
+    rng = np.random.default_rng(7)
+    n = 40
+    Q = uniform_poses(ours, rng, n, limit=1.5)
+    U, A = rng.normal(size=Q.shape), rng.normal(0.0, 5.0, size=Q.shape)
+    T = rng.uniform(0.45, 1.05, n)
+    kernel = kernel_for(ours)
+    X = np.zeros((n, 0))
+    residual, _ = kernel.residual(Q, U, A, X, None, E=kernel.inputs_at(T))
+    without, _ = bare.residual(Q, U, A, X, None)
+    order = mobility_order(theirs, state, ours)
+    solver = opensim.InverseDynamicsSolver(theirs)
+    worst = 0.0
+    for k in range(n):
+        state.setTime(float(T[k]))
+        set_their_state(theirs, state, ours, Q[k], U[k])
+        theirs.realizeVelocity(state)
+        udot = opensim.Vector(len(order), 0.0)
+        for i, mi in enumerate(order):
+            udot.set(mi, float(A[k, i]))
+        tau = solver.solve(state, udot)
+        t = np.array([tau.get(mi) for mi in order])
+        worst = max(worst, np.abs(t - residual[k]).max() / np.abs(t).max())
+    print(f"external loads, inverse dynamics: {worst:.1e}; loads' effect {np.abs(residual - without).max():.0f}")
+    assert worst < RTOL
+    assert np.abs(residual - without).max() > 100.0
+    with pytest.raises(ValueError, match="inputs_at"):
+        kernel.residual(Q, U, A, X, None)   # a time-dependent model evaluated without times: a clear error

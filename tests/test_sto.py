@@ -333,6 +333,15 @@ def test_nrows_mismatch(tmp_path):
         read_table(path)
 
 
+def test_stale_column_count_is_read_with_a_warning(tmp_path):
+    """Every row has one value per label but the header's nColumns is from before columns were added (OpenSim's
+    MocoTrack writes such files): read as labelled, with a warning."""
+    path = _write_lines(tmp_path / "stale.sto", "nRows=2\nnColumns=2\nendheader\ntime\tq\tu\n0\t1\t2\n1\t3\t4\n")
+    with pytest.warns(UserWarning, match="nColumns=2 but every row has 3 values"):
+        time, columns, _ = read_table(path)
+    assert list(columns) == ["q", "u"] and columns["u"][1] == 4
+
+
 # ------------------------------------------------- cross-validation with Moco
 def _osim_names(names):
     import opensim as osim

@@ -14,7 +14,9 @@ loads the compiled functions from disk without differentiating.
 
 Array conventions: ``Q, U, A`` have shape ``(n, nq)``, ``Z`` ``(n, nz)``,
 ``W`` ``(n, nw)``, ``X`` ``(n, nx)``, ``L`` ``(n, nl)``, ``P`` ``(np,)``;
-Jacobians have shape ``(n, rows, cols)``.
+``E`` ``(n, ne)`` the force elements' time-dependent inputs at the nodes'
+times (:meth:`Kernel.inputs_at`; needed only by models that have some, such
+as applied external loads); Jacobians have shape ``(n, rows, cols)``.
 """
 from __future__ import annotations
 
@@ -161,6 +163,7 @@ class Kernel:
         self.nq = model.nq
         self.nz, self.nw, self.nx = len(s.z), len(s.w), len(s.x)
         self.nl = len(s.lam)
+        self.ne = len(s.e)
         self.npar = len(s.p)
         self._blocks: dict[str, CompiledBlock] = {}
 
@@ -220,7 +223,7 @@ class Kernel:
     def outputs(self, names: Sequence[str], Q: np.ndarray, U: np.ndarray, X: np.ndarray | None = None,
                 P: np.ndarray | None = None, Z: np.ndarray | None = None, A: np.ndarray | None = None,
                 W: np.ndarray | None = None, L: np.ndarray | None = None,
-                jac: bool = False) -> dict:
+                jac: bool = False, E: np.ndarray | None = None) -> dict:
         """Model outputs at ``n`` nodes.
 
         Returns
@@ -231,7 +234,7 @@ class Kernel:
             ``(n, k, width)``).
         """
         blk, rows = self.output_block(names)
-        vals, ent = blk(self._inputs(Q, U, A, Z, W, X, L), self._P(P))
+        vals, ent = blk(self._inputs(Q, U, A, Z, W, X, L, E=E), self._P(P))
         out = {name: vals[:, r] for name, r in rows.items()}
         if jac:
             lay = self.layout
@@ -250,12 +253,21 @@ class Kernel:
             self.block("constraints")
         return self
 
-    def _inputs(self, Q, U, A=None, Z=None, W=None, X=None, L=None, C=None, Mu=None) -> np.ndarray:
+    def inputs_at(self, time: np.ndarray) -> np.ndarray | None:
+        """The force elements' time-dependent inputs ``E`` (n, ne) at ``time`` (n,); None if the model has none."""
+        return self.model.input_values(time) if self.ne else None
+
+    def _inputs(self, Q, U, A=None, Z=None, W=None, X=None, L=None, C=None, Mu=None, E=None) -> np.ndarray:
         lay = self.layout
         n = Q.shape[0]
         XX = np.zeros((n, lay.total))
+        if self.ne and E is None:
+            raise ValueError(
+                f"The model's equations depend on time through the inputs {self.system.e_names[:3]}"
+                f"{' ...' if self.ne > 3 else ''} (data such as applied external loads); this evaluation was "
+                "given no time. Pass the inputs at the nodes' times (E=kernel.inputs_at(time)).")
         for block, val in (("q", Q), ("u", U), ("a", A), ("z", Z), ("w", W), ("x", X), ("lam", L), ("gam", C),
-                           ("mu", Mu)):
+                           ("mu", Mu), ("e", E)):
             if val is not None and lay.sizes[block]:
                 XX[:, lay.slice(block)] = val
         return XX
@@ -266,7 +278,7 @@ class Kernel:
     # ------------------------------------------------------------ evaluation
     def evaluate(self, Q: np.ndarray, U: np.ndarray, X: np.ndarray | None, P: np.ndarray | None,
                  Z: np.ndarray | None = None, A: np.ndarray | None = None, jac: bool = False,
-                 W: np.ndarray | None = None, L: np.ndarray | None = None) -> dict:
+                 W: np.ndarray | None = None, L: np.ndarray | None = None, E: np.ndarray | None = None) -> dict:
         """Dynamics at ``n`` nodes.
 
         Parameters
@@ -279,6 +291,8 @@ class Kernel:
         L : (n, nl) Lagrange multipliers of the model's kinematic
             constraints; the residual has ``+ Gᵀλ`` (``M u̇ + f_inertial −
             f_app + Gᵀλ = 0``) and the Jacobians a ``dl`` block.
+        E : (n, ne) the force elements' time-dependent inputs at the nodes'
+            times (:meth:`inputs_at`); required when the model has some.
 
         Returns
         -------
@@ -296,7 +310,7 @@ class Kernel:
         nq, nz, nw = self.nq, self.nz, self.nw
         res = {}
         if A is None:
-            vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, L), P)
+            vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, L, E=E), P)
             M = self.block("dynamics").full(ent)[:, :nq, self.layout.slice("a")]
             R0 = vals[:, :nq]
             Aval = -np.linalg.solve(M, R0[:, :, None])[:, :, 0] if nq else np.zeros((n, 0))
@@ -306,7 +320,7 @@ class Kernel:
         else:
             Aval = A
             if not jac:
-                vals, _ = self.block("dynamics")(self._inputs(Q, U, A, Z, W, X, L), P)
+                vals, _ = self.block("dynamics")(self._inputs(Q, U, A, Z, W, X, L, E=E), P)
                 res["R"] = vals[:, :nq]
                 res["Zd"] = vals[:, nq:nq + nz]
                 res["Rw"] = vals[:, nq + nz:nq + nz + nw]
@@ -315,7 +329,7 @@ class Kernel:
         if not jac:
             return res
         blk = self.block("dynamics_jacobian")
-        vals, ent = blk(self._inputs(Q, U, Aval, Z, W, X, L), P)
+        vals, ent = blk(self._inputs(Q, U, Aval, Z, W, X, L, E=E), P)
         if A is not None:
             res["R"] = vals[:, :nq]
             res["Zd"] = vals[:, nq:nq + nz]
@@ -359,7 +373,8 @@ class Kernel:
         n, nl, nq = Q.shape[0], self.nl, self.nq
         L = np.zeros((n, nl)) if L is None else L
         blk = self.block("constraints")
-        vals, ent = blk(self._inputs(Q, U, A, None, None, None, L, C), np.zeros(self.npar))
+        # φ(q) reads no time-dependent input: zeros stand in for them
+        vals, ent = blk(self._inputs(Q, U, A, None, None, None, L, C, E=np.zeros((n, self.ne))), np.zeros(self.npar))
         lay = self.layout
         rows, o = {}, 0
         out = {}
@@ -386,7 +401,8 @@ class Kernel:
         """
         n, nl, nq = Q.shape[0], self.nl, self.nq
         blk = self.block("constraints")
-        vals, ent = blk(self._inputs(Q, U, None, None, None, None, None, None, Mu), np.zeros(self.npar))
+        vals, ent = blk(self._inputs(Q, U, None, None, None, None, None, None, Mu, E=np.zeros((n, self.ne))),
+                        np.zeros(self.npar))
         o = 4 * nl + 2 * nq
         rows = slice(o, o + 2 * nq)
         lay = self.layout
@@ -400,8 +416,8 @@ class Kernel:
         return {"proj": vals[:, rows], "proj_x": proj_x, "Fx": Fx}
 
     def forward_constrained(self, Q: np.ndarray, U: np.ndarray, X: np.ndarray | None, P: np.ndarray | None,
-                            Z: np.ndarray | None = None,
-                            W: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                            Z: np.ndarray | None = None, W: np.ndarray | None = None,
+                            E: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Accelerations and multipliers of the constrained dynamics (a KKT solve per node).
 
         Solves ``[M Gᵀ; G 0] [u̇; λ] = [f_app − f_inertial; −Ġu]`` (so that
@@ -412,7 +428,7 @@ class Kernel:
         A : (n, nq) accelerations; L : (n, nl) multipliers; GtL : (n, nq) ``Gᵀλ``.
         """
         n, nq = Q.shape
-        vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, None), self._P(P))
+        vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, None, E=E), self._P(P))
         M = self.block("dynamics").full(ent)[:, :nq, self.layout.slice("a")]
         R0 = vals[:, :nq]
         if not self.nl:
@@ -429,7 +445,7 @@ class Kernel:
         return sol[:, :nq], L, np.einsum("nlq,nl->nq", G, L)
 
     def applied(self, Q: np.ndarray, U: np.ndarray, Z: np.ndarray | None, X: np.ndarray | None,
-                P: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                P: np.ndarray | None, E: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Generalized forces of the force elements and state derivatives (no Jacobians).
 
         Returns
@@ -439,27 +455,29 @@ class Kernel:
         Zd : (n, nz)
         """
         nq, nz = self.nq, self.nz
-        vals, _ = self.block("dynamics")(self._inputs(Q, U, None, Z, None, X, None), self._P(P))
+        vals, _ = self.block("dynamics")(self._inputs(Q, U, None, Z, None, X, None, E=E), self._P(P))
         o = nq + nz + self.nw
         return vals[:, o:o + nq], vals[:, nq:nq + nz]
 
     def passive_forces(self, Q: np.ndarray, U: np.ndarray, Z: np.ndarray | None, X: np.ndarray | None,
-                       P: np.ndarray | None) -> np.ndarray:
-        """Generalized forces (n, nq) of the passive force elements (no controls, no states)."""
-        vals, _ = self.block("dynamics")(self._inputs(Q, U, None, Z, None, X, None), self._P(P))
+                       P: np.ndarray | None, E: np.ndarray | None = None) -> np.ndarray:
+        """Generalized forces (n, nq) of the passive force elements (no controls, no states; applied external
+        loads count as passive)."""
+        vals, _ = self.block("dynamics")(self._inputs(Q, U, None, Z, None, X, None, E=E), self._P(P))
         o = 2 * self.nq + self.nz + self.nw
         return vals[:, o:o + self.nq]
 
     def residual(self, Q: np.ndarray, U: np.ndarray, A: np.ndarray | None, X: np.ndarray | None, P: np.ndarray | None,
-                 jac: bool = False, Z: np.ndarray | None = None) -> tuple[np.ndarray, dict | None]:
+                 jac: bool = False, Z: np.ndarray | None = None,
+                 E: np.ndarray | None = None) -> tuple[np.ndarray, dict | None]:
         """Inverse-dynamics residual ``M A + f_inertial - f_app`` at each node (``R``, and ``J`` with ``jac``)."""
-        res = self.evaluate(Q, U, X, P, Z=Z, A=A, jac=jac)
+        res = self.evaluate(Q, U, X, P, Z=Z, A=A, jac=jac, E=E)
         return res["R"], res.get("J")
 
     def forward(self, Q: np.ndarray, U: np.ndarray, X: np.ndarray | None, P: np.ndarray | None, jac: bool = False,
-                Z: np.ndarray | None = None) -> tuple[np.ndarray, dict | None]:
+                Z: np.ndarray | None = None, E: np.ndarray | None = None) -> tuple[np.ndarray, dict | None]:
         """Forward dynamics: generalized accelerations ``udot`` at each node (and ``J`` with ``jac``)."""
-        res = self.evaluate(Q, U, X, P, Z=Z, jac=jac)
+        res = self.evaluate(Q, U, X, P, Z=Z, jac=jac, E=E)
         return res["A"], res.get("J")
 
 

@@ -15,8 +15,10 @@ and a list of optimized properties (parameters):
   of any body point.
 
 Node variables, in this order, are the columns of a kernel's input ``X``:
-``q (nq), u (nq), a (nq), z (nz), w (nw), x (nx), λ (nl), γ (nl), μ (2 nl)``;
-parameters ``p`` are shared by all nodes.
+``q (nq), u (nq), a (nq), z (nz), w (nw), x (nx), λ (nl), γ (nl), μ (2 nl), e (ne)``;
+parameters ``p`` are shared by all nodes. ``e`` are the force elements' time-dependent inputs (data known in
+advance, e.g. measured ground reaction forces: :meth:`Model.input_values`); they are node data, never
+differentiated.
 """
 from __future__ import annotations
 
@@ -41,10 +43,11 @@ __all__ = ["SymbolicSystem", "NodeVariables"]
 class NodeVariables:
     """Names and sizes of the node variable blocks (the columns of a kernel input)."""
 
-    BLOCKS = ("q", "u", "a", "z", "w", "x", "lam", "gam", "mu")
+    BLOCKS = ("q", "u", "a", "z", "w", "x", "lam", "gam", "mu", "e")
 
-    def __init__(self, nq: int, nz: int, nw: int, nx: int, nl: int):
-        self.sizes = {"q": nq, "u": nq, "a": nq, "z": nz, "w": nw, "x": nx, "lam": nl, "gam": nl, "mu": 2 * nl}
+    def __init__(self, nq: int, nz: int, nw: int, nx: int, nl: int, ne: int = 0):
+        self.sizes = {"q": nq, "u": nq, "a": nq, "z": nz, "w": nw, "x": nx, "lam": nl, "gam": nl, "mu": 2 * nl,
+                      "e": ne}
         self.offset = {}
         k = 0
         for b in self.BLOCKS:
@@ -81,6 +84,9 @@ class _Context:
     def implicit_derivative(self, name: str):
         return self._s.named(name, self._s.w_index, self._s.w, "implicit derivative")
 
+    def input(self, name: str):
+        return self._s.named(name, self._s.e_index, self._s.e, "input")
+
     def value(self, element, prop: str):
         path = f"{element.path}/{prop}"
         if path in self._s.param_index:
@@ -112,7 +118,7 @@ class SymbolicSystem:
     Attributes
     ----------
     graph : Graph
-    q, u, a, z, w, x, lam, gam, mu, p : list of Expr
+    q, u, a, z, w, x, lam, gam, mu, e, p : list of Expr
         The node variables (see the module docstring) and the parameters.
     residual : list of Expr (nq)
         ``τ_ID − τ_applied + Gᵀλ``.
@@ -139,8 +145,10 @@ class SymbolicSystem:
         self.w_names = model.implicit_derivative_names()
         self.x_names = model.control_names()
         self.lam_names = model.multiplier_names() if model.constraints else []
+        self.e_names = model.input_names()
         nl = len(self.lam_names)
-        self.layout = NodeVariables(nq, len(self.z_names), len(self.w_names), len(self.x_names), nl)
+        self.layout = NodeVariables(nq, len(self.z_names), len(self.w_names), len(self.x_names), nl,
+                                    len(self.e_names))
         self.q = g.vars([f"q{i}" for i in range(nq)])
         self.u = g.vars([f"u{i}" for i in range(nq)])
         self.a = g.vars([f"a{i}" for i in range(nq)])
@@ -150,12 +158,15 @@ class SymbolicSystem:
         self.lam = g.vars([f"lam{i}" for i in range(nl)])
         self.gam = g.vars([f"gam{i}" for i in range(nl)])
         self.mu = g.vars([f"mu{i}" for i in range(2 * nl)])
+        self.e = g.vars([f"e{i}" for i in range(len(self.e_names))])
         self.p = g.vars([f"p{i}" for i in range(len(self.parameters))])
-        self.node_inputs = self.q + self.u + self.a + self.z + self.w + self.x + self.lam + self.gam + self.mu
+        self.node_inputs = (self.q + self.u + self.a + self.z + self.w + self.x + self.lam + self.gam + self.mu
+                            + self.e)
         self.param_index = {path: k for k, path in enumerate(self.parameters)}
         self.z_index = {n: k for k, n in enumerate(self.z_names)}
         self.w_index = {n: k for k, n in enumerate(self.w_names)}
         self.x_index = {n: k for k, n in enumerate(self.x_names)}
+        self.e_index = {n: k for k, n in enumerate(self.e_names)}
 
         self.tree = model.tree()
         masses = {}

@@ -245,6 +245,8 @@ class Transcription:
         if prescribed is not None:
             self.time_prescribed = prescribed.initial_time + grid.tau * (prescribed.final_time - prescribed.initial_time)
             self.Qp, self.Up, self.Ap = prescribed.kinematics_on(self.time_prescribed)
+        #: the force elements' time-dependent inputs at the grid points (None without any): data on a fixed grid
+        self.Ein = self._grid_inputs()
 
         prog = self.prog = MathematicalProgram()
         ng = grid.num_points
@@ -286,6 +288,26 @@ class Transcription:
         for c in self.chunks:
             c.var_index = np.asarray(prog.FindDecisionVariableIndices(c.node_vars), dtype=int)
             c.cost_index = np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), dtype=int)
+
+    def _grid_inputs(self) -> np.ndarray | None:
+        """The model's time-dependent inputs (e.g. applied external loads) at every grid point, or None.
+
+        They are data given on a time axis, so the grid's times must be known before the solve: both ends of the
+        time interval fixed.
+        """
+        if not self.kernel.ne:
+            return None
+        if self.prescribed is not None:
+            return self.kernel.inputs_at(self.time_prescribed)
+        t0, tf = self.problem.time_initial, self.problem.time_final
+        if not (t0.is_fixed and tf.is_fixed):
+            names = self.kernel.system.e_names
+            raise ValueError(
+                f"The model has time-dependent inputs ({names[0]}{' ...' if len(names) > 1 else ''}: data such as "
+                f"applied external loads), which need the time grid fixed before the solve; the problem's time "
+                f"bounds are initial [{t0.lower:g}, {t0.upper:g}] and final [{tf.lower:g}, {tf.upper:g}] s. "
+                "Fix both (problem.set_time_bounds(t0, tf)).")
+        return self.kernel.inputs_at(t0.lower + self.grid.tau * (tf.lower - t0.lower))
 
     def split_full(self, x: np.ndarray) -> dict:
         """``(t0, tf, P, B (ng, nb))`` from a full decision vector."""
@@ -538,7 +560,7 @@ class Transcription:
             Acc = B[:, lay.acc] if lay.nacc else None
         return {"Q": Q, "U": U, "Z": B[:, lay.z], "X": B[:, lay.x], "A": Acc, "W": B[:, lay.w],
                 "L": B[:, lay.lam] if lay.nl else None, "Gam": B[:, lay.gam] if lay.ngam else None,
-                "Mu": B[:, lay.mu] if lay.nmu else None}
+                "Mu": B[:, lay.mu] if lay.nmu else None, "E": None if self.Ein is None else self.Ein[idx]}
 
     def _block(self, J: dict, rows: int, n: int) -> np.ndarray:
         """Derivatives w.r.t. the node block from a kernel Jacobian dict (keys dq, du, dz, dw, dx, dl, da)."""
@@ -577,7 +599,7 @@ class Transcription:
         inp = self.node_inputs(idx, B)
         Q, U, Z, X, Acc, W, Lam = inp["Q"], inp["U"], inp["Z"], inp["X"], inp["A"], inp["W"], inp["L"]
         explicit = self.mode == "explicit"
-        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W, L=Lam)
+        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W, L=Lam, E=inp["E"])
         kin = None
         F = np.empty((n, ny))
         if lay.prescribed:
@@ -647,7 +669,7 @@ class Transcription:
             return {}, {}
         inp = self.node_inputs(idx, B)
         out = self.kernel.outputs(self.outputs, inp["Q"], inp["U"], inp["X"], P, Z=inp["Z"], A=inp["A"],
-                                  W=inp["W"], L=inp["L"], jac=jac)
+                                  W=inp["W"], L=inp["L"], jac=jac, E=inp["E"])
         values = {n: out[n] for n in self.outputs}
         if not jac:
             return values, {}

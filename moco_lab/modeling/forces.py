@@ -100,6 +100,10 @@ class ForceContext:
         """One of the element's implicit derivative variables, by full path."""
         raise NotImplementedError
 
+    def input(self, name: str) -> Any:
+        """One of the element's time-dependent inputs (data such as a measured force), by full path."""
+        raise NotImplementedError
+
     def value(self, element: "ForceElement", prop: str) -> Any:
         """A property's value: a number, or the parameter variable if the problem optimizes it."""
         raise NotImplementedError
@@ -177,6 +181,15 @@ class ForceElement:
     def implicit_derivative_names(self) -> list[str]:
         """Full paths of the element's implicit derivative variables (default: none)."""
         return []
+
+    def input_names(self) -> list[str]:
+        """Full paths of the element's time-dependent inputs: data known in advance as functions of time, such as
+        a measured ground reaction force (default: none). Their values come from :meth:`input_values`."""
+        return []
+
+    def input_values(self, time: np.ndarray) -> dict[str, np.ndarray]:
+        """Values of the inputs at ``time`` (shape ``(n,)``): ``{input path: (n,) array}``."""
+        return {}
 
     def default_state_bounds(self, name: str) -> tuple[float, float]:
         """Bounds of state ``name`` when the problem sets none (default unbounded)."""

@@ -259,6 +259,23 @@ class Model:
         """Algebraic variables with residuals (e.g. implicit tendon dynamics), in force-element order."""
         return [n for e in self.force_elements for n in e.implicit_derivative_names()]
 
+    def input_names(self) -> list[str]:
+        """Time-dependent inputs of the force elements (e.g. the columns of applied external loads), in order."""
+        return [n for e in self.force_elements for n in e.input_names()]
+
+    def input_values(self, time: ArrayLike) -> np.ndarray:
+        """The force elements' inputs at ``time``: array ``(n, len(input_names()))``, columns in
+        :meth:`input_names` order."""
+        t = np.atleast_1d(np.asarray(time, float))
+        out = np.zeros((t.size, 0))
+        blocks = []
+        for e in self.force_elements:
+            names = e.input_names()
+            if names:
+                values = e.input_values(t)
+                blocks.append(np.column_stack([np.asarray(values[n], float).reshape(t.size) for n in names]))
+        return np.hstack(blocks) if blocks else out
+
     def auxiliary_state_names(self) -> list[str]:
         """Force elements' states (muscle activation, normalized tendon force, ...), after the speeds."""
         return [n for e in self.force_elements for n in e.state_names()]

@@ -13,18 +13,21 @@ Moco (``ModelProcessor`` operator)          moco_lab
 ``ModOpTendonComplianceDynamicsModeDGF(m)`` :func:`set_tendon_compliance` ``(model, m)`` (``"explicit"``/``"implicit"``)
 ``ModOpRemoveMuscles()``                    :func:`remove_muscles`
 ``ModOpReplaceMusclesWithDeGrooteFregly``   ``read_osim(..., replace_millard=True)``
-``ModOpAddReserves(f)``                     :func:`moco_lab.tools.inverse.add_reserves` (on a problem)
+``ModOpAddReserves(f)``                     :func:`moco_lab.tools.inverse.add_reserves` (returns a copy)
+``ModOpAddExternalLoads(xml)``              :func:`add_external_loads` (:mod:`moco_lab.modeling.external_loads`)
 ==========================================  =====================================================
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
+from .external_loads import external_forces
 from .forces import PathMuscle
 from .model import Model
 
 __all__ = ["scale_max_isometric_force", "ignore_passive_fiber_forces", "set_tendon_compliance", "remove_muscles",
-           "apply_operators", "OPERATORS"]
+           "add_external_loads", "apply_operators", "OPERATORS"]
 
 
 def _record(model: Model, name: str, **kwargs) -> None:
@@ -80,6 +83,32 @@ def set_tendon_compliance(model: Model, mode: str, muscles: Sequence[str] | None
     return model
 
 
+def add_external_loads(model: Model, loads: str | Path, data: str | Path | None = None) -> Model:
+    """Apply the forces of an OpenSim external-loads file (Moco's ``ModOpAddExternalLoads``).
+
+    Parameters
+    ----------
+    model : Model
+        Edited in place (one :class:`~moco_lab.modeling.external_loads.ExternalForce` per enabled force of the
+        file, at ``/componentset/externalloads/<name>``) and returned.
+    loads : path
+        The ``ExternalLoads`` ``.xml`` (OpenSim 3.x or 4.x).
+    data : path, optional
+        The force-plate table; default: the ``datafile`` the ``.xml`` names, next to it.
+
+    Raises
+    ------
+    ValueError, KeyError
+        See :func:`~moco_lab.modeling.external_loads.external_forces`; ``KeyError`` also for a body the model
+        does not have.
+    """
+    for element in external_forces(loads, data):
+        model.add_force_element(element)
+    _record(model, "add_external_loads", loads=str(Path(loads).resolve()),
+            data=None if data is None else str(Path(data).resolve()))
+    return model
+
+
 def remove_muscles(model: Model) -> Model:
     """Remove every muscle (their states and controls go with them)."""
     model.muscles.clear()
@@ -90,7 +119,8 @@ def remove_muscles(model: Model) -> Model:
 #: Operators by the name a study file records.
 OPERATORS = {"scale_max_isometric_force": scale_max_isometric_force,
              "ignore_passive_fiber_forces": ignore_passive_fiber_forces,
-             "set_tendon_compliance": set_tendon_compliance, "remove_muscles": remove_muscles}
+             "set_tendon_compliance": set_tendon_compliance, "remove_muscles": remove_muscles,
+             "add_external_loads": add_external_loads}
 
 
 def apply_operators(model: Model, operators: Sequence) -> Model:

@@ -34,13 +34,14 @@ goal                            value
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from ..results.tables import reference_columns
+from ..results.tables import interpolating_spline, reference_columns
 from ..util.names import NamedValues, did_you_mean
 
 if TYPE_CHECKING:
@@ -403,12 +404,27 @@ def _reference(reference, owner: str):
     return time, cols
 
 
-def _interp_with_slope(T, t, col):
-    """Linear interpolation of a table column at ``T`` (end values held) and its time derivative."""
-    val = np.interp(T, t, col)
-    seg = np.clip(np.searchsorted(t, T, side="right") - 1, 0, t.size - 2)
-    slope = (col[seg + 1] - col[seg]) / (t[seg + 1] - t[seg])
-    return val, np.where((T < t[0]) | (T > t[-1]), 0.0, slope)
+class _TableSplines:
+    """A reference table's columns as functions of time, as Moco's tracking goals make them (``GCVSplineSet``:
+    natural quintic interpolating splines, lower odd degree for tables of fewer than six rows,
+    :func:`~moco_lab.results.tables.interpolating_spline`); outside the table's time range the end values are
+    held (slope 0).
+
+    ``splines(T)`` -> ``(values (n, k), slopes (n, k))`` at times ``T`` (n,), columns of ``table`` (rows, k).
+    """
+
+    def __init__(self, time: np.ndarray, table: np.ndarray):
+        self.t0, self.t1 = float(time[0]), float(time[-1])
+        self.spline = interpolating_spline(time, table)
+        self.slope = self.spline.derivative()
+
+    def __call__(self, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        T = np.asarray(T, float)
+        inside = (T >= self.t0) & (T <= self.t1)
+        Tc = np.clip(T, self.t0, self.t1)
+        values = np.atleast_2d(self.spline(Tc).reshape(T.size, -1))
+        slopes = self.slope(Tc).reshape(T.size, -1) * inside[:, None]
+        return values, slopes
 
 
 class StateTrackingGoal(Goal):
@@ -418,7 +434,8 @@ class StateTrackingGoal(Goal):
     ----------
     reference : Trajectory, .sto path, or (time, {state name: values})
         Reference table; columns must be state names (unless
-        ``allow_unused_references``). Interpolated linearly in time; outside
+        ``allow_unused_references``). Interpolated in time by natural quintic
+        splines through the samples, as Moco's ``GCVSplineSet``; outside
         its time range the end values are held.
     weights : dict, optional
         Per-state weights (default 1); a state given weight 0 is not tracked.
@@ -471,11 +488,10 @@ class StateTrackingGoal(Goal):
             raise ValueError(f"{owner}: no reference column matches a state to track")
         idx = np.array([i for i, _, _ in tracked])
         w = np.array([wt for _, wt, _ in tracked])
-        table = np.column_stack([c for _, _, c in tracked])
+        splines = _TableSplines(time, np.column_stack([c for _, _, c in tracked]))
 
         def integrand(d: NodeData, jac: bool):
-            ref, slope = zip(*(_interp_with_slope(d.t, time, table[:, j]) for j in range(len(idx))))
-            R, S = np.column_stack(ref), np.column_stack(slope)
+            R, S = splines(d.t)
             e = d.Y[:, idx] - R
             s = (e * e) @ w
             if not jac:
@@ -705,41 +721,86 @@ class ContactGroup:
     forces : list of str
         Paths of contact force elements (each with a ``force`` output, e.g.
         ``SmoothSphereHalfSpaceForce``), e.g. ``["/forceset/contactHeel_r", "/forceset/contactFront_r"]``.
-    columns : (str, str, str)
+    columns : (str, str, str), or str
         Reference columns of the measured force's x, y, z components (N),
-        e.g. ``("ground_force_r_vx", "ground_force_r_vy", "ground_force_r_vz")``.
+        e.g. ``("ground_force_r_vx", "ground_force_r_vy", "ground_force_r_vz")``;
+        or the name of an ``ExternalForce`` of the goal's ``external_loads``
+        file (e.g. ``"Right_GRF"``), whose force columns are then used.
     """
 
     forces: list
     columns: tuple
 
 
+def _element_path(name: str, paths: Sequence[str]) -> str:
+    """A force element's full path from a path or, as Moco accepts, a name relative to the model
+    (``"contactHeel_r"`` for ``/contactHeel_r`` or ``/forceset/contactHeel_r``)."""
+    if name.startswith("/") or name in paths:
+        return name
+    matches = [p for p in paths if p.endswith("/" + name)]
+    return matches[0] if len(matches) == 1 else name
+
+
 class ContactTrackingGoal(Goal):
     """Track measured contact forces: ``(1/(m g)) ∫ Σ_groups ‖P(F_model − F_ref(t))‖² dt`` (``MocoContactTrackingGoal``).
 
     ``F_model`` is the summed force of a group's contact elements on the
-    model (world frame), ``F_ref`` the measured force (linear interpolation in
-    time), ``m g`` the model's weight, ``P`` an optional projection:
-    ``"plane"`` removes the component along ``projection_vector`` (e.g.
-    ``(0, 0, 1)`` for a sagittal-plane model), ``"vector"`` keeps only it.
+    model (world frame), ``F_ref`` the measured force (interpolated in time by
+    natural quintic splines, as Moco's ``GCVSplineSet``), ``m g`` the model's
+    weight, ``P`` an optional projection: ``"plane"`` removes the component
+    along ``projection_vector`` (e.g. ``(0, 0, 1)`` for a sagittal-plane
+    model), ``"vector"`` keeps only it.
 
     Parameters
     ----------
     reference : (time, {column: values}) or .sto path
         The measured forces (N), columns as named in the groups.
     groups : list of ContactGroup
+        A group's ``columns`` are three reference columns, or, with
+        ``external_loads``, the name of one of the file's ``ExternalForce`` s
+        (Moco's ``addContactGroup(paths, external_force_name)``).
     projection : {"none", "plane", "vector"}
     projection_vector : (3,)
+    external_loads : path, optional
+        An OpenSim external-loads ``.xml`` (Moco's ``setExternalLoadsFile``):
+        the reference is the data file it names, and a group given the name
+        of one of its forces tracks that force's ``<force_identifier>x, y, z``
+        columns. Forces must be expressed in ground.
     """
 
     default_name = "contact_tracking"
 
     def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
                  groups: Sequence[ContactGroup] = (), projection: str = "none", projection_vector: ArrayLike | None = None,
-                 enabled: bool = True, **options: Any):
+                 enabled: bool = True, external_loads: str | os.PathLike | None = None, **options: Any):
         super().__init__(name, weight, enabled, **options)
-        self.reference = None if reference is None else _reference(reference, f"ContactTrackingGoal {self.name!r}")
-        self.groups = [g if isinstance(g, ContactGroup) else ContactGroup(list(g[0]), tuple(g[1])) for g in groups]
+        owner = f"ContactTrackingGoal {self.name!r}"
+        forces = {}
+        if external_loads is not None:
+            from ..results.external_loads import read_external_loads
+
+            loads = read_external_loads(external_loads)
+            if reference is None:
+                if loads.datafile is None:
+                    raise ValueError(f"{owner}: the external loads {os.fspath(external_loads)!r} name no data file; "
+                                     "pass reference=")
+                reference = loads.datafile
+            forces = {f.name: f for f in loads.forces}
+        self.reference = None if reference is None else _reference(reference, owner)
+        self.groups = []
+        for g in groups:
+            g = g if isinstance(g, ContactGroup) else ContactGroup(list(g[0]), g[1])
+            if isinstance(g.columns, str):
+                if g.columns not in forces:
+                    raise KeyError(f"{owner}: " + (did_you_mean(g.columns, list(forces), "external force")
+                                                   if forces else f"group {g.columns!r} names an external force, "
+                                                   "but no external_loads file was given"))
+                spec = forces[g.columns]
+                if spec.force_expressed_in_body not in ("ground", "world"):
+                    raise ValueError(f"{owner}: external force {spec.name!r} is expressed in "
+                                     f"{spec.force_expressed_in_body!r}; only forces in ground can be tracked")
+                g = ContactGroup(list(g.forces), tuple(f"{spec.force_identifier}{a}" for a in "xyz"))
+            self.groups.append(ContactGroup(list(g.forces), tuple(g.columns)))
         if projection not in ("none", "plane", "vector"):
             raise ValueError(f"ContactTrackingGoal {self.name!r}: projection must be 'none', 'plane' or 'vector', "
                              f"got {projection!r}")
@@ -758,12 +819,13 @@ class ContactTrackingGoal(Goal):
             raise ValueError(f"{owner}: no contact groups")
         time, cols = self.reference
         groups = []
+        elements = [e.path for e in ctx.model.force_elements]
         for g in self.groups:
-            names = [ctx.output(f"{path}/force") for path in g.forces]
+            names = [ctx.output(f"{_element_path(path, elements)}/force") for path in g.forces]
             missing = [c for c in g.columns if c not in cols]
             if missing:
                 raise KeyError(f"{owner}: " + did_you_mean(missing[0], list(cols), "reference column"))
-            groups.append((names, np.column_stack([cols[c] for c in g.columns])))
+            groups.append((names, _TableSplines(time, np.column_stack([cols[c] for c in g.columns]))))
         if self.projection == "none":
             Pm = np.eye(3)
         else:
@@ -776,16 +838,16 @@ class ContactTrackingGoal(Goal):
         def integrand(d: NodeData, jac: bool):
             s = np.zeros(d.t.size)
             douts, dt = {}, np.zeros(d.t.size)
-            for names, table in groups:
+            for names, splines in groups:
                 F = sum(d.outputs[n][:, :3] for n in names)
-                ref, slope = zip(*(_interp_with_slope(d.t, time, table[:, j]) for j in range(3)))
-                e = (F - np.column_stack(ref)) @ Pm.T
+                ref, slope = splines(d.t)
+                e = (F - ref) @ Pm.T
                 s += scale * np.sum(e * e, axis=1)
                 if jac:
                     de = 2 * scale * e @ Pm
                     for n in names:
                         douts[n] = douts.get(n, 0.0) + de
-                    dt -= np.sum(de * np.column_stack(slope), axis=1)
+                    dt -= np.sum(de * slope, axis=1)
             return s, ({"outputs": douts, "t": dt} if jac else {})
 
         return self._bound(ctx, integrand=integrand, outputs=outputs, columns={})
@@ -842,21 +904,21 @@ class MarkerTrackingGoal(Goal):
                                + did_you_mean(f"{name}_x", list(cols), "reference column"))
             pos, _ = ctx.point_output(f"/markerset/{name}", body, loc)
             table = np.column_stack([cols[f"{name}_{'xyz'[j]}"] for j in axes])
-            tracked.append((pos, axes, table, self.weights.get(name, 1.0)))
+            tracked.append((pos, axes, _TableSplines(time, table), self.weights.get(name, 1.0)))
         outputs = tuple(t[0] for t in tracked)
 
         def integrand(d: NodeData, jac: bool):
             s = np.zeros(d.t.size)
             douts, dt = {}, np.zeros(d.t.size)
-            for pos, axes, table, w in tracked:
-                ref, slope = zip(*(_interp_with_slope(d.t, time, table[:, j]) for j in range(len(axes))))
-                e = d.outputs[pos][:, axes] - np.column_stack(ref)
+            for pos, axes, splines, w in tracked:
+                ref, slope = splines(d.t)
+                e = d.outputs[pos][:, axes] - ref
                 s += w * np.sum(e * e, axis=1)
                 if jac:
                     g = np.zeros((d.t.size, 3))
                     g[:, axes] = 2 * w * e
                     douts[pos] = g
-                    dt -= 2 * w * np.sum(e * np.column_stack(slope), axis=1)
+                    dt -= 2 * w * np.sum(e * slope, axis=1)
             return s, ({"outputs": douts, "t": dt} if jac else {})
 
         return self._bound(ctx, integrand=integrand, outputs=outputs, columns={})

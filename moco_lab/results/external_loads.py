@@ -20,14 +20,15 @@ import numpy as np
 from ..util.names import did_you_mean
 from .sto import read_table
 
-__all__ = ["ExternalForce", "ExternalLoads", "read_external_loads", "external_force_data", "planar_ground_reaction"]
+__all__ = ["ExternalForceSpec", "ExternalLoads", "read_external_loads", "external_force_data", "planar_ground_reaction"]
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 
 
 @dataclass(frozen=True)
-class ExternalForce:
-    """One ``ExternalForce`` of an external-loads file (OpenSim's property names)."""
+class ExternalForceSpec:
+    """One ``ExternalForce`` of an external-loads file, as written there (OpenSim's property names); the force element
+    that applies it to a model is :class:`moco_lab.modeling.external_loads.ExternalForce`."""
 
     name: str
     applied_to_body: str
@@ -67,7 +68,7 @@ def read_external_loads(path: str | Path) -> ExternalLoads:
         body = text("applied_to_body") or text("socket_frame").split("/")[-1]
         if not body or not text("force_identifier"):
             raise ValueError(f"{path.name}: ExternalForce {f.get('name')!r} names no body or no force columns")
-        forces.append(ExternalForce(f.get("name"), body, text("force_expressed_in_body", "ground"),
+        forces.append(ExternalForceSpec(f.get("name"), body, text("force_expressed_in_body", "ground"),
                                     text("point_expressed_in_body", "ground"), text("force_identifier"),
                                     text("point_identifier"), text("torque_identifier")))
     datafile = (el.findtext("datafile") or "").strip()

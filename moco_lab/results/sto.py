@@ -320,9 +320,15 @@ def _parse(path: PathLike) -> tuple[np.ndarray, list[str], np.ndarray, dict[str,
                              f"(the previous row, line {row_lines[k]}, has time {data[k, 0]:g}); times must be "
                              "strictly increasing")
 
-    for key, expected in (("nRows", data.shape[0]), ("nColumns", ncol)):
-        if key in metadata and metadata[key] != expected:
-            raise StoFormatError(path, None, f"the header says {key}={metadata[key]} but the file has {expected}")
+    if "nRows" in metadata and metadata["nRows"] != data.shape[0]:  # a truncated or spliced file
+        raise StoFormatError(path, None, f"the header says nRows={metadata['nRows']} but the file has {data.shape[0]}")
+    if "nColumns" in metadata and metadata["nColumns"] != ncol:
+        # every row has one value per label (checked above), so the header alone is stale: OpenSim writes such
+        # files itself (MocoTrack's <name>_tracked_states.sto keeps the count from before it appended speeds)
+        import warnings
+
+        warnings.warn(f"{path}: the header says nColumns={metadata['nColumns']} but every row has {ncol} values, "
+                      f"one per label; read as labelled", UserWarning, stacklevel=3)
     return data[:, 0].copy(), labels, data[:, 1:], metadata, labels_line
 
 

@@ -3,15 +3,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+if TYPE_CHECKING:
+    from scipy.interpolate import BSpline
+
 from . import sto
 from .trajectory import Trajectory, read_trajectory
 
-__all__ = ["reference_columns", "ReferenceLike"]
+__all__ = ["reference_columns", "ReferenceLike", "filter_lowpass", "interpolating_spline"]
 
 #: A reference table in any form tools accept: a :class:`Trajectory` (its states), a path to an ``.sto``
 #: table, or ``(time, {column: values})``.
@@ -64,3 +67,128 @@ def reference_columns(reference: Any, what: str = "reference") -> tuple[np.ndarr
         return np.asarray(time, float), {str(k): np.asarray(v, float) for k, v in columns.items()}, "table"
     raise TypeError(f"{what} must be a Trajectory, a path to an .sto table, or (time, {{name: values}}); "
                     f"got {type(reference).__name__}")
+
+
+def _uniform_step(time: np.ndarray) -> float | None:
+    """The sampling interval if ``time`` is uniform to OpenSim's tolerance (``isUniform``: 4 ulps of the largest
+    time), else None."""
+    tol = 4 * np.finfo(float).eps * max(abs(time[0]), abs(time[-1]))
+    step = (time[-1] - time[0]) / (time.size - 1)
+    return float(step) if np.all(np.abs(np.diff(time) - step) <= max(tol, np.finfo(float).eps)) else None
+
+
+def _lowpass_iir(dt: float, cutoff: float, signal: np.ndarray) -> np.ndarray:
+    """OpenSim's ``Signal::LowpassIIR``: a third-order Butterworth filter run forwards, then backwards, each pass
+    started from the first three raw samples. ``signal`` (N, k), columns filtered independently."""
+    fs = 1.0 / dt
+    if cutoff >= 0.5 * fs:
+        cutoff = 0.49 * fs  # as OpenSim (it warns)
+    wa = np.tan(2 * np.pi * cutoff * dt / 2.0)
+    wa2, wa3 = wa * wa, wa * wa * wa
+    denom = (wa + 1) * (wa2 + wa + 1.0)
+    a = np.array([wa3, 3 * wa3, 3 * wa3, wa3]) / denom
+    b = np.array([1.0, (3 * wa3 + 2 * wa2 - 2 * wa - 3) / denom, (3 * wa3 - 2 * wa2 - 2 * wa + 3) / denom,
+                  (wa - 1) * (wa2 - wa + 1) / denom])
+
+    def one_pass(x):
+        y = x.copy()
+        for i in range(3, x.shape[0]):
+            y[i] = (a[0] * x[i] + a[1] * x[i - 1] + a[2] * x[i - 2] + a[3] * x[i - 3]
+                    - b[1] * y[i - 1] - b[2] * y[i - 2] - b[3] * y[i - 3])
+        return y
+
+    return one_pass(one_pass(signal)[::-1])[::-1]
+
+
+def filter_lowpass(time: ArrayLike, columns: Mapping[str, ArrayLike], cutoff_frequency: float,
+                   ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Low-pass filter every column of a table as Moco's ``TabOpLowPassFilter(cutoff)`` does.
+
+    OpenSim 4.6's recipe (``TableUtilities::filterLowpass`` with padding, then trimmed back to the original time
+    range): each column is padded at both ends with half its length of reflected, negated samples (which keeps
+    the end values and slopes), filtered by a third-order Butterworth IIR filter forwards and backwards (zero
+    phase lag; the effective order is six), and cut back to the original rows.
+
+    Parameters
+    ----------
+    time : (n,) array, s
+        Sample times. A table that is not uniformly sampled to OpenSim's tolerance (4 ulps; times written with a
+        few decimals, such as steps of 1/60 s, are not) is first resampled as OpenSim does: from the first time
+        in steps of the smallest interval while not past the last time, values from the natural quintic spline
+        (:func:`interpolating_spline`). The returned times are then those, not yours (a ``UserWarning`` says
+        so).
+    columns : dict of str -> (n,) array
+    cutoff_frequency : float, Hz
+        Positive; at or above half the sampling frequency it is lowered to 0.49 of it, as OpenSim does.
+
+    Returns
+    -------
+    time : (m,) array
+        The same times, or the resampled ones.
+    columns : dict of str -> (m,) array
+        Filtered, in the same order.
+
+    Raises
+    ------
+    ValueError
+        A non-positive cutoff, fewer than 4 rows, or times that do not increase.
+    """
+    t = np.asarray(time, float).reshape(-1)
+    if not (cutoff_frequency > 0) or not np.isfinite(cutoff_frequency):
+        raise ValueError(f"filter_lowpass: the cutoff frequency must be positive (Hz), got {cutoff_frequency!r}")
+    if t.size < 4:
+        raise ValueError(f"filter_lowpass: needs at least 4 rows, got {t.size}")
+    if np.any(np.diff(t) <= 0):
+        raise ValueError("filter_lowpass: times must increase strictly")
+    names = list(columns)
+    data = np.column_stack([np.asarray(columns[k], float).reshape(-1) for k in names]) if names else \
+        np.zeros((t.size, 0))
+    if data.shape[0] != t.size:
+        raise ValueError(f"filter_lowpass: columns have {data.shape[0]} rows, time has {t.size}")
+    dt = _uniform_step(t)
+    if dt is None:  # OpenSim's resampleWithInterval(table, smallest interval): times by repeated addition
+        import warnings
+
+        dt = float(np.diff(t).min())
+        times, tk = [], float(t[0])
+        while tk <= t[-1]:
+            times.append(tk)
+            tk += dt
+        warnings.warn(f"filter_lowpass: the table is not uniformly sampled; resampled with interval {dt!r} s "
+                      f"({len(times)} rows from {t[0]:g} to {times[-1]!r} s), as OpenSim does", UserWarning,
+                      stacklevel=2)
+        new = np.array(times)
+        data = np.column_stack([interpolating_spline(t, data[:, j])(new) for j in range(data.shape[1])]) \
+            if names else np.zeros((new.size, 0))
+        t = new
+    pad = t.size // 2
+    if pad:  # OpenSim's Signal::Pad: reflect about the end samples, keeping value and slope
+        head = 2.0 * data[0] - data[pad:0:-1]
+        tail = 2.0 * data[-1] - data[-2:-2 - pad:-1]
+        data = np.vstack([head, data, tail])
+    out = _lowpass_iir(dt, float(cutoff_frequency), data)[pad:pad + t.size]
+    return t.copy(), {k: out[:, j].copy() for j, k in enumerate(names)}
+
+
+def interpolating_spline(time: ArrayLike, values: ArrayLike, degree: int = 5) -> BSpline:
+    """The natural interpolating spline of odd ``degree`` through the samples: OpenSim's ``GCVSpline`` /
+    ``GCVSplineSet`` with zero error variance (Moco's default way of turning a reference table into functions of
+    time; degree 5 unless the table has fewer than 6 rows, then ``rows − 1`` rounded down to odd).
+
+    ``values`` is ``(n,)`` or ``(n, k)`` (k columns splined at once). Returns a
+    :class:`scipy.interpolate.BSpline` (call it for values, ``.derivative()`` for slopes).
+    """
+    from scipy.interpolate import make_interp_spline
+
+    t = np.asarray(time, float).reshape(-1)
+    y = np.asarray(values, float)
+    if y.shape[0] != t.size:
+        raise ValueError(f"interpolating_spline: {y.shape[0]} rows of values for {t.size} times")
+    degree = min(int(degree), t.size - 1)
+    if degree % 2 == 0:
+        degree -= 1
+    if degree < 1:
+        raise ValueError("interpolating_spline: needs at least 2 samples")
+    m = (degree + 1) // 2  # natural end conditions: derivatives m .. 2m − 2 vanish at both ends
+    ends = [(k, np.zeros(y.shape[1:])) for k in range(m, 2 * m - 1)]
+    return make_interp_spline(t, y, k=degree, bc_type=(ends, ends) if ends else None)

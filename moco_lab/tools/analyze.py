@@ -165,6 +165,7 @@ def analyze(model: Model, trajectory: Trajectory, outputs: Sequence[str] | str |
     if mult_names and all(nm in trajectory.multipliers for nm in mult_names):
         L = _matrix(trajectory.multipliers, mult_names, n, "multipliers")
     P = np.array([params[k] for k in params], float)
+    E = kernel.inputs_at(t)  # time-dependent inputs (applied external loads), at the trajectory's times
 
     blk, rows = kernel.output_block(names)
     lay = kernel.layout
@@ -179,11 +180,11 @@ def analyze(model: Model, trajectory: Trajectory, outputs: Sequence[str] | str |
         if all(c.accel_path in derivs for c in coords):
             A = _matrix(derivs, [c.accel_path for c in coords], n, "derivatives")
         else:
-            A = kernel.evaluate(Q, U, X if X is not None else np.zeros((n, 0)), P, Z=Z, W=W, L=L)["A"]
+            A = kernel.evaluate(Q, U, X if X is not None else np.zeros((n, 0)), P, Z=Z, W=W, L=L, E=E)["A"]
     for block, value, what in (("lam", L, "Lagrange multipliers"), ("w", W, "implicit derivatives")):
         if value is None and needs(block):
             raise KeyError(f"the outputs {names} depend on {what}, which the trajectory does not have")
-    values = kernel.outputs(names, Q, U, X=X, P=P, Z=Z, A=A, W=W, L=L)
+    values = kernel.outputs(names, Q, U, X=X, P=P, Z=Z, A=A, W=W, L=L, E=E)
     columns: dict[str, np.ndarray] = {}
     units: dict[str, str] = {}
     for name in names:

@@ -115,7 +115,7 @@ def add_reserves(model: Model, optimal_force: float, coordinates: list[str] | No
     return Model(model.plant, model.coordinates, [*model.actuators, *reserves], model.forces,
                  dict(model.body_paths), name=model.name, spec=None, muscles=model.muscles,
                  constraints=[copy.copy(c) for c in getattr(model, "constraints", [])],  # rebound to the copy
-                 elements=model.elements)
+                 elements=model.elements, custom_joints=model.custom_joints)
 
 
 @dataclass
@@ -351,9 +351,10 @@ class Inverse(StrictAttributes):
         model, lay = self.model, tr.layout
         Z, X, W = sol["Y"][:, lay.z], sol["X"], sol["A"][:, lay.in_algebraic(lay.w)]
         P = np.zeros(0)
-        R = tr.kernel.evaluate(tr.Qp, tr.Up, X, P, Z=Z, A=tr.Ap, W=W)["R"]  # ID − τ_applied
-        tau_applied = tr.kernel.applied(tr.Qp, tr.Up, Z, X, P)[0]
-        need = R + tau_applied - tr.kernel.passive_forces(tr.Qp, tr.Up, Z, X, P)
+        E = tr.Ein
+        R = tr.kernel.evaluate(tr.Qp, tr.Up, X, P, Z=Z, A=tr.Ap, W=W, E=E)["R"]  # ID − τ_applied
+        tau_applied = tr.kernel.applied(tr.Qp, tr.Up, Z, X, P, E=E)[0]
+        need = R + tau_applied - tr.kernel.passive_forces(tr.Qp, tr.Up, Z, X, P, E=E)
         net = {c.name: need[:, k] for k, c in enumerate(model.coordinates)}
         controls = solution._controls
         reserves, coords = {}, {}

@@ -146,9 +146,11 @@ class ForceElementSystem(LeafSystem):
         u[self._q_index] = v[self._v_index]
         x = self.controls_at(context.get_time())
         z = context.get_continuous_state_vector().CopyToVector() if self._nz else np.zeros(0)
-        tau, zd = self._kernel.applied(q[None, :], u[None, :], z[None, :], x[None, :], self._P)
+        E = self._kernel.inputs_at(np.array([context.get_time()]))
+        tau, zd = self._kernel.applied(q[None, :], u[None, :], z[None, :], x[None, :], self._P, E=E)
         if self._kernel.nl:  # constraint forces −Gᵀλ from the KKT solve (the Moco paper, appendix)
-            _, _, GtL = self._kernel.forward_constrained(q[None, :], u[None, :], x[None, :], self._P, Z=z[None, :])
+            _, _, GtL = self._kernel.forward_constrained(q[None, :], u[None, :], x[None, :], self._P, Z=z[None, :],
+                                                         E=E)
             tau = tau - GtL
         return tau[0], zd[0]
 
@@ -424,7 +426,8 @@ def simulate(
     multipliers = {}
     if constrained:
         kernel = forces._kernel
-        _, L, _ = kernel.forward_constrained(Q, U, X, forces._P, Z=Zs if aux_names else None)
+        _, L, _ = kernel.forward_constrained(Q, U, X, forces._P, Z=Zs if aux_names else None,
+                                             E=kernel.inputs_at(time))
         multipliers = {name: L[:, k] for k, name in enumerate(model.multiplier_names())}
     return Trajectory(time, states=out_states, controls=out_controls, multipliers=multipliers,
                       parameters=dict(trajectory.parameters),

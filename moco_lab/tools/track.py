@@ -13,7 +13,8 @@ a model, trading tracking error against a little control effort::
 
 As in ``MocoTrack::initialize`` (OpenSim Moco 4.6) the study has
 
-* time bounds fixed to the reference's ``[t0, tf]``;
+* time bounds fixed to the reference's ``[t0, tf]``, or to ``initial_time`` /
+  ``final_time`` when given (within the reference);
 * ``N = ceil((tf - t0) / mesh_interval)`` mesh intervals (never a larger
   interval than requested);
 * goal ``"state_tracking"``: a :class:`~moco_lab.goals.StateTrackingGoal`
@@ -26,12 +27,18 @@ As in ``MocoTrack::initialize`` (OpenSim Moco 4.6) the study has
 * IPOPT tolerances ``1e-2`` (``optim_convergence_tolerance`` and
   ``optim_constraint_tolerance``), as ``MocoTrack`` sets them; pass
   ``optim_tolerance=None`` (or edit ``study.solver``) for IPOPT's defaults;
-* the guess from bounds.
+* the guess from bounds, or the tracked states on it (``apply_tracked_states_to_guess``).
 
-Differences from Moco: the reference is interpolated linearly (Moco fits GCV
-splines), missing speeds are not derived from positions
-(Moco's ``track_reference_position_derivatives``, off by default), and tables
-in degrees are rejected rather than converted.
+The reference is processed as Moco's ``TableProcessor`` and ``MocoTrack`` do:
+a table in degrees (``inDegrees=yes``) has its rotational coordinates' values
+and speeds converted to radians; ``lowpass_cutoff_frequency`` filters it as
+``TabOpLowPassFilter`` (:func:`moco_lab.results.tables.filter_lowpass`); with
+``track_reference_position_derivatives`` a coordinate whose value is in the
+table but whose speed is not gets the slope of the value's natural quintic
+spline as its speed reference (OpenSim's ``GCVSplineSet``,
+:func:`moco_lab.results.tables.interpolating_spline`).
+The tracking goal interpolates the reference between samples by the same
+quintic splines.
 """
 from __future__ import annotations
 
@@ -42,8 +49,11 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ..modeling.model import Model
+from ..modeling.units import coordinate_motion
 from ..ocp.goals import ControlGoal, StateTrackingGoal
-from ..results.tables import reference_columns
+from ..results import sto
+from ..results.tables import filter_lowpass, interpolating_spline, reference_columns
+from ..results.trajectory import Trajectory
 from ..util.names import StrictAttributes, did_you_mean
 from .study import Study
 
@@ -70,7 +80,8 @@ class Track(StrictAttributes):
         Moco's ``exportToStatesTable``). A path is read as an OpenSim ``.sto``
         table (:func:`moco_lab.sto.read_table`); if the file is a Moco
         trajectory (its header has Moco's ``num_states``, ... counts), only its
-        states are used.
+        states are used. A file in degrees (``inDegrees=yes``) is converted to
+        radians for the model's rotational coordinates (values and speeds).
         ``(time, {state name: values})`` is used as is.
     states_global_tracking_weight : float, default 1.0
         Weight of the ``"state_tracking"`` goal.
@@ -90,6 +101,22 @@ class Track(StrictAttributes):
     allow_unused_references : bool, default False
         Ignore reference columns that are not states of the model (otherwise
         they raise ``KeyError``).
+    track_reference_position_derivatives : bool, default False
+        Track each coordinate's speed against the slope of its value in the
+        reference when the reference has the value but not the speed (Moco's
+        property of the same name).
+    lowpass_cutoff_frequency : float, Hz, optional
+        Low-pass filter the reference first, as Moco's
+        ``TableProcessor(...) | TabOpLowPassFilter(cutoff)``.
+    initial_time, final_time : float, s, optional
+        Track only this part of the reference (Moco's ``set_initial_time`` /
+        ``set_final_time``); default: all of it.
+    apply_tracked_states_to_guess : bool, default False
+        Start from the reference: the guess holds the tracked states (after
+        filtering and derived speeds) at as many evenly spaced times in
+        ``[initial_time, final_time]`` as the reference has rows, interpolated
+        linearly (Moco's property of the same name); other variables keep the
+        guess from bounds.
     scheme : {"hermite-simpson", "trapezoidal"}
     mode : {"explicit", "implicit"}
         Moco's ``MocoTrack`` always uses explicit mode.
@@ -121,7 +148,9 @@ class Track(StrictAttributes):
                  control_effort_weight: float = 0.001, control_effort_exponent: float = 2,
                  mesh_interval: float = 0.020, allow_unused_references: bool = False,
                  scheme: str = "hermite-simpson", mode: str = "explicit",
-                 optim_tolerance: float | None = 1e-2):
+                 optim_tolerance: float | None = 1e-2, track_reference_position_derivatives: bool = False,
+                 lowpass_cutoff_frequency: float | None = None, initial_time: float | None = None,
+                 final_time: float | None = None, apply_tracked_states_to_guess: bool = False):
         from pydrake.multibody.plant import MultibodyPlant
 
         if isinstance(model, MultibodyPlant):
@@ -129,7 +158,7 @@ class Track(StrictAttributes):
         if not isinstance(model, Model):
             raise TypeError(f"Track expects a moco_lab Model, got {type(model).__name__}")
         self.model = model
-        time, columns, self._source = reference_columns(states_reference, "states_reference")
+        time, columns, self._source = _states_table(states_reference, model)
         time = np.asarray(time, float)
         if time.ndim != 1 or time.size < 2:
             raise ValueError(f"States reference ({self._source}) needs at least 2 time samples; "
@@ -142,8 +171,26 @@ class Track(StrictAttributes):
             if values.shape != time.shape:
                 raise ValueError(f"States reference ({self._source}): column {name!r} has {values.size} values, "
                                  f"time has {time.size}.")
+        if lowpass_cutoff_frequency is not None:
+            time, columns = filter_lowpass(time, columns, float(lowpass_cutoff_frequency))
+        self.lowpass_cutoff_frequency = lowpass_cutoff_frequency
+        self.track_reference_position_derivatives = bool(track_reference_position_derivatives)
+        if self.track_reference_position_derivatives:
+            for c in model.coordinates:
+                if c.value_path in columns and c.speed_path not in columns:
+                    columns[c.speed_path] = interpolating_spline(time, columns[c.value_path]).derivative()(time)
         self.reference_time = time
         self.reference = columns
+        for label, value, inside in (("initial_time", initial_time, lambda v: v >= time[0]),
+                                     ("final_time", final_time, lambda v: v <= time[-1])):
+            if value is not None and not (math.isfinite(float(value)) and inside(float(value))):
+                raise ValueError(f"{label} {value!r} is outside the states reference ({self._source}), which "
+                                 f"covers [{time[0]:g}, {time[-1]:g}] s")
+        t0 = float(time[0]) if initial_time is None else float(initial_time)
+        tf = float(time[-1]) if final_time is None else float(final_time)
+        if not tf > t0:
+            raise ValueError(f"final_time {tf:g} must be after initial_time {t0:g}")
+        self._time_range = (t0, tf)
         self.states_global_tracking_weight = float(states_global_tracking_weight)
         self.states_weights = dict(states_weights or {})
         if state_pattern is not None:
@@ -167,6 +214,7 @@ class Track(StrictAttributes):
         self.scheme = scheme
         self.mode = mode
         self.optim_tolerance = optim_tolerance
+        self.apply_tracked_states_to_guess = bool(apply_tracked_states_to_guess)
         self._check_names()
         self._seal_attributes()
 
@@ -193,13 +241,13 @@ class Track(StrictAttributes):
     # ---------------------------------------------------------- properties
     @property
     def initial_time(self) -> float:
-        """First time of the reference (the study's fixed initial time)."""
-        return float(self.reference_time[0])
+        """The study's fixed initial time (``initial_time``, or the reference's first time)."""
+        return self._time_range[0]
 
     @property
     def final_time(self) -> float:
-        """Last time of the reference (the study's fixed final time)."""
-        return float(self.reference_time[-1])
+        """The study's fixed final time (``final_time``, or the reference's last time)."""
+        return self._time_range[1]
 
     @property
     def num_mesh_intervals(self) -> int:
@@ -238,9 +286,19 @@ class Track(StrictAttributes):
         if self.optim_tolerance is not None:
             s.optim_convergence_tolerance = float(self.optim_tolerance)
             s.optim_constraint_tolerance = float(self.optim_tolerance)
+        if self.apply_tracked_states_to_guess:
+            s.guess = self.tracked_states_guess()
         s.validate()
         p.validate()
         return study
+
+    def tracked_states_guess(self) -> Trajectory:
+        """The tracked states as a guess (``apply_tracked_states_to_guess``): the reference's states at
+        ``len(reference_time)`` evenly spaced times over the study's time range, interpolated linearly."""
+        names = set(self.model.state_names())
+        t = np.linspace(self.initial_time, self.final_time, self.reference_time.size)
+        return Trajectory(t, states={k: np.interp(t, self.reference_time, v) for k, v in self.reference.items()
+                                     if k in names})
 
     def solve(self, progress: Callable[[Progress], None] | None = None) -> Solution:
         """``self.initialize().solve(progress)``: build the study and solve it.
@@ -256,3 +314,18 @@ class Track(StrictAttributes):
                 f"{self.final_time:g}], mesh_interval={self.mesh_interval:g} (N={self.num_mesh_intervals}), "
                 f"tracking weight {self.states_global_tracking_weight:g}, effort weight "
                 f"{self.control_effort_weight:g} (exponent {self.control_effort_exponent:g})>")
+
+
+def _states_table(reference: ReferenceLike, model: Model) -> tuple[np.ndarray, dict[str, np.ndarray], str]:
+    """``(time, columns, source)`` of a states reference; a file in degrees converted to radians as OpenSim's
+    ``TableProcessor::processAndConvertToRadians`` does (values and speeds of rotational coordinates)."""
+    import os
+
+    if isinstance(reference, (str, os.PathLike)):
+        time, columns, metadata = sto.read_table(reference)
+        if str(metadata.get("inDegrees", "no")).strip().lower() in ("yes", "true", "1"):
+            rotational = {p for c in model.coordinates if coordinate_motion(model, c) == "rotational"
+                          for p in (c.value_path, c.speed_path)}
+            columns = {k: np.radians(v) if k in rotational else v for k, v in columns.items()}
+            return time, columns, f"file {os.fspath(reference)!r} (in degrees, converted)"
+    return reference_columns(reference, "states_reference")
