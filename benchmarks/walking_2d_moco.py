@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from moco_lab.util.data import opensim_file
@@ -63,8 +64,12 @@ def _symmetry(osim, problem, model) -> None:
                 goal.addStatePair(osim.MocoPeriodicityGoalPair(n, n))
     goal.addStatePair(osim.MocoPeriodicityGoalPair("/jointset/groundPelvis/pelvis_tx/speed"))
     goal.addControlPair(osim.MocoPeriodicityGoalPair("/lumbarAct"))
-    for i in range(model.getMuscles().getSize()):
-        m = model.getMuscles().get(i)
+    # every Muscle component, as getComponentList<Muscle>() (the model's muscles are in <components>, so
+    # model.getMuscles(), which lists the ForceSet's, has none)
+    for component in model.getComponentsList():
+        m = osim.Muscle.safeDownCast(component)
+        if m is None:
+            continue
         a = m.getStateVariableNames().get(0)
         if m.getName().endswith("_r"):
             goal.addStatePair(osim.MocoPeriodicityGoalPair(a, re.sub("_r", "_l", a)))
@@ -94,90 +99,104 @@ def _result(solution, wall: float, sto: Path) -> dict:
             "goals": {name: solution.getObjectiveTerm(name) for name in solution.getObjectiveTermNames()}}
 
 
-def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50) -> dict:
-    """Moco's 2-D walking tracking problem (see the module docstring); writes the solution to ``sto``."""
-    import opensim as osim
-
-    osim.Logger.setLevelString("error")
-    data = {name: str(opensim_file(name)) for name in ("2D_gait.osim", "referenceCoordinates.sto",
-                                                       "referenceGRF.xml", "referenceGRF.sto")}
+@contextmanager
+def _data_folder():
+    """A temporary working folder holding the example's files (MocoTrack writes to the working folder; the contact
+    tracking goal reads ``referenceGRF.xml``, and the ``.xml`` its data file, relative to it when the solve starts)."""
     with tempfile.TemporaryDirectory() as tmp:
+        for name in ("2D_gait.osim", "referenceCoordinates.sto", "referenceGRF.xml", "referenceGRF.sto"):
+            (Path(tmp) / name).write_bytes(opensim_file(name).read_bytes())
         cwd = os.getcwd()
         os.chdir(tmp)
         try:
-            for name, path in data.items():  # the .xml names its data file relative to itself
-                Path(name).write_bytes(Path(path).read_bytes())
-            t = time.perf_counter()
-            tracker = osim.MocoTrack()
-            tracker.setName("gaitTracking")
-            processor = osim.ModelProcessor("2D_gait.osim")
-            tracker.setModel(processor)
-            table = osim.TableProcessor("referenceCoordinates.sto")
-            table.append(osim.TabOpLowPassFilter(6))
-            tracker.setStatesReference(table)
-            tracker.set_states_global_tracking_weight(1)
-            tracker.set_allow_unused_references(True)
-            tracker.set_track_reference_position_derivatives(True)
-            tracker.set_apply_tracked_states_to_guess(True)
-            tracker.set_initial_time(0.0)
-            tracker.set_final_time(FINAL_TIME)
-            study = tracker.initialize()
-            problem = study.updProblem()
-            model = processor.process()
-            model.initSystem()
-            _symmetry(osim, problem, model)
-            effort = osim.MocoControlGoal.safeDownCast(problem.updGoal("control_effort"))
-            effort.setWeight(10)
-            contact = osim.MocoContactTrackingGoal("contact", 1)
-            contact.setExternalLoadsFile("referenceGRF.xml")
-            right, left = osim.StdVectorString(), osim.StdVectorString()
-            for n in ("contactHeel_r", "contactFront_r"):
-                right.append(n)
-            for n in ("contactHeel_l", "contactFront_l"):
-                left.append(n)
-            contact.addContactGroup(right, "Right_GRF")
-            contact.addContactGroup(left, "Left_GRF")
-            contact.setProjection("plane")
-            contact.setProjectionVector(osim.Vec3(0, 0, 1))
-            problem.addGoal(contact)
-            _bounds(problem)
-            _solver(study, tol, num_mesh_intervals)
-            solution = study.solve()
-            wall = time.perf_counter() - t
+            yield
         finally:
             os.chdir(cwd)
+
+
+def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, guess: Path | None = None,
+          max_iterations: int = 1000) -> dict:
+    """Moco's 2-D walking tracking problem (see the module docstring); writes the solution to ``sto``.
+
+    ``guess`` replaces the example's guess; with ``max_iterations=0`` Moco only evaluates the guess in its problem.
+    """
+    import opensim as osim
+
+    osim.Logger.setLevelString("error")
+    with _data_folder():
+        t = time.perf_counter()
+        tracker = osim.MocoTrack()
+        tracker.setName("gaitTracking")
+        processor = osim.ModelProcessor("2D_gait.osim")
+        tracker.setModel(processor)
+        table = osim.TableProcessor("referenceCoordinates.sto")
+        table.append(osim.TabOpLowPassFilter(6))
+        tracker.setStatesReference(table)
+        tracker.set_states_global_tracking_weight(1)
+        tracker.set_allow_unused_references(True)
+        tracker.set_track_reference_position_derivatives(True)
+        tracker.set_apply_tracked_states_to_guess(True)
+        tracker.set_initial_time(0.0)
+        tracker.set_final_time(FINAL_TIME)
+        study = tracker.initialize()
+        problem = study.updProblem()
+        model = processor.process()
+        model.initSystem()
+        _symmetry(osim, problem, model)
+        effort = osim.MocoControlGoal.safeDownCast(problem.updGoal("control_effort"))
+        effort.setWeight(10)
+        contact = osim.MocoContactTrackingGoal("contact", 1)
+        contact.setExternalLoadsFile("referenceGRF.xml")
+        right, left = osim.StdVectorString(), osim.StdVectorString()
+        for n in ("contactHeel_r", "contactFront_r"):
+            right.append(n)
+        for n in ("contactHeel_l", "contactFront_l"):
+            left.append(n)
+        contact.addContactGroup(right, "Right_GRF")
+        contact.addContactGroup(left, "Left_GRF")
+        contact.setProjection("plane")
+        contact.setProjectionVector(osim.Vec3(0, 0, 1))
+        problem.addGoal(contact)
+        _bounds(problem)
+        solver = _solver(study, tol, num_mesh_intervals, max_iterations)
+        if guess is not None:
+            solver.setGuess(osim.MocoTrajectory(str(guess)))
+        solution = study.solve()
+        wall = time.perf_counter() - t
     return _result(solution, wall, sto)
 
 
 def predict(guess_sto: Path, sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, speed: float = 1.2,
-            exponent: int = 3) -> dict:
-    """Moco's 2-D walking prediction from the guess in ``guess_sto``; writes the solution to ``sto``."""
+            exponent: int = 3, max_iterations: int = 1000) -> dict:
+    """Moco's 2-D walking prediction from the guess in ``guess_sto``; writes the solution to ``sto``
+    (``max_iterations=0``: only evaluate the guess in Moco's problem)."""
     import opensim as osim
 
     osim.Logger.setLevelString("error")
-    t = time.perf_counter()
-    study = osim.MocoStudy()
-    study.setName("gaitPrediction")
-    problem = study.updProblem()
-    processor = osim.ModelProcessor(str(opensim_file("2D_gait.osim")))
-    problem.setModelProcessor(processor)
-    model = processor.process()
-    model.initSystem()
-    _symmetry(osim, problem, model)
-    speed_goal = osim.MocoAverageSpeedGoal("speed")
-    problem.addGoal(speed_goal)
-    speed_goal.set_desired_average_speed(speed)
-    effort = osim.MocoControlGoal("effort", 10)
-    problem.addGoal(effort)
-    effort.setExponent(exponent)
-    effort.setDivideByDisplacement(True)
-    problem.setTimeBounds(0, [0.4, 0.6])
-    _bounds(problem)
-    solver = study.initCasADiSolver()
-    _solver(study, tol, num_mesh_intervals)
-    solver.setGuess(osim.MocoTrajectory(str(guess_sto)))
-    solution = study.solve()
-    wall = time.perf_counter() - t
+    with _data_folder():
+        t = time.perf_counter()
+        study = osim.MocoStudy()
+        study.setName("gaitPrediction")
+        problem = study.updProblem()
+        processor = osim.ModelProcessor("2D_gait.osim")
+        problem.setModelProcessor(processor)
+        model = processor.process()
+        model.initSystem()
+        _symmetry(osim, problem, model)
+        speed_goal = osim.MocoAverageSpeedGoal("speed")
+        problem.addGoal(speed_goal)
+        speed_goal.set_desired_average_speed(speed)
+        effort = osim.MocoControlGoal("effort", 10)
+        problem.addGoal(effort)
+        effort.setExponent(exponent)
+        effort.setDivideByDisplacement(True)
+        problem.setTimeBounds(0, [0.4, 0.6])
+        _bounds(problem)
+        study.initCasADiSolver()
+        solver = _solver(study, tol, num_mesh_intervals, max_iterations)
+        solver.setGuess(osim.MocoTrajectory(str(guess_sto)))
+        solution = study.solve()
+        wall = time.perf_counter() - t
     return _result(solution, wall, sto)
 
 

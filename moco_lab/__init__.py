@@ -62,7 +62,8 @@ from .ocp.goals import (
     UserGoal,
 )
 from .ocp.problem import Parameter, PathConstraint, Problem
-from .results.trajectory import Solution, Trajectory
+from .results.periodic import create_periodic_trajectory
+from .results.trajectory import Solution, Trajectory, read_trajectory
 from .solve.optimizer import Progress
 from .solve.settings import SolverSettings
 from .tools.analyze import analyze
@@ -89,5 +90,5 @@ __all__ = [
     "InitialActivationGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
     "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
     "PointToPointSpringDamper", "PassiveJointMoment", "read_osim", "OsimFormatError", "sweep", "grid", "SweepResult",
-    "load_sweep",
+    "load_sweep", "create_periodic_trajectory", "read_trajectory",
 ]

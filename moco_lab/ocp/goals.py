@@ -595,14 +595,15 @@ class PeriodicityGoal(Goal):
         for a, b, _ in self.pairs:
             for k in (a, b):
                 _check(names, k, f"PeriodicityGoal {self.name!r}", "state or control")
-        pairs, w, mode = list(self.pairs), self.weight, self.mode
+        pairs, w, mode, name = list(self.pairs), self.weight, self.mode, self.name
 
         def native(terms):
             for a, b, neg in pairs:
                 s = -1.0 if neg else 1.0
                 v = [terms.endpoint_variable(b, -1), terms.endpoint_variable(a, 0)]
                 if mode == "endpoint_constraint":
-                    terms.prog.AddLinearEqualityConstraint(np.array([[1.0, -s]]), [0.0], v)
+                    terms.prog.AddLinearEqualityConstraint(np.array([[1.0, -s]]), [0.0], v).evaluator() \
+                        .set_description(f"{name} {b}(tf) = {'-' if neg else ''}{a}(t0)")
                 else:
                     Qm = 2 * w * np.array([[1.0, -s], [-s, 1.0]])
                     terms.prog.AddQuadraticCost(Qm, np.zeros(2), v, is_convex=True)

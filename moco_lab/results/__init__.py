@@ -1,6 +1,7 @@
 """Results: trajectories, solutions and OpenSim ``.sto`` files (pure data, no pydrake)."""
 from . import sto
+from .periodic import create_periodic_trajectory
 from .tables import reference_columns
 from .trajectory import Quantity, Solution, Trajectory, read_trajectory
 
-__all__ = ["Quantity", "Solution", "Trajectory", "read_trajectory", "reference_columns", "sto"]
+__all__ = ["create_periodic_trajectory", "Quantity", "Solution", "Trajectory", "read_trajectory", "reference_columns", "sto"]

@@ -1,6 +1,7 @@
 """Solve a transcription and package the named :class:`~moco_lab.results.Solution`."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -12,7 +13,7 @@ from .guess import guess_from_bounds, guess_from_trajectory, set_guess
 from .optimizer import IPOPT_STATUS_EXPLANATIONS, OptimizerRun, Progress, run_optimizer
 from .settings import SolverSettings
 
-__all__ = ["solve_transcription", "package_solution", "trajectory_from_solution"]
+__all__ = ["solve_transcription", "package_solution", "trajectory_from_solution", "Evaluation", "evaluate_trajectory"]
 
 
 def solve_transcription(tr: Transcription, settings: SolverSettings,
@@ -32,6 +33,54 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
                         f"time grid collapsed (the optimizer reported {reported}); raise the lower bound of the "
                         "final time (set_time_bounds) or give a guess with a longer motion")
     return package_solution(run, settings, trajectory_from_solution(tr, sol), goal_values)
+
+
+@dataclass
+class Evaluation:
+    """A trajectory evaluated in a problem (:func:`evaluate_trajectory`, ``Study.evaluate``).
+
+    Attributes
+    ----------
+    objective : float
+        The sum of the weighted goal values.
+    goal_values : dict of str -> float
+        Each goal's weighted value (0 for goals enforced as constraints).
+    constraint_violation : float
+        The largest violation of any constraint or bound of the program (defects, goals enforced as constraints,
+        path constraints, variable bounds).
+    worst_constraint : str
+        The description of the constraint violated most ("bounds" for a variable bound).
+    """
+
+    objective: float
+    goal_values: dict
+    constraint_violation: float
+    worst_constraint: str
+
+
+def evaluate_trajectory(tr: Transcription, trajectory: Trajectory) -> Evaluation:
+    """The objective, goal values and constraint violations of ``trajectory`` in ``tr``'s problem, without solving.
+
+    The trajectory is put on the program's grid as a guess is (interpolated in normalized time; exact when it is a
+    solution on the same grid), and every binding is evaluated there — what a solver's iterate would be judged by,
+    with no optimizer moving it (IPOPT, even with no iteration, first pushes the point inside its bounds).
+    """
+    g = guess_from_trajectory(tr, trajectory)
+    set_guess(tr, g)
+    x = tr.prog.GetInitialGuess(tr.prog.decision_variables())
+    values = tr.goal_values(tr.unpack(x))
+    worst, name = 0.0, ""
+    for b in tr.prog.GetAllConstraints():
+        val = np.atleast_1d(tr.prog.EvalBinding(b, x))
+        lo, hi = b.evaluator().lower_bound(), b.evaluator().upper_bound()
+        with np.errstate(invalid="ignore"):  # inf - inf at unbounded sides
+            gaps = np.nan_to_num(np.concatenate([lo - val, val - hi]), nan=np.inf, neginf=0.0)
+        gap = float(np.max(gaps, initial=0.0))
+        if gap > worst:
+            worst = gap
+            name = "bounds" if b in tr.prog.bounding_box_constraints() else (b.evaluator().get_description()
+                                                                              or type(b.evaluator()).__name__)
+    return Evaluation(float(sum(values.values())), values, worst, name)
 
 
 def package_solution(run: OptimizerRun, settings: SolverSettings, traj: Trajectory,

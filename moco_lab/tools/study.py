@@ -12,7 +12,7 @@ from ..ocp.problem import Problem
 from ..results.trajectory import Solution
 from ..solve.optimizer import Progress
 from ..solve.settings import SolverSettings
-from ..solve.solution import solve_transcription
+from ..solve.solution import Evaluation, evaluate_trajectory, solve_transcription
 from ..util.version import __version__
 from .analyze import OutputTable, analyze
 
@@ -101,6 +101,12 @@ class Study:
     def solve(self, progress: Callable[[Progress], None] | None = None) -> Solution:
         """Transcribe and solve; ``progress`` is called once per optimizer iteration."""
         return solve_transcription(self.transcribe(), self.solver, progress)
+
+    def evaluate(self, trajectory: Trajectory) -> Evaluation:
+        """``trajectory`` judged by this study's problem without solving: objective, each goal's value and the
+        largest constraint violation (:func:`~moco_lab.solve.solution.evaluate_trajectory`). Use it to score a
+        solution from another tool, an earlier study, or a guess."""
+        return evaluate_trajectory(self.transcribe(), trajectory)
 
     def analyze(self, trajectory: Trajectory, outputs: Sequence[str] | str | None = None) -> "OutputTable":
         """Model outputs along ``trajectory`` (Moco's ``MocoStudy::analyze``); see :func:`~moco_lab.tools.analyze.analyze`.

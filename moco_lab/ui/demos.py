@@ -55,7 +55,7 @@ from ..viz.problems import (
     squat_activation_figure,
     suspended_mass_path_figure,
 )
-from . import gait2d_walking
+from . import gait2d_walking, walking_2d
 
 if TYPE_CHECKING:
     from ..results.trajectory import Solution
@@ -677,5 +677,35 @@ register_demo_problem(DemoProblem(
     settings_defaults={"mode": "implicit", "scheme": "trapezoidal", "tolerance": 1e-3},
     plotted=gait2d_walking.gait2d_walking_plotted,
     after_solve=gait2d_walking.keep_for_warm_start,
+    plotted_title="Activations of the right leg's muscles",
+))
+
+register_demo_problem(DemoProblem(
+    key="walking_2d",
+    title="Predicting walking with Moco's 2-D walker",
+    description=("The planar walker of Moco's 2-D walking example (<code>2D_gait.osim</code>: 10 degrees of freedom, "
+                 "18 DeGrooteFregly2016 muscles, two contact spheres per foot) walks half a gait cycle that repeats "
+                 "with the legs swapped, at the average <b>speed</b> you set, minimizing muscle effort "
+                 "∫ Σ |u|<sup>p</sup> dt per distance walked (weight and exponent p under Goals; Moco's example: 10 "
+                 "and 3). Weaken or strengthen one <b>muscle</b> group (both legs, % of normal) and press Solve: each "
+                 "solve starts from the previous solution (warm start), the first from a prediction shipped with "
+                 "moco_lab. The full cycle is animated; angles and ground reaction forces are drawn against the "
+                 "example's tracking data, the previous solution dashed."),
+    build=walking_2d.build_walking_2d,
+    options=(Option("speed", "speed (m/s)", 1.2, tooltip="average forward speed of the centre of mass (0.5 to 2); "
+                                                          "Moco's example: 1.2 m/s"),
+             Option("muscle", "muscle", "soleus", walking_2d.MUSCLE_GROUPS,
+                    "the muscle group (both legs) whose strength the next field sets"),
+             Option("strength", "strength (%)", 100.0,
+                    tooltip="maximum isometric force of the chosen muscle group, both legs, in % of the model's "
+                            "(0 to 300)"),
+             Option("warm_start", "warm start", "yes", ("yes", "no"),
+                    "yes: start from the last solution; no: from the shipped prediction at 1.2 m/s")),
+    mesh_full=50, mesh_fast=15,
+    extra_figures=walking_2d.walking_2d_figures,
+    extra_numbers=walking_2d.walking_2d_numbers,
+    settings_defaults={"mode": "explicit", "scheme": "hermite-simpson", "tolerance": 1e-4},
+    plotted=walking_2d.walking_2d_plotted,
+    after_solve=walking_2d.keep_for_warm_start,
     plotted_title="Activations of the right leg's muscles",
 ))

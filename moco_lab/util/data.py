@@ -7,7 +7,7 @@ from pathlib import Path
 from .names import did_you_mean
 
 __all__ = ["OPENSIM_DIR", "GAIT2D_DIR", "GAIT2D_PARAMETERS", "WINTER_GAIT", "GAIT2D_PREDICTED_WALK",
-           "GAIT2D_TRACKED_WALK", "opensim_file",
+           "GAIT2D_TRACKED_WALK", "WALKING_2D_DIR", "WALKING_2D_PREDICTED", "opensim_file",
            "opensim_files"]
 
 #: Where the shipped OpenSim model and data files are.
@@ -24,6 +24,11 @@ GAIT2D_PREDICTED_WALK = {n: GAIT2D_DIR / f"predicted_walk_N{n}.sto" for n in (25
 #: gait2d tracking Winter's normal gait (N = 50, same script): the synthetic subject's motion
 #: (:mod:`moco_lab.examples.synthetic`).
 GAIT2D_TRACKED_WALK = GAIT2D_DIR / "tracked_walk_N50.sto"
+#: Solutions of Moco's 2-D walking made by moco_lab (``benchmarks/walking_2d_warm_starts.py``; provenance in
+#: ``predicted_walk.md`` there): the dashboard's warm starts.
+WALKING_2D_DIR = Path(__file__).resolve().parents[1] / "data" / "walking_2d"
+#: The minimum-effort predictions at 1.2 m/s by mesh intervals.
+WALKING_2D_PREDICTED = {n: WALKING_2D_DIR / f"predicted_walk_N{n}.sto" for n in (15, 50)}
 
 
 def opensim_files() -> list[str]:

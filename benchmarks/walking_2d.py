@@ -1,0 +1,179 @@
+"""Moco's 2-D walking (``example2DWalking``): moco_lab and OpenSim Moco 4.6, same files, same settings, one run.
+
+Both tools solve the tracking problem and then the prediction of :mod:`moco_lab.examples.walking_2d` — on Moco's
+side the C++ example line for line (:mod:`benchmarks.walking_2d_moco`): ``2D_gait.osim``, the states reference
+``referenceCoordinates.sto`` through ``TabOpLowPassFilter(6)``, contact tracking of ``referenceGRF.xml``, the
+symmetry goal, 50 Hermite–Simpson intervals, explicit dynamics, tolerances 1e-4, at most 1000 iterations; the
+prediction (1.2 m/s, effort ∫|u|³ per distance, tf in [0.4, 0.6]) from each tool's own tracking solution.
+
+What is timed (wall clock): the whole ``solve()`` of a freshly built study. moco_lab *cold*: the compiled-dynamics
+cache emptied (memory and disk, a temporary ``MOCO_LAB_CACHE``), so it derives and compiles the equations; *warm*:
+the same solve again with the cache filled. Moco builds its CasADi functions on every solve.
+
+Each tool's solutions are also evaluated in the other tool's problem (no iteration: the solution is the guess and
+the iteration limit 0), which tells whether a difference in the objective is two stopping points of one problem or
+two different problems.
+
+Writes ``benchmarks/walking_2d.md`` (the tables) and ``benchmarks/reference/walking_2d_moco.json`` plus Moco's
+solutions (``walking_2d_moco_tracking.sto``, ``walking_2d_moco_prediction.sto``): the stored reference the tests
+compare with, with its provenance (versions, settings, date).
+
+Usage::
+
+    .venv/bin/python -m benchmarks.walking_2d               # ~45 min (Moco dominates)
+    .venv/bin/python -m benchmarks.walking_2d --skip-moco   # moco_lab only, against the stored Moco reference
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+os.environ["MOCO_LAB_CACHE"] = tempfile.mkdtemp(prefix="moco_lab_walking_2d_")  # never the user's cache
+
+import moco_lab as ml
+from moco_lab.engine.kernel import clear_kernel_cache
+from moco_lab.results.trajectory import read_trajectory
+
+HERE = Path(__file__).resolve().parent
+REFERENCE = HERE / "reference"
+SETTINGS = {"num_mesh_intervals": 50, "transcription_scheme": "hermite-simpson", "multibody_dynamics_mode": "explicit",
+            "optim_convergence_tolerance": 1e-4, "optim_constraint_tolerance": 1e-4, "optim_max_iterations": 1000,
+            "tracking": {"final_time": 0.470089, "states_tracking_weight": 1, "control_effort_weight": 10,
+                         "contact_tracking_weight": 1, "lowpass_cutoff_frequency": 6},
+            "prediction": {"speed": 1.2, "effort_weight": 10, "effort_exponent": 3, "divide_by_displacement": True,
+                           "final_time_bounds": [0.4, 0.6], "guess": "the same tool's tracking solution"}}
+
+
+def summary(solution, wall: float) -> dict:
+    solution.unseal()
+    return {"success": solution.success, "status": solution.status, "objective": solution.objective,
+            "iterations": solution.nit, "solver_duration": solution.solve_time, "wall": wall,
+            "final_time": solution.final_time, "goals": dict(solution.goal_values)}
+
+
+def moco_lab_solve(kind: str, cold: bool, guess=None) -> tuple[dict, object]:
+    if cold:
+        clear_kernel_cache(disk=True)
+    t = time.perf_counter()
+    study = ml.examples.walking_2d_study(kind) if kind == "tracking" else \
+        ml.examples.walking_2d_study(kind, guess=guess)
+    solution = study.solve()
+    wall = time.perf_counter() - t
+    return summary(solution, wall), solution
+
+
+def evaluate_in_moco_lab(kind: str, trajectory) -> dict:
+    """moco_lab's goal values at ``trajectory`` (no iteration) and its largest constraint violation there."""
+    study = ml.examples.walking_2d_study(kind)
+    study.solver.guess = trajectory
+    study.solver.optim_max_iterations = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # IPOPT's "maximum iterations" (0 asked for)
+        at = study.solve()
+    at.unseal()
+    return {"objective": at.objective, "goals": dict(at.goal_values), "constraint_violation": at.constraint_violation}
+
+
+def environment() -> dict:
+    import opensim
+
+    from benchmarks.compare_moco import environment as base
+
+    env = base()
+    env["opensim"] = opensim.__version__
+    env["machine"] = f"{platform.machine()}, {os.cpu_count()} cores"
+    return env
+
+
+def main() -> None:
+    from benchmarks import walking_2d_moco as moco
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--skip-moco", action="store_true", help="reuse the stored Moco reference")
+    args = parser.parse_args()
+    REFERENCE.mkdir(exist_ok=True)
+    ref_file = REFERENCE / "walking_2d_moco.json"
+    stored = json.loads(ref_file.read_text()) if ref_file.exists() else {}
+    sto = {k: REFERENCE / f"walking_2d_moco_{k}.sto" for k in ("tracking", "prediction")}
+    rows: dict = {"tracking": {}, "prediction": {}}
+    ours: dict = {}
+
+    print("[tracking] moco_lab cold ...", flush=True)
+    rows["tracking"]["moco_lab_cold"], _ = moco_lab_solve("tracking", cold=True)
+    print("[tracking] moco_lab warm ...", flush=True)
+    rows["tracking"]["moco_lab_warm"], ours["tracking"] = moco_lab_solve("tracking", cold=False)
+    print("[prediction] moco_lab cold ...", flush=True)
+    rows["prediction"]["moco_lab_cold"], _ = moco_lab_solve("prediction", cold=True, guess=ours["tracking"])
+    print("[prediction] moco_lab warm ...", flush=True)
+    rows["prediction"]["moco_lab_warm"], ours["prediction"] = moco_lab_solve("prediction", cold=False,
+                                                                             guess=ours["tracking"])
+    if args.skip_moco:
+        for kind in rows:
+            rows[kind]["moco"] = stored["results"][kind]
+    else:
+        print("[tracking] Moco ...", flush=True)
+        rows["tracking"]["moco"] = moco.track(sto["tracking"])
+        print("[prediction] Moco ...", flush=True)
+        rows["prediction"]["moco"] = moco.predict(sto["tracking"], sto["prediction"])
+    print(json.dumps(rows, indent=1, default=float), flush=True)
+
+    # each tool's solution in the other tool's problem
+    cross: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("tracking", "prediction"):
+            ours_sto = Path(tmp) / f"ours_{kind}.sto"
+            ours[kind].write_sto(ours_sto)
+            cross[kind] = {"moco_in_moco_lab": evaluate_in_moco_lab(kind, read_trajectory(sto[kind]))}
+            if kind == "tracking":
+                theirs = moco.track(Path(tmp) / "eval.sto", guess=ours_sto, max_iterations=0)
+            else:
+                theirs = moco.predict(ours_sto, Path(tmp) / "eval.sto", max_iterations=0)
+            cross[kind]["moco_lab_in_moco"] = {"objective": theirs["objective"], "goals": theirs["goals"]}
+    print(json.dumps(cross, indent=1, default=float), flush=True)
+
+    env = environment()
+    if not args.skip_moco:
+        ref_file.write_text(json.dumps({
+            "what": "OpenSim Moco 4.6 on its example2DWalking (the C++ example's settings; "
+                    "benchmarks/walking_2d.py, benchmarks/walking_2d_moco.py)",
+            "environment": env, "settings": SETTINGS,
+            "results": {kind: rows[kind]["moco"] for kind in rows}}, indent=1, default=float))
+    write_table(rows, cross, env, args.skip_moco)
+
+
+def write_table(rows: dict, cross: dict, env: dict, skipped: bool) -> None:
+    lines = ["# Moco's 2-D walking (example2DWalking): moco_lab and OpenSim Moco 4.6, one run", "",
+             f"{env['date']}; {env['machine']}; moco_lab {env['moco_lab']}, Drake {env['drake']}, "
+             f"OpenSim {env['opensim']}. Produced by `benchmarks/walking_2d.py` (settings in its docstring)"
+             + (" with `--skip-moco`: Moco's rows are the stored reference, not this run." if skipped else "."), "",
+             "| problem | tool | objective | goals | final time (s) | iterations | solve (s) | per iteration (ms) "
+             "| Moco ÷ moco_lab |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for kind, r in rows.items():
+        moco_wall = r["moco"]["wall"]
+        for tool in ("moco_lab_cold", "moco_lab_warm", "moco"):
+            x = r[tool]
+            goals = ", ".join(f"{k} {v:.5f}" for k, v in x["goals"].items() if v != 0)
+            ratio = f"{moco_wall / x['wall']:.1f}×" if tool != "moco" else ""
+            lines.append(f"| {kind} | {tool.replace('_', ' ')} | {x['objective']:.6f} | {goals} | "
+                         f"{x['final_time']:.4f} | {x['iterations']} | {x['wall']:.1f} | "
+                         f"{1000 * x['wall'] / max(1, x['iterations']):.0f} | {ratio} |")
+    lines += ["", "Each solution in the other tool's problem (no iteration):", "",
+              "| problem | solution | in moco_lab's problem | in Moco's problem |", "|---|---|---|---|"]
+    for kind, c in cross.items():
+        ours, theirs = rows[kind]["moco_lab_warm"], rows[kind]["moco"]
+        lines.append(f"| {kind} | moco_lab's | {ours['objective']:.6f} | {c['moco_lab_in_moco']['objective']:.6f} |")
+        lines.append(f"| {kind} | Moco's | {c['moco_in_moco_lab']['objective']:.6f} (constraints met to "
+                     f"{c['moco_in_moco_lab']['constraint_violation']:.1e}) | {theirs['objective']:.6f} |")
+    (HERE / "walking_2d.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""Moco's 2-D walking (example2DWalking) against OpenSim Moco 4.6: the stored reference of benchmarks/walking_2d.py,
+moco_lab's own solves at the example's mesh, and cheap cross-checks against OpenSim itself.
+
+Moco takes ten minutes (tracking) to an hour (prediction) here, so its solutions are produced by the benchmark (same
+files, the C++ example's settings) and stored with their provenance in benchmarks/reference/. Tolerances:
+
+* Moco's solutions put into moco_lab's problems (``Study.evaluate``: no optimizer): every goal equals Moco's value
+  to 1e-9 relative (the same model, reference splines, quadrature; measured 1e-15) and every constraint holds to
+  Moco's constraint tolerance 1e-4 — the two tools pose the same problems;
+* tracking: both tools stop at the same optimum: objective to 1e-3 relative (measured 5e-6), joint angles to 0.5°
+  RMS and activations to 0.02 RMS (measured PLACEHOLDER);
+* prediction: see test_prediction_against_moco.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import moco_lab as ml
+from moco_lab.analysis.walking_2d import ground_reaction_forces, reference_ground_reaction_forces
+
+REFERENCE = Path(__file__).resolve().parents[1] / "benchmarks" / "reference"
+STORED = json.loads((REFERENCE / "walking_2d_moco.json").read_text())
+
+
+def moco_solution(kind: str) -> ml.Trajectory:
+    return ml.read_trajectory(REFERENCE / f"walking_2d_moco_{kind}.sto")
+
+
+@pytest.fixture(scope="module")
+def tracked():
+    return ml.examples.walking_2d_tracking().solve()
+
+
+@pytest.fixture(scope="module")
+def predicted(tracked):
+    return ml.examples.walking_2d_prediction(tracked).solve()
+
+
+def test_reference_has_its_provenance():
+    env, settings = STORED["environment"], STORED["settings"]
+    assert env["opensim"].startswith("4.6") and env["date"] and env["moco_lab"] and env["drake"]
+    assert settings["num_mesh_intervals"] == 50 and settings["optim_convergence_tolerance"] == 1e-4
+    assert all(r["success"] for r in STORED["results"].values())
+
+
+@pytest.mark.parametrize("kind", ["tracking", "prediction"])
+def test_mocos_solutions_solve_our_problems(kind):
+    """Moco's solution, judged by moco_lab's problem without an optimizer: Moco's goal values, Moco's feasibility."""
+    stored = STORED["results"][kind]
+    study = ml.examples.walking_2d_study(kind)
+    assert study.solver.num_mesh_intervals == 50
+    e = study.evaluate(moco_solution(kind))
+    print(kind, e)
+    assert e.objective == pytest.approx(stored["objective"], rel=1e-9)
+    for goal, value in stored["goals"].items():
+        assert e.goal_values[goal] == pytest.approx(value, rel=1e-9, abs=1e-12)
+    assert e.constraint_violation < 1e-4, e.worst_constraint
+
+
+def test_tracking_against_moco(tracked):
+    stored = STORED["results"]["tracking"]
+    assert tracked.success
+    print(f"objective {tracked.objective:.7f} (Moco {stored['objective']:.7f}), {tracked.nit} iterations")
+    assert tracked.objective == pytest.approx(stored["objective"], rel=1e-3)
+    moco = moco_solution("tracking")
+    np.testing.assert_allclose(moco.time, tracked.time, atol=1e-12)
+    model = ml.examples.walking_2d_model()
+    angles = [c.value_path for c in model.coordinates if c.name not in ("pelvis_tx", "pelvis_ty")]
+    worst_angle = max(np.sqrt(np.mean((tracked.states[p] - moco.states[p]) ** 2)) for p in angles)
+    worst_act = max(np.sqrt(np.mean((tracked.states[f"{m.path}/activation"]
+                                     - moco.states[f"{m.path}/activation"]) ** 2)) for m in model.muscles)
+    print(f"joint angles within {np.degrees(worst_angle):.3f} deg RMS, activations within {worst_act:.4f} RMS")
+    assert np.degrees(worst_angle) < 0.5 and worst_act < 0.02
+
+
+def test_tracking_tracks_the_forces(tracked):
+    """The model's ground reaction forces follow the data (what the contact goal asks): within 0.1 body weights RMS
+    per foot and direction (measured PLACEHOLDER), a tenth of the forces' range."""
+    model = ml.examples.walking_2d_model()
+    ours = ground_reaction_forces(model, tracked)
+    _, data = reference_ground_reaction_forces(tracked.time)
+    weight = 62.0 * 9.80665
+    for side in "rl":
+        for axis in (0, 1):
+            rms = np.sqrt(np.mean((ours[side][:, axis] - data[side][:, axis]) ** 2)) / weight
+            assert rms < 0.1, (side, axis, rms)
+
+
+def test_symmetry_goal_is_the_examples():
+    """The symmetry goal's pairs are those of the C++ example (38: coordinates, speeds, activations, the lumbar
+    control)."""
+    goal = ml.examples.walking_2d_symmetry(ml.examples.walking_2d_model())
+    pairs = {(a, b) for a, b, neg in goal.pairs}
+    assert len(pairs) == len(goal.pairs) == 38 and not any(neg for *_, neg in goal.pairs)
+    assert ("/jointset/hip_r/hip_flexion_r/value", "/jointset/hip_l/hip_flexion_l/value") in pairs
+    assert ("/soleus_l/activation", "/soleus_r/activation") in pairs
+    assert ("/jointset/groundPelvis/pelvis_tx/speed",) * 2 in pairs
+    assert ("/lumbarAct", "/lumbarAct") in pairs
+    assert not any("pelvis_tx/value" in a for a, _ in pairs)
+
+
+@pytest.mark.opensim
+def test_symmetry_goal_equals_mocos():
+    """The same pairs as benchmarks/walking_2d_moco.py builds in Moco from the C++ example's loops."""
+    opensim = pytest.importorskip("opensim")
+    import tempfile
+    import xml.etree.ElementTree as ET
+
+    from benchmarks.walking_2d_moco import _symmetry
+    from moco_lab.util.data import opensim_file
+
+    opensim.Logger.setLevelString("error")
+    model = opensim.Model(str(opensim_file("2D_gait.osim")))
+    model.initSystem()
+    study = opensim.MocoStudy()
+    _symmetry(opensim, study.updProblem(), model)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "study.omoco"
+        study.printToXML(str(path))
+        root = ET.parse(path).getroot()
+    theirs = sorted((p.findtext("initial_variable").strip(), p.findtext("final_variable").strip())
+                    for p in root.iter("MocoPeriodicityGoalPair"))
+    ours = sorted((a, b) for a, b, _ in ml.examples.walking_2d_symmetry(ml.examples.walking_2d_model()).pairs)
+    assert theirs == ours
+
+
+def test_periodic_trajectory():
+    """The full cycle: the second half is the first with the sides swapped and the forward position advanced."""
+    half = moco_solution("tracking")
+    full = ml.create_periodic_trajectory(half)
+    n = half.num_times
+    assert full.num_times == 2 * n - 1
+    np.testing.assert_allclose(full.time[n:] - full.time[n - 1], half.time[1:] - half.time[0], atol=1e-15)
+    hip_r, hip_l = "/jointset/hip_r/hip_flexion_r/value", "/jointset/hip_l/hip_flexion_l/value"
+    np.testing.assert_array_equal(full.states[hip_r][n:], half.states[hip_l][1:])
+    np.testing.assert_array_equal(full.controls["/soleus_l"][n:], half.controls["/soleus_r"][1:])
+    tx = "/jointset/groundPelvis/pelvis_tx/value"
+    step = half.states[tx][-1] - half.states[tx][0]
+    np.testing.assert_allclose(full.states[tx][n:], half.states[tx][1:] + step, rtol=0, atol=1e-15)
+    tilt = "/jointset/groundPelvis/pelvis_tilt/value"
+    np.testing.assert_array_equal(full.states[tilt][n:], half.states[tilt][1:])
+    with pytest.raises(KeyError, match="no opposite"):
+        ml.create_periodic_trajectory(ml.Trajectory([0, 1], {"/jointset/hip_r/hip_flexion_r/value": [0, 1]}))
+
+
+@pytest.mark.opensim
+def test_periodic_trajectory_equals_mocos():
+    """Moco's createPeriodicTrajectory of the same half cycle (its default patterns): the same table, exactly."""
+    opensim = pytest.importorskip("opensim")
+    path = REFERENCE / "walking_2d_moco_tracking.sto"
+    theirs = opensim.createPeriodicTrajectory(opensim.MocoTrajectory(str(path)))
+    ours = ml.create_periodic_trajectory(ml.read_trajectory(path))
+    np.testing.assert_allclose(np.asarray(theirs.getTimeMat()).ravel(), ours.time, rtol=0, atol=1e-15)
+    for name in theirs.getStateNames():
+        np.testing.assert_array_equal(np.asarray(theirs.getStateMat(name)).ravel(), ours.states[name], err_msg=name)
+    for name in theirs.getControlNames():
+        np.testing.assert_array_equal(np.asarray(theirs.getControlMat(name)).ravel(), ours.controls[name],
+                                      err_msg=name)
