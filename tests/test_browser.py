@@ -311,6 +311,38 @@ def test_gait2d_walking(voila_url, browser):
         p.close()
 
 
+def test_walking_2d(voila_url, browser):
+    """The 2-D walking dashboard opens with a converged prediction at 1.2 m/s, the cycle animated and drawn against the
+    example's data; the soleus at 70 % re-predicts warm-started: the effort per distance rises and the previous walk
+    stays, dashed, in the data figure."""
+    p = Page(browser, f"{voila_url}/voila/render/walking_2d.ipynb")
+    try:
+        p.wait_ready("Solve", plots=5)  # activations, cost, history, the cycle, angles and forces against the data
+        p.assert_clean()
+        numbers0 = p.text(".ml-numbers")
+        assert "Solve_Succeeded" in numbers0 and "double support" in numbers0 and "N = 15" in numbers0, numbers0
+        titles = p.plot_titles()
+        assert "A full gait cycle at 1.2 m/s (press play)" in titles, titles
+        assert any("tracking data of Moco's example" in t for t in titles), titles
+        p.set_int("strength (%)", 70)
+        numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
+        assert "Solve_Succeeded" in numbers1, numbers1
+        efforts = [float(re.search(r"J = ([0-9.]+)", n).group(1)) for n in (numbers0, numbers1)]
+        assert efforts[1] > efforts[0], (efforts, numbers1)  # weaker muscles need more excitation 
+        assert "peak soleus_r activation" in numbers1
+        assert "previous" in svg_texts(p.page, ".js-plotly-plot .legendtext")
+        activations = p.page.locator(".js-plotly-plot").filter(has_text="Activations of the right leg")
+        assert activations.locator("path.js-line").count() >= 9
+        p.assert_clean()
+        p.page.locator(".js-plotly-plot").filter(has_text="tracking data of Moco's example").screenshot(
+            path=str(ARTIFACTS / "walking_2d_data.png"))
+        p.page.locator(".js-plotly-plot").filter(has_text="press play").screenshot(
+            path=str(ARTIFACTS / "walking_2d_motion.png"))
+        p.page.screenshot(path=str(ARTIFACTS / "walking_2d_full.png"), full_page=True)
+    finally:
+        p.close()
+
+
 def test_motion_capture(voila_url, browser):
     """The motion-capture dashboard opens with a run done: residual bars for the four reconstructions with the
     5 / 2 / 1 % lines, the fitted model over the truth, marker errors; the joint fit passes. Tightening the mass
