@@ -21,8 +21,14 @@ compare with, with its provenance (versions, settings, date).
 
 Usage::
 
-    .venv/bin/python -m benchmarks.walking_2d               # hours: Moco's prediction dominates
+    .venv/bin/python -m benchmarks.walking_2d               # hours: Moco's prediction dominates (1.5 h here)
+    .venv/bin/python -m benchmarks.walking_2d --stored-moco-prediction   # Moco's tracking re-run, its prediction
+                                                            # taken from the stored reference (~40 min)
     .venv/bin/python -m benchmarks.walking_2d --skip-moco   # moco_lab only, against the stored Moco reference
+    .venv/bin/python -m benchmarks.walking_2d_moco          # Moco only: (re)make the stored reference
+
+With ``--stored-moco-prediction`` or ``--skip-moco`` the stored reference is not rewritten and the table says which
+Moco rows were measured in this run and which are stored (with the date and load of the run that stored them).
 """
 from __future__ import annotations
 
@@ -87,16 +93,31 @@ def environment() -> dict:
     return env
 
 
+REFERENCE_FILE = REFERENCE / "walking_2d_moco.json"
+REFERENCE_STO = {k: REFERENCE / f"walking_2d_moco_{k}.sto" for k in ("tracking", "prediction")}
+
+
+def store_reference(results: dict, conditions: str) -> None:
+    """Write Moco's results (``{"tracking": ..., "prediction": ...}``, as :mod:`benchmarks.walking_2d_moco` returns
+    them; their solutions already in ``REFERENCE_STO``) to ``REFERENCE_FILE`` with their provenance."""
+    REFERENCE.mkdir(exist_ok=True)
+    REFERENCE_FILE.write_text(json.dumps({
+        "what": "OpenSim Moco 4.6 on its example2DWalking (the C++ example's settings; "
+                "benchmarks/walking_2d.py, benchmarks/walking_2d_moco.py)",
+        "environment": environment(), "conditions": conditions, "settings": SETTINGS,
+        "results": results}, indent=1, default=float) + "\n")
+
+
 def main() -> None:
     from benchmarks import walking_2d_moco as moco
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--skip-moco", action="store_true", help="reuse the stored Moco reference")
+    parser.add_argument("--stored-moco-prediction", action="store_true",
+                        help="re-run Moco's tracking, reuse its stored prediction")
     args = parser.parse_args()
-    REFERENCE.mkdir(exist_ok=True)
-    ref_file = REFERENCE / "walking_2d_moco.json"
-    stored = json.loads(ref_file.read_text()) if ref_file.exists() else {}
-    sto = {k: REFERENCE / f"walking_2d_moco_{k}.sto" for k in ("tracking", "prediction")}
+    stored = json.loads(REFERENCE_FILE.read_text()) if REFERENCE_FILE.exists() else {}
+    sto = dict(REFERENCE_STO)
     rows: dict = {"tracking": {}, "prediction": {}}
     ours: dict = {}
 
@@ -109,14 +130,17 @@ def main() -> None:
     print("[prediction] moco_lab warm ...", flush=True)
     rows["prediction"]["moco_lab_warm"], ours["prediction"] = moco_lab_solve("prediction", cold=False,
                                                                              guess=ours["tracking"])
-    if args.skip_moco:
-        for kind in rows:
+    measured = {"tracking": not args.skip_moco, "prediction": not (args.skip_moco or args.stored_moco_prediction)}
+    tmp_moco = Path(tempfile.mkdtemp(prefix="moco_walking_2d_"))
+    for kind in rows:
+        if not measured[kind]:
             rows[kind]["moco"] = stored["results"][kind]
-    else:
-        print("[tracking] Moco ...", flush=True)
-        rows["tracking"]["moco"] = moco.track(sto["tracking"])
-        print("[prediction] Moco ...", flush=True)
-        rows["prediction"]["moco"] = moco.predict(sto["tracking"], sto["prediction"])
+            continue
+        print(f"[{kind}] Moco ...", flush=True)
+        if not all(measured.values()):  # a partial run never overwrites the stored reference's solutions
+            sto[kind] = tmp_moco / f"{kind}.sto"
+        rows[kind]["moco"] = moco.track(sto[kind]) if kind == "tracking" else \
+            moco.predict(sto["tracking"], sto[kind])
     print(json.dumps(rows, indent=1, default=float), flush=True)
 
     # each tool's solution in the other tool's problem: Moco's, as it is, in moco_lab's (Study.evaluate); moco_lab's
@@ -128,7 +152,7 @@ def main() -> None:
             ours_sto = Path(tmp) / f"ours_{kind}.sto"
             ours[kind].write_sto(ours_sto)
             cross[kind] = {"moco_in_moco_lab": evaluate_in_moco_lab(kind, read_trajectory(sto[kind]))}
-            if args.skip_moco:
+            if not measured[kind]:
                 cross[kind]["moco_from_moco_lab"] = None
                 continue
             print(f"[{kind}] Moco from moco_lab's solution ...", flush=True)
@@ -140,20 +164,22 @@ def main() -> None:
     print(json.dumps(cross, indent=1, default=float), flush=True)
 
     env = environment()
-    if not args.skip_moco:
-        ref_file.write_text(json.dumps({
-            "what": "OpenSim Moco 4.6 on its example2DWalking (the C++ example's settings; "
-                    "benchmarks/walking_2d.py, benchmarks/walking_2d_moco.py)",
-            "environment": env, "settings": SETTINGS,
-            "results": {kind: rows[kind]["moco"] for kind in rows}}, indent=1, default=float))
-    write_table(rows, cross, env, args.skip_moco)
+    if all(measured.values()):
+        store_reference({kind: rows[kind]["moco"] for kind in rows},
+                        f"measured by benchmarks/walking_2d.py, load average at the end {os.getloadavg()}")
+    write_table(rows, cross, env, measured, stored)
 
 
-def write_table(rows: dict, cross: dict, env: dict, skipped: bool) -> None:
-    lines = ["# Moco's 2-D walking (example2DWalking): moco_lab and OpenSim Moco 4.6, one run", "",
+def write_table(rows: dict, cross: dict, env: dict, measured: dict, stored: dict) -> None:
+    flags = [k for k, m in measured.items() if not m]
+    note = "." if not flags else (
+        f": Moco's {' and '.join(flags)} row{'s are' if len(flags) > 1 else ' is'} the stored reference, not this "
+        f"run (stored {stored['environment']['date']}; {stored.get('conditions', '')}), so "
+        f"{'their' if len(flags) > 1 else 'its'} ratio compares runs at different times.")
+    lines = ["# Moco's 2-D walking (example2DWalking): moco_lab and OpenSim Moco 4.6", "",
              f"{env['date']}; {env['machine']}; moco_lab {env['moco_lab']}, Drake {env['drake']}, "
-             f"OpenSim {env['opensim']}. Produced by `benchmarks/walking_2d.py` (settings in its docstring)"
-             + (" with `--skip-moco`: Moco's rows are the stored reference, not this run." if skipped else "."), "",
+             f"OpenSim {env['opensim']}; load average at the end {os.getloadavg()[0]:.2f}. Produced by "
+             f"`benchmarks/walking_2d.py` (settings in its docstring)" + note, "",
              "| problem | tool | objective | goals | final time (s) | iterations | solve (s) | per iteration (ms) "
              "| Moco ÷ moco_lab |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -173,7 +199,7 @@ def write_table(rows: dict, cross: dict, env: dict, skipped: bool) -> None:
               "solution: objective, iterations |", "|---|---|---|---|"]
     for kind, c in cross.items():
         m, f = c["moco_in_moco_lab"], c["moco_from_moco_lab"]
-        moco_from = "not run (--skip-moco)" if f is None else (
+        moco_from = "not run (stored Moco row)" if f is None else (
             f"{f['objective']:.7f}, {f['iterations']} (moco_lab's: {rows[kind]['moco_lab_warm']['objective']:.7f})")
         lines.append(f"| {kind} | {m['objective']:.7f} (Moco's own: {rows[kind]['moco']['objective']:.7f}) | "
                      f"{m['constraint_violation']:.1e} ({m['worst_constraint']}) | {moco_from} |")

@@ -12,7 +12,8 @@ Line for line the problems of ``OpenSim/Examples/Moco/example2DWalking/example2D
   bounds and solver settings, the tracking solution as the guess.
 
 Each function runs in a temporary folder (MocoTrack writes files to the working folder) and returns a plain dict;
-the solution is written to the ``.sto`` path given. Used by :mod:`benchmarks.walking_2d`.
+the solution is written to the ``.sto`` path given. Used by :mod:`benchmarks.walking_2d`; run as a module it remakes
+the stored reference on its own.
 """
 from __future__ import annotations
 
@@ -160,6 +161,7 @@ def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, guess: Pat
         _bounds(problem)
         solver = _solver(study, tol, num_mesh_intervals, max_iterations)
         if guess is not None:
+            solver.resetProblem(problem)  # the goals added above, before the guess is checked against the problem
             solver.setGuess(osim.MocoTrajectory(str(guess)))
         solution = study.solve()
         wall = time.perf_counter() - t
@@ -200,12 +202,13 @@ def predict(guess_sto: Path, sto: Path, tol: float = 1e-4, num_mesh_intervals: i
     return _result(solution, wall, sto)
 
 
-if __name__ == "__main__":  # a quick manual run: python -m benchmarks.walking_2d_moco OUTDIR
+if __name__ == "__main__":  # python -m benchmarks.walking_2d_moco: (re)make the stored reference (1.5 h here)
     import json
-    import sys
 
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
-    out.mkdir(parents=True, exist_ok=True)
-    r = track(out / "track.sto")
-    print(json.dumps(r, indent=1), flush=True)
-    print(json.dumps(predict(out / "track.sto", out / "predict.sto"), indent=1), flush=True)
+    from benchmarks.walking_2d import REFERENCE_STO, store_reference
+
+    results = {"tracking": track(REFERENCE_STO["tracking"])}
+    print(json.dumps(results["tracking"], indent=1), flush=True)
+    results["prediction"] = predict(REFERENCE_STO["tracking"], REFERENCE_STO["prediction"])
+    print(json.dumps(results["prediction"], indent=1), flush=True)
+    store_reference(results, "measured by python -m benchmarks.walking_2d_moco")

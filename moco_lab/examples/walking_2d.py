@@ -22,6 +22,18 @@ twin's at t0 (and the other way round), likewise the muscles' activations; pelvi
 angle (values and speeds), the forward speed and the lumbar actuator's control are periodic; only the forward
 position is free. All are linear endpoint equality constraints.
 
+**Conditional path points.** Eight of the model's paths have a ``ConditionalPathPoint`` (iliopsoas: hip flexion
+in [−90°, 45°]; rectus femoris and vasti: knee angle below −84° and −81°; gastrocnemius: knee angle in
+[−45°, 10°]). moco_lab treats them as OpenSim does: a point is part of the path while its coordinate is within its
+range widened by 1e-5 rad, so the path length jumps where the coordinate crosses an end (0.39 mm for the
+gastrocnemius at −45°, 0.10 mm for the iliopsoas at 45°) and its derivatives are those of the branch the grid point
+is on; nothing is smoothed. Both tools' solutions cross a switch inside the feasible region — the left knee passes
+−45° twice in the tracking and the prediction (the left gastrocnemius' point), the left hip passes 45° twice in the
+prediction (the left iliopsoas') — at the same places, so both optimizers see the same nonsmooth problem; the jumps
+are under 0.5 % of these muscles' optimal fibre lengths, and the two tools' solutions agree as closely as their
+stopping tolerance allows (``benchmarks/walking_2d.md``). A grid point landing exactly on a switch would be where
+they could differ (Moco's finite differences straddle the jump; moco_lab's derivatives are one branch's).
+
 :func:`walking_2d_study` is the one factory for both.
 """
 from __future__ import annotations
