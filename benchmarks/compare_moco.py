@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import glob
+import json
 import os
 import platform
 import re
@@ -189,7 +190,17 @@ def environment() -> dict:
         "moco_ipopt": _bundled_library_version("libipopt.so.*"),
         "numpy": np.__version__,
         "cc": codegen.c_compiler() or "none (numpy backend)",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
     }
+
+
+def stored_reference(name: str) -> tuple[Path, dict]:
+    """The stored Moco reference ``benchmarks/reference/<name>.json``: its path (the folder made if missing) and its
+    contents (``{}`` before the first run)."""
+    folder = Path(__file__).resolve().parent / "reference"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.json"
+    return path, (json.loads(path.read_text()) if path.exists() else {})
 
 
 def _loadavg() -> str:

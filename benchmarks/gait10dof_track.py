@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -92,24 +91,13 @@ def moco_lab_solve(tol: float, cold: bool) -> dict:
             "goals": dict(solution.goal_values)}
 
 
-def environment() -> dict:
-    import opensim
-
-    from benchmarks.compare_moco import environment as base
-
-    env = base()
-    env["opensim"] = opensim.__version__
-    env["machine"] = f"{platform.machine()}, {os.cpu_count()} cores"
-    return env
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--skip-moco", action="store_true", help="reuse the stored Moco reference")
     args = parser.parse_args()
-    REFERENCE.mkdir(exist_ok=True)
-    ref_file = REFERENCE / "gait10dof_track_moco.json"
-    stored = json.loads(ref_file.read_text()) if ref_file.exists() else {}
+    from benchmarks.compare_moco import environment, stored_reference  # imports OpenSim, the optional extra
+
+    ref_file, stored = stored_reference("gait10dof_track_moco")
     rows = {}
     for tol in TOLERANCES:
         key = f"tol{tol:g}"

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -146,24 +145,13 @@ def run_moco_lab(assisted: bool, cold: bool, tol: float = 1e-3) -> dict:
     return out
 
 
-def environment() -> dict:
-    import opensim
-
-    from benchmarks.compare_moco import environment as base
-
-    env = base()
-    env["opensim"] = opensim.__version__
-    env["machine"] = f"{platform.machine()}, {os.cpu_count()} cores"
-    return env
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--skip-moco", action="store_true", help="reuse the stored Moco reference")
     args = parser.parse_args()
-    REFERENCE.mkdir(exist_ok=True)
-    ref_file = REFERENCE / "squat_to_stand_moco.json"
-    stored = json.loads(ref_file.read_text()) if ref_file.exists() else {}
+    from benchmarks.compare_moco import environment, stored_reference  # imports OpenSim, the optional extra
+
+    ref_file, stored = stored_reference("squat_to_stand_moco")
     rows = {}
     cases = [("unassisted", False, 1e-3), ("assisted", True, 1e-3), ("unassisted_tol1e-4", False, 1e-4)]
     with tempfile.TemporaryDirectory() as tmp:

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -82,17 +81,6 @@ def evaluate_in_moco_lab(kind: str, trajectory) -> dict:
             "worst_constraint": e.worst_constraint}
 
 
-def environment() -> dict:
-    import opensim
-
-    from benchmarks.compare_moco import environment as base
-
-    env = base()
-    env["opensim"] = opensim.__version__
-    env["machine"] = f"{platform.machine()}, {os.cpu_count()} cores"
-    return env
-
-
 REFERENCE_FILE = REFERENCE / "walking_2d_moco.json"
 REFERENCE_STO = {k: REFERENCE / f"walking_2d_moco_{k}.sto" for k in ("tracking", "prediction")}
 
@@ -100,6 +88,8 @@ REFERENCE_STO = {k: REFERENCE / f"walking_2d_moco_{k}.sto" for k in ("tracking",
 def store_reference(results: dict, conditions: str) -> None:
     """Write Moco's results (``{"tracking": ..., "prediction": ...}``, as :mod:`benchmarks.walking_2d_moco` returns
     them; their solutions already in ``REFERENCE_STO``) to ``REFERENCE_FILE`` with their provenance."""
+    from benchmarks.compare_moco import environment  # imports OpenSim, the optional extra
+
     REFERENCE.mkdir(exist_ok=True)
     REFERENCE_FILE.write_text(json.dumps({
         "what": "OpenSim Moco 4.6 on its example2DWalking (the C++ example's settings; "
@@ -162,6 +152,8 @@ def main() -> None:
                 theirs = moco.predict(ours_sto, Path(tmp) / "from_ours.sto")
             cross[kind]["moco_from_moco_lab"] = theirs
     print(json.dumps(cross, indent=1, default=float), flush=True)
+
+    from benchmarks.compare_moco import environment
 
     env = environment()
     if all(measured.values()):

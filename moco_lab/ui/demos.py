@@ -56,6 +56,7 @@ from ..viz.problems import (
     suspended_mass_path_figure,
 )
 from . import gait2d_walking, walking_2d
+from .warm_start import WarmStart
 
 if TYPE_CHECKING:
     from ..results.trajectory import Solution
@@ -386,7 +387,7 @@ def _suspended_mass_figures(solution, previous, settings: dict) -> dict:
 
 # ------------------------------------------------- squat to stand (the Moco paper, Figure 6)
 _SPRINGS = ("none", "fixed", "optimize")
-_SQUAT_LAST: list = []  # the latest successful squat solution (a warm start for the next solve)
+_SQUAT_LAST = WarmStart()  # the latest successful squat solution (a warm start for the next solve)
 
 
 def _spring(settings: dict) -> str:
@@ -401,8 +402,9 @@ def _build_squat(settings: dict) -> Study:
         if not 0.0 <= k <= 100.0:
             raise ValueError(f"stiffness must be within [0, 100] N·m/rad, got {k}")
         apply_change(study, {"parameter.stiffness": k})
-    if settings.get("warm_start", "yes") == "yes" and _SQUAT_LAST:
-        study.solver.guess = _SQUAT_LAST[-1]
+    last = _SQUAT_LAST.latest(settings)
+    if last is not None:
+        study.solver.guess = last
     return study
 
 
@@ -410,11 +412,6 @@ def _build_squat(settings: dict) -> Study:
 def _squat_drawing_model():
     """The squat model the motion is drawn on: read from its file once, not for every solve."""
     return squat_to_stand()
-
-
-def _squat_after_solve(solution, settings: dict) -> None:
-    if solution.success:
-        _SQUAT_LAST[:] = [solution]
 
 
 def _squat_figures(solution, previous, settings: dict) -> dict:
@@ -645,7 +642,7 @@ register_demo_problem(DemoProblem(
     mesh_full=50, mesh_fast=8,
     extra_figures=_squat_figures,
     extra_numbers=_squat_numbers,
-    after_solve=_squat_after_solve,
+    after_solve=_SQUAT_LAST.keep,
     weight_sliders={"effort": (0.01, 100.0), "time": (0.01, 100.0)},
     settings_defaults={"mode": "implicit", "tolerance": 1e-3},
 ))

@@ -29,6 +29,7 @@ from ..tools.study import Study
 from ..util.config import mesh
 from ..util.data import GAIT2D_PREDICTED_WALK
 from ..viz.gait2d import animate_gait2d, plot_against_winter
+from .warm_start import WarmStart
 
 __all__ = ["MUSCLE_GROUPS", "build_gait2d_walking", "gait2d_walking_figures", "gait2d_walking_numbers",
            "gait2d_walking_plotted", "keep_for_warm_start", "shipped_walk", "stretch_to_speed"]
@@ -38,7 +39,7 @@ MUSCLE_GROUPS = tuple(m[:-2] for m in GAIT2D_MUSCLES if m.endswith("_r"))
 #: Short labels of the groups (the dashboard's strength fields).
 SHORT_NAMES = {"iliopsoas": "iliopsoas", "glutei": "glutei", "hamstrings": "hamstrings", "rectus_femoris": "rect. fem.",
                "vasti": "vasti", "gastrocnemius": "gastroc.", "soleus": "soleus", "tibialis_anterior": "tib. ant."}
-_LAST: list = []  # the latest successful solution: the next solve's warm start
+_LAST = WarmStart()  # the latest successful solution: the next solve's warm start
 
 
 @functools.lru_cache(maxsize=4)
@@ -102,8 +103,8 @@ def build_gait2d_walking(settings: dict) -> Study:
         for side in ("r", "l"):
             element = model.force_element(f"/forceset/{group}_{side}")
             model.set_property(f"{element.path}/max_isometric_force", element.max_isometric_force * percent / 100)
-    warm = settings.get("warm_start", "yes") == "yes" and _LAST
-    guess = _LAST[-1].as_trajectory() if warm else shipped_walk(n)
+    last = _LAST.latest(settings)
+    guess = last.as_trajectory() if last is not None else shipped_walk(n)
     study.solver.guess = stretch_to_speed(guess, model.coordinate("hip_x").value_path, speed)
     return study
 
@@ -114,10 +115,8 @@ def _drawing_model():
     return gait2d()
 
 
-def keep_for_warm_start(solution: Solution, settings: dict) -> None:
-    """After a solve: a successful solution becomes the next solve's guess (``warm_start="yes"``)."""
-    if solution.success:
-        _LAST[:] = [solution]
+#: After a solve (the demo's ``after_solve`` hook): a successful solution becomes the next solve's guess.
+keep_for_warm_start = _LAST.keep
 
 
 def gait2d_walking_plotted(solution: Solution) -> list[str]:

@@ -28,13 +28,14 @@ from ..util.config import mesh
 from ..util.data import WALKING_2D_PREDICTED
 from ..viz.walking_2d import animate_walking_2d, plot_walking_2d
 from .gait2d_walking import stretch_to_speed
+from .warm_start import WarmStart
 
 __all__ = ["MUSCLE_GROUPS", "build_walking_2d", "walking_2d_figures", "walking_2d_numbers", "walking_2d_plotted",
            "keep_for_warm_start", "shipped_prediction"]
 
 #: The nine muscle groups of each leg of ``2D_gait.osim`` (the muscles' names without the side suffix).
 MUSCLE_GROUPS = ("hamstrings", "bifemsh", "glut_max", "iliopsoas", "rect_fem", "vasti", "gastroc", "soleus", "tib_ant")
-_LAST: list = []  # the latest successful solution: the next solve's warm start
+_LAST = WarmStart()  # the latest successful solution: the next solve's warm start
 
 
 @functools.lru_cache(maxsize=4)
@@ -78,18 +79,16 @@ def build_walking_2d(settings: dict) -> Study:
         element = model.force_element(f"/{group}_{side}")
         model.set_property(f"{element.path}/max_isometric_force",
                            element.properties()["max_isometric_force"] * strength / 100)
-    warm = settings.get("warm_start", "yes") == "yes" and _LAST
-    guess = _LAST[-1].as_trajectory() if warm else shipped_prediction(n)
+    last = _LAST.latest(settings)
+    guess = last.as_trajectory() if last is not None else shipped_prediction(n)
     guess = stretch_to_speed(guess, model.coordinate("pelvis_tx").value_path, speed)
     study = walking_2d_prediction(guess, model, speed=speed, num_mesh_intervals=n)
     study.name = "walking_2d"
     return study
 
 
-def keep_for_warm_start(solution: Solution, settings: dict) -> None:
-    """After a solve: a successful solution becomes the next solve's guess (``warm_start="yes"``)."""
-    if solution.success:
-        _LAST[:] = [solution]
+#: After a solve (the demo's ``after_solve`` hook): a successful solution becomes the next solve's guess.
+keep_for_warm_start = _LAST.keep
 
 
 def walking_2d_plotted(solution: Solution) -> list[str]:

@@ -1,0 +1,32 @@
+"""A dashboard's memory of its last good solution: the guess of its next solve.
+
+Dashboards whose solves take long (squat to stand, the walkers) re-solve from the previous solution when the
+``warm_start`` option is ``"yes"``: after each solve (a demo problem's ``after_solve`` hook) a successful solution is
+kept, and the next build takes it as its guess.
+"""
+from __future__ import annotations
+
+from ..results.trajectory import Solution
+
+__all__ = ["WarmStart"]
+
+
+class WarmStart:
+    """The latest successful solution of one dashboard problem (one per problem and kernel)."""
+
+    def __init__(self) -> None:
+        self._solution: Solution | None = None
+
+    def keep(self, solution: Solution, settings: dict | None = None) -> None:
+        """After a solve: remember ``solution`` if it succeeded (a failed solve leaves the previous one)."""
+        if solution.success:
+            self._solution = solution
+
+    def latest(self, settings: dict) -> Solution | None:
+        """The solution the next solve starts from: the kept one when ``settings["warm_start"]`` is ``"yes"`` (the
+        default), else ``None`` (start from the problem's own guess)."""
+        return self._solution if settings.get("warm_start", "yes") == "yes" else None
+
+    def clear(self) -> None:
+        """Forget the kept solution."""
+        self._solution = None
