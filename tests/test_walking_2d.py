@@ -8,7 +8,8 @@ files, the C++ example's settings) and stored with their provenance in benchmark
   to 1e-9 relative (the same model, reference splines, quadrature; measured 1e-15) and every constraint holds to
   Moco's constraint tolerance 1e-4 — the two tools pose the same problems;
 * tracking: both tools stop at the same optimum: objective to 1e-3 relative (measured 5e-6), joint angles to 0.5°
-  RMS and activations to 0.02 RMS (measured 0.019° and 0.0002);
+  RMS, activations to 0.02 RMS and ground reaction forces to 0.002 body weights RMS (measured 0.019°, 0.0002 and
+  5e-5 BW);
 * prediction: see test_prediction_against_moco.
 """
 import json
@@ -26,6 +27,17 @@ STORED = json.loads((REFERENCE / "walking_2d_moco.json").read_text())
 
 def moco_solution(kind: str) -> ml.Trajectory:
     return ml.read_trajectory(REFERENCE / f"walking_2d_moco_{kind}.sto")
+
+
+def grf_difference(model, ours: ml.Trajectory, moco: ml.Trajectory) -> float:
+    """The largest RMS difference, in body weights, between the two solutions' ground reaction forces (each foot,
+    horizontal and vertical; both computed by moco_lab's contact model, which equals OpenSim's: test_osim_opensim), on
+    Moco's grid in normalized time."""
+    weight = 62.0 * 9.80665
+    f_ours, f_moco = ground_reaction_forces(model, ours), ground_reaction_forces(model, moco)
+    s = moco.time / moco.time[-1]
+    return max(np.sqrt(np.mean((np.interp(s, ours.time / ours.time[-1], f_ours[side][:, axis])
+                                - f_moco[side][:, axis]) ** 2)) / weight for side in "rl" for axis in (0, 1))
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +83,10 @@ def test_tracking_against_moco(tracked):
     worst_angle = max(np.sqrt(np.mean((tracked.states[p] - moco.states[p]) ** 2)) for p in angles)
     worst_act = max(np.sqrt(np.mean((tracked.states[f"{m.path}/activation"]
                                      - moco.states[f"{m.path}/activation"]) ** 2)) for m in model.muscles)
-    print(f"joint angles within {np.degrees(worst_angle):.3f} deg RMS, activations within {worst_act:.4f} RMS")
-    assert np.degrees(worst_angle) < 0.5 and worst_act < 0.02
+    grf = grf_difference(model, tracked, moco)
+    print(f"joint angles within {np.degrees(worst_angle):.3f} deg RMS, activations within {worst_act:.4f} RMS, "
+          f"ground reaction forces within {grf:.1e} BW RMS")
+    assert np.degrees(worst_angle) < 0.5 and worst_act < 0.02 and grf < 0.002
 
 
 def test_tracking_tracks_the_forces(tracked):
@@ -95,9 +109,11 @@ def test_prediction_against_moco(predicted):
     Moco's solution put into moco_lab's problem is feasible and scores its own objective (test above), slightly below
     moco_lab's (measured 5.7e-4 relative): the effort per distance is flat near the optimum, and IPOPT's stopping
     test at 1e-4 leaves both tools on that plateau at nearby points, not at one bit-identical point. Hence objective
-    to 1e-3 relative, final time to 5 ms (measured 0.2 ms; the bounds allow 200 ms), joint angles to 1.5° RMS and
-    activations to 0.02 RMS (measured 0.39° at the left knee and 0.0022) on a normalized time axis; a different
-    gait (another local optimum: a stiff knee, a longer stride) would differ by degrees and by tens of ms.
+    to 1e-3 relative, final time to 5 ms (measured 0.2 ms; the bounds allow 200 ms), joint angles to 1.5° RMS,
+    activations to 0.02 RMS and ground reaction forces to 0.1 body weights RMS (measured 0.39° at the left knee,
+    0.0022, and 0.035 BW, most of it the left heel strike's sharp rise at the end of the half cycle) on a
+    normalized time axis; a different gait (another local optimum: a stiff knee, a longer stride) would differ by
+    degrees, tens of ms and tenths of body weights.
     """
     stored = STORED["results"]["prediction"]
     assert predicted.success
@@ -116,8 +132,10 @@ def test_prediction_against_moco(predicted):
     worst_angle = max(np.sqrt(np.mean((ours(p) - moco.states[p]) ** 2)) for p in angles)
     worst_act = max(np.sqrt(np.mean((ours(f"{m.path}/activation") - moco.states[f"{m.path}/activation"]) ** 2))
                     for m in model.muscles)
-    print(f"joint angles within {np.degrees(worst_angle):.3f} deg RMS, activations within {worst_act:.4f} RMS")
-    assert np.degrees(worst_angle) < 1.5 and worst_act < 0.02
+    grf = grf_difference(model, predicted, moco)
+    print(f"joint angles within {np.degrees(worst_angle):.3f} deg RMS, activations within {worst_act:.4f} RMS, "
+          f"ground reaction forces within {grf:.3f} BW RMS")
+    assert np.degrees(worst_angle) < 1.5 and worst_act < 0.02 and grf < 0.1
 
 
 def test_symmetry_goal_is_the_examples():
