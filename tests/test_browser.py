@@ -328,7 +328,7 @@ def test_walking_2d(voila_url, browser):
         numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
         assert "Solve_Succeeded" in numbers1, numbers1
         efforts = [float(re.search(r"J = ([0-9.]+)", n).group(1)) for n in (numbers0, numbers1)]
-        assert efforts[1] > efforts[0], (efforts, numbers1)  # weaker muscles need more excitation 
+        assert efforts[1] > efforts[0], (efforts, numbers1)  # weaker muscles need more excitation
         assert "peak soleus_r activation" in numbers1
         assert "previous" in svg_texts(p.page, ".js-plotly-plot .legendtext")
         activations = p.page.locator(".js-plotly-plot").filter(has_text="Activations of the right leg")

@@ -153,7 +153,9 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
     p.set_state_info_pattern(r".*/speed", (-10.0, 10.0))
     reference = {model.coordinate(j).value_path: gait.mean[j] for j in WINTER_JOINTS}
     weights = {model.coordinate(j).value_path: 1.0 / float(np.mean(gait.var[j][:-1])) for j in WINTER_JOINTS}
-    p.add_goal(StateTrackingGoal("angles", angle_weight, reference=(gait.time, reference), weights=weights))
+    # Winter's table (every 2 % of the cycle) interpolated linearly, as this problem was posed and measured
+    p.add_goal(StateTrackingGoal("angles", angle_weight, reference=(gait.time, reference), weights=weights,
+                                 interpolation="linear"))
     weight_n = body_weight(model)
     forces = {}
     for s in ("r", "l"):
@@ -165,7 +167,7 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
     groups = [ContactGroup([f"/forceset/contact_heel_{s}", f"/forceset/contact_toe_{s}"],
                            (f"grf_x_{s}", f"grf_y_{s}", f"grf_z_{s}")) for s in ("r", "l")]
     p.add_goal(ContactTrackingGoal("grf", grf_weight / (weight_n * grf_var), reference=(gait.time, forces),
-                                   groups=groups))
+                                   groups=groups, interpolation="linear"))
     p.add_goal(ControlGoal("effort", effort_weight))
     periodic = PeriodicityGoal("periodic")
     for name in model.state_names():

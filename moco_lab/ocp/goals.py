@@ -404,23 +404,43 @@ def _reference(reference, owner: str):
     return time, cols
 
 
+#: How tracking goals interpolate their reference tables in time.
+INTERPOLATIONS = ("spline", "linear")
+
+
+def _check_interpolation(interpolation: str, owner: str) -> str:
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"{owner}: interpolation must be one of {list(INTERPOLATIONS)}, got {interpolation!r}")
+    return interpolation
+
+
 class _TableSplines:
-    """A reference table's columns as functions of time, as Moco's tracking goals make them (``GCVSplineSet``:
-    natural quintic interpolating splines, lower odd degree for tables of fewer than six rows,
-    :func:`~moco_lab.results.tables.interpolating_spline`); outside the table's time range the end values are
-    held (slope 0).
+    """A reference table's columns as functions of time. ``"spline"``: as Moco's tracking goals make them
+    (``GCVSplineSet``: natural quintic interpolating splines, lower odd degree for tables of fewer than six rows,
+    :func:`~moco_lab.results.tables.interpolating_spline`); ``"linear"``: straight lines between the samples. Outside
+    the table's time range the end values are held (slope 0).
 
     ``splines(T)`` -> ``(values (n, k), slopes (n, k))`` at times ``T`` (n,), columns of ``table`` (rows, k).
     """
 
-    def __init__(self, time: np.ndarray, table: np.ndarray):
+    def __init__(self, time: np.ndarray, table: np.ndarray, kind: str = "spline"):
         self.t0, self.t1 = float(time[0]), float(time[-1])
-        self.spline = interpolating_spline(time, table)
-        self.slope = self.spline.derivative()
+        self.kind = kind
+        if kind == "linear":
+            self.time, self.table = np.asarray(time, float), np.asarray(table, float).reshape(len(time), -1)
+        else:
+            self.spline = interpolating_spline(time, table)
+            self.slope = self.spline.derivative()
 
     def __call__(self, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         T = np.asarray(T, float)
         inside = (T >= self.t0) & (T <= self.t1)
+        if self.kind == "linear":
+            t, y = self.time, self.table
+            values = np.column_stack([np.interp(T, t, y[:, j]) for j in range(y.shape[1])])
+            seg = np.clip(np.searchsorted(t, T, side="right") - 1, 0, t.size - 2)
+            slopes = (y[seg + 1] - y[seg]) / (t[seg + 1] - t[seg])[:, None] * inside[:, None]
+            return values, slopes
         Tc = np.clip(T, self.t0, self.t1)
         values = np.atleast_2d(self.spline(Tc).reshape(T.size, -1))
         slopes = self.slope(Tc).reshape(T.size, -1) * inside[:, None]
@@ -439,6 +459,10 @@ class StateTrackingGoal(Goal):
         its time range the end values are held.
     weights : dict, optional
         Per-state weights (default 1); a state given weight 0 is not tracked.
+    interpolation : {"spline", "linear"}, optional
+        ``"spline"`` (default): the quintic splines above, as Moco; ``"linear"``:
+        straight lines between the samples (as gait2d's tracking of Winter's
+        table, posed before Moco's splines were adopted).
     pattern : str, optional
         Regular expression: track only reference columns that match it fully.
     """
@@ -447,8 +471,10 @@ class StateTrackingGoal(Goal):
 
     def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
                  weights: dict[str, float] | None = None, pattern: str | None = None,
-                 allow_unused_references: bool = False, enabled: bool = True, **options: Any):
+                 allow_unused_references: bool = False, enabled: bool = True, interpolation: str = "spline",
+                 **options: Any):
         super().__init__(name, weight, enabled, **options)
+        self.interpolation = _check_interpolation(interpolation, f"StateTrackingGoal {self.name!r}")
         self.weights = {str(k): float(v) for k, v in (weights or {}).items()}
         self.pattern = pattern
         self.allow_unused_references = allow_unused_references
@@ -488,7 +514,7 @@ class StateTrackingGoal(Goal):
             raise ValueError(f"{owner}: no reference column matches a state to track")
         idx = np.array([i for i, _, _ in tracked])
         w = np.array([wt for _, wt, _ in tracked])
-        splines = _TableSplines(time, np.column_stack([c for _, _, c in tracked]))
+        splines = _TableSplines(time, np.column_stack([c for _, _, c in tracked]), self.interpolation)
 
         def integrand(d: NodeData, jac: bool):
             R, S = splines(d.t)
@@ -504,7 +530,7 @@ class StateTrackingGoal(Goal):
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "weights": self.weights, "pattern": self.pattern,
-             "allow_unused_references": self.allow_unused_references}
+             "allow_unused_references": self.allow_unused_references, "interpolation": self.interpolation}
         if self.reference is not None:
             time, cols = self.reference
             d["reference"] = {"time": time.tolist(), "columns": {k: v.tolist() for k, v in cols.items()}}
@@ -747,7 +773,8 @@ class ContactTrackingGoal(Goal):
 
     ``F_model`` is the summed force of a group's contact elements on the
     model (world frame), ``F_ref`` the measured force (interpolated in time by
-    natural quintic splines, as Moco's ``GCVSplineSet``), ``m g`` the model's
+    natural quintic splines, as Moco's ``GCVSplineSet``, or linearly with
+    ``interpolation="linear"``), ``m g`` the model's
     weight, ``P`` an optional projection: ``"plane"`` removes the component
     along ``projection_vector`` (e.g. ``(0, 0, 1)`` for a sagittal-plane
     model), ``"vector"`` keeps only it.
@@ -773,9 +800,11 @@ class ContactTrackingGoal(Goal):
 
     def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
                  groups: Sequence[ContactGroup] = (), projection: str = "none", projection_vector: ArrayLike | None = None,
-                 enabled: bool = True, external_loads: str | os.PathLike | None = None, **options: Any):
+                 enabled: bool = True, external_loads: str | os.PathLike | None = None, interpolation: str = "spline",
+                 **options: Any):
         super().__init__(name, weight, enabled, **options)
         owner = f"ContactTrackingGoal {self.name!r}"
+        self.interpolation = _check_interpolation(interpolation, owner)
         forces = {}
         if external_loads is not None:
             from ..results.external_loads import read_external_loads
@@ -826,7 +855,8 @@ class ContactTrackingGoal(Goal):
             missing = [c for c in g.columns if c not in cols]
             if missing:
                 raise KeyError(f"{owner}: " + did_you_mean(missing[0], list(cols), "reference column"))
-            groups.append((names, _TableSplines(time, np.column_stack([cols[c] for c in g.columns]))))
+            groups.append((names, _TableSplines(time, np.column_stack([cols[c] for c in g.columns]),
+                                                self.interpolation)))
         if self.projection == "none":
             Pm = np.eye(3)
         else:
@@ -860,6 +890,7 @@ class ContactTrackingGoal(Goal):
             d["reference"] = {"time": time.tolist(), "columns": {k: v.tolist() for k, v in cols.items()}}
         d["groups"] = [{"forces": list(g.forces), "columns": list(g.columns)} for g in self.groups]
         d["projection"] = self.projection
+        d["interpolation"] = self.interpolation
         if self.projection_vector is not None:
             d["projection_vector"] = list(self.projection_vector)
         return d
