@@ -28,8 +28,10 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 1500}
-LOAD_TIMEOUT_MS = 180_000
-SOLVE_TIMEOUT_MS = 120_000
+# Waits, not speed checks: how long a page may take before the test gives up. Generous, because CI machines are
+# shared (the gait2d dashboard's re-solve took over 120 s here with three solves running on two cores).
+LOAD_TIMEOUT_MS = 300_000
+SOLVE_TIMEOUT_MS = 360_000
 
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
 BROWSER_MARKS = [
