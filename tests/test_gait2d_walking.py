@@ -1,4 +1,4 @@
-"""gait2d walks: tracking Winter's normal gait over one periodic cycle (about a minute)."""
+"""gait2d walks: tracking Winter's normal gait over one periodic cycle, predicting from the shipped cycle (minutes)."""
 from __future__ import annotations
 
 import numpy as np
@@ -70,22 +70,23 @@ def test_a_periodic_cycle_obeys_momentum_balance(tracking):
             assert sol.states[name][-1] == pytest.approx(sol.states[name][0], abs=1e-6), name
 
 
-def test_prediction_from_the_tracking_solution(tracking):
-    """Minimum effort plus a small tracking term, then minimum effort alone, each from the previous solution:
-    both converge, each lowers the effort, and the result is still a walk (each foot on the ground for about
-    half the cycle, a double-support phase, never both feet in the air)."""
+def test_prediction_from_the_shipped_walk(tracking):
+    """Minimum effort alone, from the predicted cycle shipped for the dashboard (the chain tracking → effort + 1 %
+    tracking → effort alone from Winter's angles is lesson 10's, asserted there at this mesh): it converges, its
+    effort is far below the tracking solution's, and the result is still a walk (each foot on the ground for
+    about half the cycle, a double-support phase, never both feet in the air)."""
     from moco_lab.examples.gait2d import gait2d_prediction_study
+    from moco_lab.ui.gait2d_walking import shipped_walk
 
     study, tracked = tracking
     tracked_effort = tracked.goal_values["effort"] / study.problem.get_goal("effort").weight
-    guided = gait2d_prediction_study(25, guess=tracked, tracking_weight=0.01).solve()
-    assert guided.success, guided.message
-    pure_study = gait2d_prediction_study(25, guess=guided)
+    pure_study = gait2d_prediction_study(25, guess=shipped_walk(25))
     pure = pure_study.solve()
     assert pure.success, pure.message
     assert "angles" not in pure.goal_values
-    # measured: ∫Σu² 1.06 (tracking), 0.24 (with the tracking term), 0.18 (effort alone)
-    assert pure.goal_values["effort"] < guided.goal_values["effort"] < tracked_effort
+    # measured: ∫Σu² 1.06 (tracking), 0.18–0.21 (effort alone: a flat optimum, where IPOPT stops depends on the
+    # start); a prediction that kept the tracking's muscle pattern would not halve it
+    assert pure.goal_values["effort"] < 0.5 * tracked_effort
     grf = ground_reaction_forces(pure_study.problem.model, pure)
     stance = {s: grf[s][:-1, 1] > 0.05 * 75 * 9.81 for s in "rl"}
     for s in "rl":
