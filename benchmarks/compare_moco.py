@@ -188,6 +188,7 @@ def environment() -> dict:
         "opensim": mr.osim.__version__,
         "casadi": _bundled_library_version("libcasadi.so.*"),
         "moco_ipopt": _bundled_library_version("libipopt.so.*"),
+        "moco_lab_ipopt_mumps": f"casadi {_version('casadi')} wheel's IPOPT (optim_linear_solver='mumps')",
         "numpy": np.__version__,
         "cc": codegen.c_compiler() or "none (numpy backend)",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",

@@ -8,7 +8,9 @@ prediction (1.2 m/s, effort ∫|u|³ per distance, tf in [0.4, 0.6]) from each t
 
 What is timed (wall clock): the whole ``solve()`` of a freshly built study. moco_lab *cold*: the compiled-dynamics
 cache emptied (memory and disk, a temporary ``MOCO_LAB_CACHE``), so it derives and compiles the equations; *warm*:
-the same solve again with the cache filled. Moco builds its CasADi functions on every solve.
+the same solve again with the cache filled. Moco builds its CasADi functions on every solve. moco_lab solves with
+IPOPT + MUMPS (the factories' default); one more warm tracking solve with Drake's own IPOPT (SPRAL) shows what
+the linear solver is worth.
 
 Each tool's solutions are also put into the other tool's problem: Moco's into moco_lab's as they are (``Study.evaluate``:
 goal values and constraint violations with no optimizer), moco_lab's into Moco's as the guess of a Moco solve (Moco's
@@ -25,6 +27,7 @@ Usage::
     .venv/bin/python -m benchmarks.walking_2d --stored-moco-prediction   # Moco's tracking re-run, its prediction
                                                             # taken from the stored reference (~40 min)
     .venv/bin/python -m benchmarks.walking_2d --skip-moco   # moco_lab only, against the stored Moco reference
+    ... --no-cross-solve                                    # without Moco's solves from moco_lab's solutions
     .venv/bin/python -m benchmarks.walking_2d_moco          # Moco only: (re)make the stored reference
 
 With ``--stored-moco-prediction`` or ``--skip-moco`` the stored reference is not rewritten and the table says which
@@ -62,12 +65,12 @@ def summary(solution, wall: float) -> dict:
             "final_time": solution.final_time, "goals": dict(solution.goal_values)}
 
 
-def moco_lab_solve(kind: str, cold: bool, guess=None) -> tuple[dict, object]:
+def moco_lab_solve(kind: str, cold: bool, guess=None, linear_solver: str = "mumps") -> tuple[dict, object]:
     if cold:
         clear_kernel_cache(disk=True)
     t = time.perf_counter()
-    study = ml.examples.walking_2d_study(kind) if kind == "tracking" else \
-        ml.examples.walking_2d_study(kind, guess=guess)
+    study = ml.examples.walking_2d_study(kind, linear_solver=linear_solver) if kind == "tracking" else \
+        ml.examples.walking_2d_study(kind, guess=guess, linear_solver=linear_solver)
     solution = study.solve()
     wall = time.perf_counter() - t
     return summary(solution, wall), solution
@@ -105,6 +108,8 @@ def main() -> None:
     parser.add_argument("--skip-moco", action="store_true", help="reuse the stored Moco reference")
     parser.add_argument("--stored-moco-prediction", action="store_true",
                         help="re-run Moco's tracking, reuse its stored prediction")
+    parser.add_argument("--no-cross-solve", action="store_true",
+                        help="skip Moco's solves started from moco_lab's solutions (untimed; ~10-25 min here)")
     args = parser.parse_args()
     stored = json.loads(REFERENCE_FILE.read_text()) if REFERENCE_FILE.exists() else {}
     sto = dict(REFERENCE_STO)
@@ -115,6 +120,8 @@ def main() -> None:
     rows["tracking"]["moco_lab_cold"], _ = moco_lab_solve("tracking", cold=True)
     print("[tracking] moco_lab warm ...", flush=True)
     rows["tracking"]["moco_lab_warm"], ours["tracking"] = moco_lab_solve("tracking", cold=False)
+    print("[tracking] moco_lab warm, Drake's IPOPT (SPRAL) ...", flush=True)
+    rows["tracking"]["moco_lab_spral_warm"], _ = moco_lab_solve("tracking", cold=False, linear_solver="spral")
     print("[prediction] moco_lab cold ...", flush=True)
     rows["prediction"]["moco_lab_cold"], _ = moco_lab_solve("prediction", cold=True, guess=ours["tracking"])
     print("[prediction] moco_lab warm ...", flush=True)
@@ -142,7 +149,7 @@ def main() -> None:
             ours_sto = Path(tmp) / f"ours_{kind}.sto"
             ours[kind].write_sto(ours_sto)
             cross[kind] = {"moco_in_moco_lab": evaluate_in_moco_lab(kind, read_trajectory(sto[kind]))}
-            if not measured[kind]:
+            if not measured[kind] or args.no_cross_solve:
                 cross[kind]["moco_from_moco_lab"] = None
                 continue
             print(f"[{kind}] Moco from moco_lab's solution ...", flush=True)
@@ -177,13 +184,19 @@ def write_table(rows: dict, cross: dict, env: dict, measured: dict, stored: dict
              "|---|---|---|---|---|---|---|---|---|"]
     for kind, r in rows.items():
         moco_wall = r["moco"]["wall"]
-        for tool in ("moco_lab_cold", "moco_lab_warm", "moco"):
+        for tool in ("moco_lab_cold", "moco_lab_warm", "moco_lab_spral_warm", "moco"):
+            if tool not in r:
+                continue
             x = r[tool]
             goals = ", ".join(f"{k} {v:.5f}" for k, v in x["goals"].items() if v != 0)
             ratio = f"{moco_wall / x['wall']:.1f}×" if tool != "moco" else ""
             lines.append(f"| {kind} | {tool.replace('_', ' ')} | {x['objective']:.6f} | {goals} | "
                          f"{x['final_time']:.4f} | {x['iterations']} | {x['wall']:.1f} | "
                          f"{1000 * x['wall'] / max(1, x['iterations']):.0f} | {ratio} |")
+    lines += ["", "moco_lab solves with IPOPT + MUMPS (`optim_linear_solver=\"mumps\"`, the study factories' default, as "
+              "Moco); moco lab spral warm: the tracking with Drake's own IPOPT (SPRAL on a reference BLAS; "
+              "`linear_solver=\"spral\"`) in the same run. Drake's IPOPT took 296.1 s for the prediction (483 "
+              "iterations) in the run of 2026-11-25 22:17 UTC, where its tracking took 90.6 s."]
     lines += ["", "Each tool's solution in the other tool's problem: Moco's judged by moco_lab's problem as it is "
               "(`Study.evaluate`, no optimizer); Moco's solve started from moco_lab's solution (its Python interface "
               "cannot evaluate goals at a given trajectory):", "",
@@ -191,7 +204,7 @@ def write_table(rows: dict, cross: dict, env: dict, measured: dict, stored: dict
               "solution: objective, iterations |", "|---|---|---|---|"]
     for kind, c in cross.items():
         m, f = c["moco_in_moco_lab"], c["moco_from_moco_lab"]
-        moco_from = "not run (stored Moco row)" if f is None else (
+        moco_from = "not run in this run" if f is None else (
             f"{f['objective']:.7f}, {f['iterations']} (moco_lab's: {rows[kind]['moco_lab_warm']['objective']:.7f})")
         lines.append(f"| {kind} | {m['objective']:.7f} (Moco's own: {rows[kind]['moco']['objective']:.7f}) | "
                      f"{m['constraint_violation']:.1e} ({m['worst_constraint']}) | {moco_from} |")

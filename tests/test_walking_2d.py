@@ -7,10 +7,10 @@ files, the C++ example's settings) and stored with their provenance in benchmark
 * Moco's solutions put into moco_lab's problems (``Study.evaluate``: no optimizer): every goal equals Moco's value
   to 1e-9 relative (the same model, reference splines, quadrature; measured 1e-15) and every constraint holds to
   Moco's constraint tolerance 1e-4 — the two tools pose the same problems;
-* tracking: both tools stop at the same optimum: objective to 1e-3 relative (measured 5e-6), joint angles to 0.5°
-  RMS, activations to 0.02 RMS and ground reaction forces to 0.002 body weights RMS (measured 0.019°, 0.0002 and
-  5e-5 BW);
-* prediction: see test_prediction_against_moco.
+* tracking: both tools stop at the same optimum: objective to 1e-3 relative (measured 1.4e-6), joint angles to 0.5°
+  RMS, activations to 0.02 RMS and ground reaction forces to 0.002 body weights RMS (measured 0.058°, 0.0003 and
+  5e-5 BW; moco_lab solves with IPOPT + MUMPS, the factories' default);
+* prediction: see test_prediction_against_moco and test_refined_prediction_against_moco.
 """
 import json
 from pathlib import Path
@@ -48,6 +48,12 @@ def tracked():
 @pytest.fixture(scope="module")
 def predicted(tracked):
     return ml.examples.walking_2d_prediction(tracked).solve()
+
+
+@pytest.fixture(scope="module")
+def refined(predicted):
+    """The prediction continued from its own solution at tolerance 1e-6 (the example's is 1e-4)."""
+    return ml.examples.walking_2d_prediction(predicted, tol=1e-6).solve()
 
 
 def test_reference_has_its_provenance():
@@ -104,35 +110,51 @@ def test_tracking_tracks_the_forces(tracked):
 
 
 def test_prediction_against_moco(predicted):
-    """The prediction from moco_lab's own tracking solution against Moco's from its own, both at tolerance 1e-4.
+    """The prediction from moco_lab's own tracking solution against Moco's from its own, both at the example's
+    tolerance 1e-4: both stop on the same flat valley of the effort per distance, not at one point.
 
-    Moco's solution put into moco_lab's problem is feasible and scores its own objective (test above), slightly below
-    moco_lab's (measured 5.7e-4 relative): the effort per distance is flat near the optimum, and IPOPT's stopping
-    test at 1e-4 leaves both tools on that plateau at nearby points, not at one bit-identical point. Hence objective
-    to 1e-3 relative, final time to 5 ms (measured 0.2 ms; the bounds allow 200 ms), joint angles to 1.5° RMS,
-    activations to 0.02 RMS and ground reaction forces to 0.1 body weights RMS (measured 0.39° at the left knee,
-    0.0022, and 0.035 BW, most of it the left heel strike's sharp rise at the end of the half cycle) on a
-    normalized time axis; a different gait (another local optimum: a stiff knee, a longer stride) would differ by
-    degrees, tens of ms and tenths of body weights.
+    Where IPOPT's 1e-4 stopping test ends on that plateau depends on the iterates' path: moco_lab stopped at 0.135105
+    with IPOPT + MUMPS (the factory's default) and at 0.134676 with Drake's IPOPT (SPRAL), Moco at 0.134599, and the
+    converged optimum is 0.134485 (test_refined_prediction_against_moco) — a spread of 4.6e-3 (measured). Hence, at
+    1e-4: objective to 5e-3 relative and final time to 5 ms (measured 2.4 ms with MUMPS; the bounds allow 200 ms). A
+    different gait (another local optimum: a stiff knee, a longer stride) differs by tens of ms and degrees.
     """
     stored = STORED["results"]["prediction"]
     assert predicted.success
     print(f"objective {predicted.objective:.7f} (Moco {stored['objective']:.7f}), tf {predicted.final_time:.5f} "
           f"(Moco {stored['final_time']:.5f}), {predicted.nit} iterations")
-    assert predicted.objective == pytest.approx(stored["objective"], rel=1e-3)
+    assert predicted.objective == pytest.approx(stored["objective"], rel=5e-3)
     assert predicted.final_time == pytest.approx(stored["final_time"], abs=5e-3)
+
+
+def test_refined_prediction_against_moco(refined):
+    """Continued to tolerance 1e-6, moco_lab's prediction reaches the bottom of the valley: at most Moco's objective
+    (Moco's solution is feasible in moco_lab's problem to 1e-5 and scores its own objective there, test above, so a
+    converged moco_lab cannot be higher unless it found a worse local optimum) and within 2e-3 relative below it
+    (measured 0.134485 against 0.134599: 8.4e-4; Moco's 1e-4 point is itself part-way down the plateau); joint
+    angles to 1.5° RMS, activations to 0.02 RMS and ground reaction forces to 0.1 body weights RMS on a normalized
+    time axis (measured 0.58° at the left knee, 0.0021 and 0.038 BW, most of it the left heel strike's sharp rise at
+    the end of the half cycle).
+    """
+    stored = STORED["results"]["prediction"]
+    assert refined.success
+    print(f"refined objective {refined.objective:.7f} (Moco {stored['objective']:.7f}), tf {refined.final_time:.5f} "
+          f"(Moco {stored['final_time']:.5f}), {refined.nit} iterations")
+    # Moco's point violates moco_lab's constraints by up to 1e-5 (test above): 1e-4 relative leeway above it
+    assert stored["objective"] * (1 - 2e-3) < refined.objective <= stored["objective"] * (1 + 1e-4)
+    assert refined.final_time == pytest.approx(stored["final_time"], abs=5e-3)
     moco = moco_solution("prediction")
     s = moco.time / moco.time[-1]
 
     def ours(path):
-        return np.interp(s, predicted.time / predicted.time[-1], predicted.states[path])
+        return np.interp(s, refined.time / refined.time[-1], refined.states[path])
 
     model = ml.examples.walking_2d_model()
     angles = [c.value_path for c in model.coordinates if c.name not in ("pelvis_tx", "pelvis_ty")]
     worst_angle = max(np.sqrt(np.mean((ours(p) - moco.states[p]) ** 2)) for p in angles)
     worst_act = max(np.sqrt(np.mean((ours(f"{m.path}/activation") - moco.states[f"{m.path}/activation"]) ** 2))
                     for m in model.muscles)
-    grf = grf_difference(model, predicted, moco)
+    grf = grf_difference(model, refined, moco)
     print(f"joint angles within {np.degrees(worst_angle):.3f} deg RMS, activations within {worst_act:.4f} RMS, "
           f"ground reaction forces within {grf:.3f} BW RMS")
     assert np.degrees(worst_angle) < 1.5 and worst_act < 0.02 and grf < 0.1

@@ -249,6 +249,9 @@ class Transcription:
         self.Ein = self._grid_inputs()
 
         prog = self.prog = MathematicalProgram()
+        #: ``id(evaluator) -> (fun, evaluator)`` for the Python bindings built here: ``fun(z, jac)`` returns the
+        #: value and the exact Jacobian directly (optimizers outside Drake call it instead of the AutoDiff path)
+        self.exact_callbacks: dict = {}
         ng = grid.num_points
         self.t0 = prog.NewContinuousVariables(1, "t0")[0]
         self.tf = prog.NewContinuousVariables(1, "tf")[0]
@@ -531,6 +534,11 @@ class Transcription:
                 return size
         return 1
 
+    def _exact(self, binding, fun) -> None:
+        """Record ``fun(z, jac) -> (value, Jacobian)`` as the exact callable behind ``binding`` (see ``exact_callbacks``)."""
+        ev = binding.evaluator()
+        self.exact_callbacks[id(ev)] = (fun, ev)
+
     def _add_chunks(self):
         N = self.grid.num_mesh_intervals
         size = self.chunk_intervals()
@@ -541,8 +549,9 @@ class Transcription:
             b = self.prog.AddConstraint(drake_callable(chunk.constraint, scalar=False), chunk.lower, chunk.upper,
                                         chunk.vars, description=f"dynamics [{i0}, {chunk.i1})")
             b.evaluator().SetGradientSparsityPattern(chunk.sparsity)
+            self._exact(b, chunk.constraint)
             if self.integral_costs:
-                self.prog.AddCost(drake_callable(chunk.cost, scalar=True), chunk.cost_vars)
+                self._exact(self.prog.AddCost(drake_callable(chunk.cost, scalar=True), chunk.cost_vars), chunk.cost)
         # I = Σ chunk partial integrals (each chunk constrains its own partial-integral variable)
         for b in self.integral_goals:
             parts = [c.partial[b.name] for c in self.chunks]
@@ -710,10 +719,10 @@ class Transcription:
         for b in self.endpoint_goals:
             ep = _Endpoint(self, b)
             if b.mode == "cost":
-                self.prog.AddCost(drake_callable(ep.cost, scalar=True), ep.vars)
+                self._exact(self.prog.AddCost(drake_callable(ep.cost, scalar=True), ep.vars), ep.cost)
             else:
-                self.prog.AddConstraint(drake_callable(ep.constraint, scalar=False), b.lower, b.upper, ep.vars,
-                                        description=f"goal {b.name}")
+                self._exact(self.prog.AddConstraint(drake_callable(ep.constraint, scalar=False), b.lower, b.upper,
+                                                    ep.vars, description=f"goal {b.name}"), ep.constraint)
 
     def endpoint(self, Y: np.ndarray, X: np.ndarray, name: str, row: int) -> EndpointData:
         """Row ``row`` of the state or control column ``name`` (variables or values)."""

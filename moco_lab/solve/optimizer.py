@@ -186,13 +186,17 @@ class OptimizerRun:
 
 
 def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress: Callable[[Progress],
-                  None] | None = None) -> OptimizerRun:
+                  None] | None = None, exact: dict | None = None) -> OptimizerRun:
     """Solve ``prog`` (initial guess already set) with the optimizer and options of ``settings``.
 
     Reports each IPOPT iteration (or SNOPT objective evaluation) to
     ``progress`` while the solve runs, and reads the exact iteration count
-    from the optimizer's own output.
+    from the optimizer's own output. ``exact`` (``id(evaluator) -> (fun, evaluator)``,
+    e.g. ``Transcription.exact_callbacks``) lets IPOPT with MUMPS call moco_lab's
+    exact Jacobians directly (``settings.optim_linear_solver == "mumps"``).
     """
+    if settings.optim_solver == "ipopt" and settings.optim_linear_solver == "mumps":
+        return _run_ipopt_mumps(prog, settings, progress, exact)
     options = SolverOptions()
     solver = IpoptSolver() if settings.optim_solver == "ipopt" else SnoptSolver()
     sid = solver.solver_id()
@@ -212,7 +216,7 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
         options.SetOption(sid, "file_print_level", 3)
         if settings.verbose >= 6:
             options.SetOption(sid, "print_timing_statistics", "yes")
-        extra = {**ipopt_defaults(prog.num_vars()), **settings.optim_solver_options}
+        extra = {**ipopt_defaults(prog.num_vars()), **_options_for(settings.optim_solver_options, "spral")}
     else:
         options.SetOption(CommonSolverOption.kPrintFileName, stats_file.name)
         extra = dict(settings.optim_solver_options)
@@ -251,24 +255,72 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
             status = next((name for key, name in IPOPT_EXIT_MESSAGES.items() if text.startswith(key)),
                           f"IPOPT_Return_Code_{code}" + (f" ({text})" if text else ""))
         success = code in IPOPT_SUCCESS
-        found = re.search(r"Number of Iterations\.*:\s*(\d+)", stats)
-        for key, label in (("dual_infeasibility", "Dual infeasibility"), ("constraint_violation",
-                           "Constraint violation"), ("complementarity", "Complementarity"),
-                           ("nlp_error", "Overall NLP error")):
-            m = re.search(re.escape(label) + r"\.*:\s*\S+\s+(\S+)", stats)
-            if m:
-                optimality[key] = float(m.group(1))
+        # an IPOPT that aborts before its first iteration (too few degrees of freedom) made 0 iterations
+        nit, optimality = _read_ipopt_statistics(stats)
+        nit = 0 if nit is None else nit
     else:
         code = int(details.info)
         status = f"SNOPT_INFO_{code}"
         success = bool(result.is_success())
         found = re.search(r"No\. of major iterations\s+(\d+)", stats)
+        nit = int(found.group(1)) if found else -1
     x = result.get_x_val()
-    # an IPOPT that aborts before its first iteration (too few degrees of freedom) made 0 iterations
-    nit = int(found.group(1)) if found else (0 if settings.optim_solver == "ipopt" else -1)
     return OptimizerRun(x=x, success=success, status=status, nit=nit, solve_time=solve_time,
                         cost=float(result.get_optimal_cost()), constraint_violation=max_constraint_violation(prog, x),
                         optimality=optimality)
+
+
+def _options_for(options: dict, linear_solver: str) -> dict:
+    """``options`` without those of the other linear solver (``spral_*`` with MUMPS, ``mumps_*`` with SPRAL)."""
+    other = "mumps_" if linear_solver == "spral" else "spral_"
+    return {k: v for k, v in options.items() if not k.startswith(other)}
+
+
+def _read_ipopt_statistics(stats: str) -> tuple[int | None, dict]:
+    """IPOPT's iteration count and final optimality measures from its output file (None, {} if absent)."""
+    found = re.search(r"Number of Iterations\.*:\s*(\d+)", stats)
+    optimality = {}
+    for key, label in (("dual_infeasibility", "Dual infeasibility"), ("constraint_violation",
+                       "Constraint violation"), ("complementarity", "Complementarity"),
+                       ("nlp_error", "Overall NLP error")):
+        m = re.search(re.escape(label) + r"\.*:\s*\S+\s+(\S+)", stats)
+        if m:
+            optimality[key] = float(m.group(1))
+    return (int(found.group(1)) if found else None), optimality
+
+
+def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progress, exact) -> OptimizerRun:
+    """:func:`run_optimizer` with IPOPT + MUMPS (:mod:`moco_lab.solve.ipopt_mumps`)."""
+    from .ipopt_mumps import solve_with_mumps
+
+    stats_file = tempfile.NamedTemporaryFile(prefix="moco_lab_ipopt_mumps_", suffix=".txt", delete=False)
+    stats_file.close()
+    options = {"sb": "yes", "print_level": 5 if settings.verbose >= 5 else 0, "output_file": stats_file.name,
+               "file_print_level": 3}
+    if settings.verbose >= 6:
+        options["print_timing_statistics"] = "yes"
+    names = _OPTION_NAMES["ipopt"]
+    for attr, convert in (("optim_convergence_tolerance", float), ("optim_constraint_tolerance", float),
+                          ("optim_max_iterations", int)):
+        value = getattr(settings, attr)
+        if value is not None:
+            options[names[attr]] = convert(value)
+    options.update(_options_for(settings.optim_solver_options, "mumps"))
+    x0 = np.nan_to_num(np.asarray(prog.GetInitialGuess(prog.decision_variables()), float), nan=0.0)
+    start = _time.perf_counter()
+
+    def iteration(k, objective, inf_pr):
+        _report(Progress(k, objective, inf_pr, _time.perf_counter() - start), settings, progress)
+
+    try:
+        result = solve_with_mumps(prog, x0, options, exact, iteration)
+    finally:
+        stats = _read_and_remove(stats_file.name)
+    solve_time = _time.perf_counter() - start
+    nit, optimality = _read_ipopt_statistics(stats)
+    return OptimizerRun(x=result.x, success=result.success, status=result.status,
+                        nit=result.nit if nit is None else nit, solve_time=solve_time, cost=result.cost,
+                        constraint_violation=max_constraint_violation(prog, result.x), optimality=optimality)
 
 
 _IPOPT_ITERATION = re.compile(r"^\s*(\d+)r?\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s", re.M)
@@ -323,11 +375,16 @@ class _ProgressReporter:
 
     def _emit(self, info: "Progress"):
         self.count += 1
-        if self.settings.verbose in range(1, 5):
-            print(f"iter {info.iteration:4d}  objective {info.objective:.8e}  "
-                  f"constraint violation {info.constraint_violation:.2e}  ({info.elapsed:.2f} s)")
-        if self.progress is not None:
-            self.progress(info)
+        _report(info, self.settings, self.progress)
+
+
+def _report(info: Progress, settings: SolverSettings, progress) -> None:
+    """Print ``info`` (verbose 1-4) and pass it to the ``progress`` callback, if any."""
+    if settings.verbose in range(1, 5):
+        print(f"iter {info.iteration:4d}  objective {info.objective:.8e}  "
+              f"constraint violation {info.constraint_violation:.2e}  ({info.elapsed:.2f} s)")
+    if progress is not None:
+        progress(info)
 
 
 def _read_and_remove(path: str) -> str:

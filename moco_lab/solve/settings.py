@@ -33,6 +33,15 @@ class SolverSettings(StrictAttributes):
     num_mesh_intervals : int
         Uniform mesh intervals ``N`` (Moco's default 100).
     optim_solver : {"ipopt", "snopt"}
+    optim_linear_solver : {"spral", "mumps"}
+        IPOPT's linear solver for its KKT systems (Moco's setting of the same name; Moco's default is
+        MUMPS). ``"spral"`` (default): Drake's own IPOPT, whose SPRAL runs on a reference BLAS.
+        ``"mumps"``: the same IPOPT algorithm and options from the IPOPT 3.14 build that the ``casadi``
+        wheel ships (MUMPS, METIS, OpenBLAS; casadi is one of moco_lab's dependencies),
+        driven through its C interface on the same Drake program
+        (:mod:`moco_lab.solve.ipopt_mumps`): at musculoskeletal scale a solve is several times faster,
+        because the factorization is most of it. Options named ``spral_*`` are ignored with MUMPS and
+        ``mumps_*`` with SPRAL.
     optim_convergence_tolerance, optim_constraint_tolerance : float or None
         ``None``: optimizer defaults (IPOPT ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
     optim_max_iterations : int or None
@@ -92,6 +101,7 @@ class SolverSettings(StrictAttributes):
     multibody_dynamics_mode: str = "explicit"
     num_mesh_intervals: int = 100
     optim_solver: str = "ipopt"
+    optim_linear_solver: str = "spral"
     optim_convergence_tolerance: float | None = None
     optim_constraint_tolerance: float | None = None
     optim_max_iterations: int | None = None
@@ -126,6 +136,9 @@ class SolverSettings(StrictAttributes):
             raise ValueError(f"Unknown multibody_dynamics_mode {self.multibody_dynamics_mode!r}; choose one of {list(MODES)}.")
         if self.optim_solver not in ("ipopt", "snopt"):
             raise ValueError(f"Unknown optim_solver {self.optim_solver!r}; choose 'ipopt' or 'snopt'.")
+        if self.optim_linear_solver not in ("spral", "mumps"):
+            raise ValueError(f"Unknown optim_linear_solver {self.optim_linear_solver!r}; choose 'spral' (Drake's "
+                             "IPOPT) or 'mumps' (IPOPT with MUMPS from the casadi wheel).")
         if not isinstance(self.num_mesh_intervals, (int, np.integer)) or self.num_mesh_intervals < 1:
             raise ValueError(f"num_mesh_intervals must be a positive integer, got {self.num_mesh_intervals!r}")
         for name in ("optim_convergence_tolerance", "optim_constraint_tolerance"):

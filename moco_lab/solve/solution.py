@@ -21,7 +21,7 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
     """Solve a transcribed problem and package the :class:`Solution`."""
     g = guess_from_trajectory(tr, settings.guess) if settings.guess is not None else guess_from_bounds(tr)
     set_guess(tr, g)
-    run = run_optimizer(tr.prog, settings, progress)
+    run = run_optimizer(tr.prog, settings, progress, exact=tr.exact_callbacks)
     sol = tr.unpack(run.x)
     goal_values = tr.goal_values(sol)
     if not sol["tf"] > sol["t0"]:  # a collapsed time grid (or NaN times) is never a solution

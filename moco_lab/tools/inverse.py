@@ -343,7 +343,7 @@ class Inverse(StrictAttributes):
         """Solve; a failed solve returns a sealed solution (as Moco)."""
         tr = self.transcribe()
         set_guess(tr, guess_from_bounds(tr))
-        run = run_optimizer(tr.prog, self.settings, progress)
+        run = run_optimizer(tr.prog, self.settings, progress, exact=tr.exact_callbacks)
         sol = tr.unpack(run.x)
         solution = package_solution(run, self.settings, trajectory_from_solution(tr, sol), tr.goal_values(sol))
         # the generalized force the motion needs from actuators, muscles and constraints:

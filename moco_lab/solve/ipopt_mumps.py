@@ -1,0 +1,425 @@
+"""IPOPT with MUMPS and OpenBLAS on a Drake ``MathematicalProgram``, through IPOPT's C interface.
+
+Drake's own IPOPT factorizes its KKT systems with SPRAL on a reference
+(untuned) BLAS, single-threaded. At musculoskeletal scale the factorization is
+most of a solve (``benchmarks/engine_scale.md``, ``benchmarks/walking_2d.md``).
+This module runs the same program with a second build of IPOPT 3.14: the one
+the ``casadi`` wheel ships (IPOPT with MUMPS, METIS and OpenBLAS), loaded with
+``ctypes``. It is selected by ``SolverSettings(optim_linear_solver="mumps")``
+(Moco's setting of the same name); nothing else changes: same program, same
+IPOPT algorithm and options, same limited-memory Hessian.
+
+The program is read from its bindings: bounding boxes become IPOPT's variable
+bounds; linear (equality) constraints keep their constant sparse matrices;
+every other constraint and cost is evaluated through its Drake evaluator. For
+the callbacks moco_lab builds itself (:func:`moco_lab.engine.callbacks.drake_callable`)
+the exact sparse Jacobian is read directly (``exact``), without Drake's
+``AutoDiffXd`` round trip; any other Python constraint gets its Jacobian from
+Drake's ``AutoDiffXd`` evaluation (correct, slower).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import time as _time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from pydrake.solvers import MathematicalProgram
+
+__all__ = ["library_path", "available", "IPOPT_C_STATUS", "IpoptCResult", "solve_with_mumps"]
+
+#: IPOPT 3.14's ``ApplicationReturnStatus`` (its C interface's return value) -> status name.
+IPOPT_C_STATUS = {
+    0: "Solve_Succeeded", 1: "Solved_To_Acceptable_Level", 2: "Infeasible_Problem_Detected",
+    3: "Search_Direction_Becomes_Too_Small", 4: "Diverging_Iterates", 5: "User_Requested_Stop",
+    6: "Feasible_Point_Found", -1: "Maximum_Iterations_Exceeded", -2: "Restoration_Failed",
+    -3: "Error_In_Step_Computation", -4: "Maximum_CpuTime_Exceeded", -5: "Maximum_WallTime_Exceeded",
+    -10: "Not_Enough_Degrees_Of_Freedom", -11: "Invalid_Problem_Definition", -12: "Invalid_Option",
+    -13: "Invalid_Number_Detected", -100: "Unrecoverable_Exception", -101: "NonIpopt_Exception_Thrown",
+    -102: "Insufficient_Memory", -199: "Internal_Error",
+}
+
+_INF = 1e20  # IPOPT: |bound| >= nlp_upper_bound_inf (1e19) is no bound
+
+_n, _d, _b = ctypes.c_int, ctypes.c_double, ctypes.c_bool
+_pd, _pi = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int)
+_EVAL_F = ctypes.CFUNCTYPE(_b, _n, _pd, _b, _pd, ctypes.c_void_p)
+_EVAL_GRAD_F = ctypes.CFUNCTYPE(_b, _n, _pd, _b, _pd, ctypes.c_void_p)
+_EVAL_G = ctypes.CFUNCTYPE(_b, _n, _pd, _b, _n, _pd, ctypes.c_void_p)
+_EVAL_JAC_G = ctypes.CFUNCTYPE(_b, _n, _pd, _b, _n, _n, _pi, _pi, _pd, ctypes.c_void_p)
+_EVAL_H = ctypes.CFUNCTYPE(_b, _n, _pd, _b, _d, _n, _pd, _b, _n, _pi, _pi, _pd, ctypes.c_void_p)
+_INTERMEDIATE = ctypes.CFUNCTYPE(_b, _n, _n, _d, _d, _d, _d, _d, _d, _d, _d, _n, ctypes.c_void_p)
+
+_LIBS: dict = {}
+
+
+def library_path() -> str | None:
+    """Path of the ``libipopt.so`` this module loads (the ``casadi`` wheel's), or None if not installed.
+
+    ``MOCO_LAB_IPOPT_LIBRARY`` names another IPOPT 3.14 shared library (C interface, 32-bit indices,
+    double precision).
+    """
+    env = os.environ.get("MOCO_LAB_IPOPT_LIBRARY")
+    if env:
+        return env
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("casadi")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = os.path.join(folder, "libipopt.so")
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def available() -> bool:
+    """True if an IPOPT with MUMPS can be loaded (``pip install casadi``, or ``MOCO_LAB_IPOPT_LIBRARY``)."""
+    try:
+        _library()
+    except (OSError, RuntimeError):
+        return False
+    return True
+
+
+def _library():
+    path = library_path()
+    if path is None:
+        raise RuntimeError("optim_linear_solver='mumps' needs IPOPT built with MUMPS: `pip install casadi` "
+                           "(its wheel ships one), or set MOCO_LAB_IPOPT_LIBRARY to an IPOPT 3.14 library; "
+                           "optim_linear_solver='spral' uses Drake's own IPOPT.")
+    if path in _LIBS:
+        return _LIBS[path]
+    try:
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+    except OSError as err:
+        source = "MOCO_LAB_IPOPT_LIBRARY" if os.environ.get("MOCO_LAB_IPOPT_LIBRARY") else "the casadi wheel"
+        raise RuntimeError(f"Cannot load IPOPT from {path} ({source}): {err}") from err
+    lib.CreateIpoptProblem.restype = ctypes.c_void_p
+    lib.CreateIpoptProblem.argtypes = [_n, _pd, _pd, _n, _pd, _pd, _n, _n, _n,
+                                       _EVAL_F, _EVAL_G, _EVAL_GRAD_F, _EVAL_JAC_G, _EVAL_H]
+    lib.FreeIpoptProblem.argtypes = [ctypes.c_void_p]
+    for name, kind in (("AddIpoptStrOption", ctypes.c_char_p), ("AddIpoptNumOption", _d),
+                       ("AddIpoptIntOption", _n)):
+        fn = getattr(lib, name)
+        fn.restype = _b
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p, kind]
+    lib.SetIntermediateCallback.restype = _b
+    lib.SetIntermediateCallback.argtypes = [ctypes.c_void_p, _INTERMEDIATE]
+    lib.IpoptSolve.restype = ctypes.c_int
+    lib.IpoptSolve.argtypes = [ctypes.c_void_p, _pd, _pd, _pd, _pd, _pd, _pd, ctypes.c_void_p]
+    _LIBS[path] = lib
+    return lib
+
+
+@dataclass
+class IpoptCResult:
+    """What one run of IPOPT's C interface returned."""
+
+    x: np.ndarray
+    cost: float
+    code: int
+    status: str
+    success: bool
+    nit: int
+
+
+class _Term:
+    """One binding: where its variables sit, how to evaluate it, and its Jacobian's non-zeros (``constant``: the
+    values of a linear constraint's, in the order of ``rows``, ``cols``)."""
+
+    __slots__ = ("idx", "fun", "evaluator", "rows", "cols", "row0", "jac_slice", "m", "constant")
+
+    def __init__(self, idx, fun, evaluator, rows, cols, m, constant=None):
+        self.idx, self.fun, self.evaluator = idx, fun, evaluator
+        self.rows, self.cols, self.m, self.constant = rows, cols, m, constant
+        self.row0 = 0
+        self.jac_slice = slice(0, 0)
+
+
+def _autodiff_eval(evaluator, z, jac):
+    """Value and (if ``jac``) dense Jacobian of a Drake evaluator at ``z`` through ``AutoDiffXd``."""
+    from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
+
+    if not jac:
+        return np.atleast_1d(np.asarray(evaluator.Eval(z), float)).reshape(-1), None
+    out = np.atleast_1d(evaluator.Eval(InitializeAutoDiff(z).reshape(-1)))
+    return ExtractValue(out).reshape(-1), np.atleast_2d(ExtractGradient(out)).reshape(out.size, z.size)
+
+
+class _Program:
+    """The program as IPOPT's C interface sees it: bounds, rows, Jacobian structure and evaluations."""
+
+    def __init__(self, prog: MathematicalProgram, exact: dict | None):
+        exact = exact or {}
+        n = self.n = prog.num_vars()
+        self.xl, self.xu = np.full(n, -np.inf), np.full(n, np.inf)
+        for b in prog.bounding_box_constraints():
+            idx = np.asarray(prog.FindDecisionVariableIndices(b.variables()), int)
+            ev = b.evaluator()
+            np.maximum.at(self.xl, idx, ev.lower_bound())
+            np.minimum.at(self.xu, idx, ev.upper_bound())
+        self.constraints: list[_Term] = []
+        lo, hi = [], []
+        row = 0
+        known = {"BoundingBoxConstraint", "LinearConstraint", "LinearEqualityConstraint"}
+        for b in prog.GetAllConstraints():
+            ev = b.evaluator()
+            kind = type(ev).__name__
+            if kind == "BoundingBoxConstraint":
+                continue
+            idx = np.asarray(prog.FindDecisionVariableIndices(b.variables()), int)
+            m = ev.num_constraints()
+            if kind in known:
+                A = sp.coo_matrix(ev.get_sparse_A())
+                term = _Term(idx, None, ev, A.row.astype(np.int64), A.col.astype(np.int64), m,
+                             constant=A.data.copy())
+            else:
+                fun = exact.get(id(ev), (None, None))[0]
+                pattern = ev.gradient_sparsity_pattern()
+                if pattern is None:
+                    rows, cols = np.divmod(np.arange(m * idx.size), idx.size)
+                else:
+                    rows, cols = (np.array(v, dtype=np.int64) for v in zip(*pattern)) if pattern else (
+                        np.zeros(0, np.int64), np.zeros(0, np.int64))
+                term = _Term(idx, fun, ev, rows, cols, m)
+            term.row0 = row
+            row += m
+            lo.append(ev.lower_bound())
+            hi.append(ev.upper_bound())
+            self.constraints.append(term)
+        self.m = row
+        self.gl = np.concatenate(lo) if lo else np.zeros(0)
+        self.gu = np.concatenate(hi) if hi else np.zeros(0)
+        offset = 0
+        jr, jc = [], []
+        for t in self.constraints:
+            k = t.rows.size
+            t.jac_slice = slice(offset, offset + k)
+            offset += k
+            jr.append(t.row0 + t.rows)
+            jc.append(t.idx[t.cols])
+        self.nnz = offset
+        self.jac_rows = np.concatenate(jr).astype(np.int32) if jr else np.zeros(0, np.int32)
+        self.jac_cols = np.concatenate(jc).astype(np.int32) if jc else np.zeros(0, np.int32)
+        # all linear constraints as one sparse matrix over x (their rows of g) and their constant Jacobian entries:
+        # one product per evaluation instead of one per binding (programs have hundreds of small ones)
+        linear = [t for t in self.constraints if t.constant is not None]
+        self.nonlinear = [t for t in self.constraints if t.constant is None]
+        if linear:
+            g_rows = np.concatenate([t.row0 + np.arange(t.m) for t in linear])
+            jac_pos = np.concatenate([np.arange(t.jac_slice.start, t.jac_slice.stop) for t in linear])
+            self.linear_rows = g_rows
+            self.linear_matrix = sp.csr_matrix((np.concatenate([t.constant for t in linear]),
+                                                (np.concatenate([np.searchsorted(g_rows, t.row0) + t.rows
+                                                                 for t in linear]),
+                                                 np.concatenate([t.idx[t.cols] for t in linear]))),
+                                               shape=(g_rows.size, n))
+            self.linear_jac_positions = jac_pos
+            self.linear_jac_values = np.concatenate([t.constant for t in linear])
+        else:
+            self.linear_rows = np.zeros(0, int)
+            self.linear_matrix = sp.csr_matrix((0, n))
+            self.linear_jac_positions = np.zeros(0, int)
+            self.linear_jac_values = np.zeros(0)
+        # costs: linear and quadratic ones as matrices, others through their evaluators
+        self.costs = []
+        for b in prog.GetAllCosts():
+            ev = b.evaluator()
+            idx = np.asarray(prog.FindDecisionVariableIndices(b.variables()), int)
+            kind = type(ev).__name__
+            if kind == "LinearCost":
+                self.costs.append(("linear", idx, (np.asarray(ev.a(), float), float(ev.b()))))
+            elif kind == "QuadraticCost":
+                self.costs.append(("quadratic", idx, (np.asarray(ev.Q(), float), np.asarray(ev.b(), float),
+                                                      float(ev.c()))))
+            else:
+                self.costs.append(("generic", idx, (exact.get(id(ev), (None, None))[0], ev)))
+        self.visualization = [(np.asarray(prog.FindDecisionVariableIndices(b.variables()), int), b.evaluator())
+                              for b in prog.visualization_callbacks()]
+        self._x_seen = None
+
+    # -- evaluations
+    def new_point(self, x: np.ndarray) -> None:
+        """Run the program's visualization callbacks once per new point (moco_lab's node cache is one)."""
+        if self._x_seen is not None and np.array_equal(self._x_seen, x):
+            return
+        self._x_seen = x.copy()
+        for idx, ev in self.visualization:
+            ev.Eval(x[idx])
+
+    def objective(self, x: np.ndarray, grad: bool) -> tuple[float, np.ndarray | None]:
+        f = 0.0
+        g = np.zeros(self.n) if grad else None
+        for kind, idx, data in self.costs:
+            z = x[idx]
+            if kind == "linear":
+                a, b = data
+                f += float(a @ z + b)
+                if grad:
+                    np.add.at(g, idx, a)
+            elif kind == "quadratic":
+                Q, b, c = data
+                f += float(0.5 * z @ Q @ z + b @ z + c)
+                if grad:
+                    np.add.at(g, idx, 0.5 * (Q + Q.T) @ z + b)
+            else:
+                fun, ev = data
+                if fun is not None:
+                    val, J = fun(z, grad)
+                    f += float(val)
+                    if grad:
+                        np.add.at(g, idx, np.asarray(J, float).reshape(-1))
+                else:
+                    val, J = _autodiff_eval(ev, z, grad)
+                    f += float(val[0])
+                    if grad:
+                        np.add.at(g, idx, J[0])
+        return f, g
+
+    def constraints_at(self, x: np.ndarray, out: np.ndarray) -> None:
+        out[self.linear_rows] = self.linear_matrix @ x
+        for t in self.nonlinear:
+            z = x[t.idx]
+            if t.fun is not None:
+                out[t.row0:t.row0 + t.m] = np.asarray(t.fun(z, False)[0], float).reshape(-1)
+            else:
+                out[t.row0:t.row0 + t.m] = _autodiff_eval(t.evaluator, z, False)[0]
+
+    def jacobian_at(self, x: np.ndarray, out: np.ndarray) -> None:
+        out[self.linear_jac_positions] = self.linear_jac_values
+        for t in self.nonlinear:
+            z = x[t.idx]
+            J = np.asarray(t.fun(z, True)[1], float) if t.fun is not None else _autodiff_eval(t.evaluator, z, True)[1]
+            J = J.reshape(t.m, t.idx.size)
+            out[t.jac_slice] = J[t.rows, t.cols]
+
+
+def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, exact: dict | None = None,
+                     iteration: Callable[[int, float, float], bool] | None = None) -> IpoptCResult:
+    """Solve ``prog`` from ``x0`` with IPOPT + MUMPS; ``options`` are IPOPT options (name -> value).
+
+    Parameters
+    ----------
+    prog : pydrake.solvers.MathematicalProgram
+    x0 : ndarray, shape (prog.num_vars(),)
+        Initial guess in ``prog``'s variable order.
+    options : dict
+        IPOPT options; ``hessian_approximation`` is ``limited-memory`` unless given (no Hessian is offered).
+    exact : dict, optional
+        ``id(evaluator) -> (fun, scalar)`` for evaluators whose exact Jacobian ``fun(z, jac) -> (value,
+        Jacobian)`` can be called directly.
+    iteration : callable, optional
+        ``iteration(k, objective, inf_pr)`` after every IPOPT iteration; returning False stops the solve
+        (status ``User_Requested_Stop``).
+    """
+    lib = _library()
+    P = _Program(prog, exact)
+    n, m = P.n, P.m
+    failure: list[BaseException] = []
+
+    def arr(ptr, size):
+        return np.ctypeslib.as_array(ptr, shape=(size,))
+
+    def guarded(fn):
+        def call(*args):
+            if failure:
+                return False
+            try:
+                return bool(fn(*args))
+            except BaseException as err:  # reported after IPOPT returns
+                failure.append(err)
+                return False
+        return call
+
+    @guarded
+    def eval_f(n_, x, new_x, obj, _):
+        xv = arr(x, n_).copy()
+        P.new_point(xv)
+        obj[0] = P.objective(xv, False)[0]
+        return np.isfinite(obj[0])
+
+    @guarded
+    def eval_grad_f(n_, x, new_x, grad, _):
+        xv = arr(x, n_).copy()
+        P.new_point(xv)
+        arr(grad, n_)[:] = P.objective(xv, True)[1]
+        return True
+
+    @guarded
+    def eval_g(n_, x, new_x, m_, g, _):
+        if m_ == 0:
+            return True
+        xv = arr(x, n_).copy()
+        P.new_point(xv)
+        P.constraints_at(xv, arr(g, m_))
+        return True
+
+    @guarded
+    def eval_jac_g(n_, x, new_x, m_, nele, irow, jcol, values, _):
+        if nele == 0:
+            return True
+        if not values:
+            arr(irow, nele)[:] = P.jac_rows
+            arr(jcol, nele)[:] = P.jac_cols
+            return True
+        xv = arr(x, n_).copy()
+        P.new_point(xv)
+        P.jacobian_at(xv, arr(values, nele))
+        return True
+
+    def eval_h(*_):
+        return False
+
+    count = [0]
+
+    @guarded
+    def intermediate(alg_mod, k, obj, inf_pr, inf_du, mu, d_norm, reg, alpha_du, alpha_pr, ls, _):
+        count[0] = k
+        return True if iteration is None else iteration(int(k), float(obj), float(inf_pr)) is not False
+
+    callbacks = (_EVAL_F(eval_f), _EVAL_G(eval_g), _EVAL_GRAD_F(eval_grad_f), _EVAL_JAC_G(eval_jac_g),
+                 _EVAL_H(eval_h), _INTERMEDIATE(intermediate))
+    xl = np.clip(P.xl, -_INF, _INF)
+    xu = np.clip(P.xu, -_INF, _INF)
+    gl = np.clip(P.gl, -_INF, _INF)
+    gu = np.clip(P.gu, -_INF, _INF)
+    dp = lambda a: a.ctypes.data_as(_pd)  # noqa: E731
+    handle = lib.CreateIpoptProblem(n, dp(xl), dp(xu), m, dp(gl), dp(gu), P.nnz, 0, 0, *callbacks[:5])
+    if not handle:
+        raise RuntimeError("IPOPT (MUMPS) refused the problem (inconsistent bounds?).")
+    try:
+        opts = {"hessian_approximation": "limited-memory", "linear_solver": "mumps", **options}
+        for key, value in opts.items():
+            if isinstance(value, str):
+                ok = lib.AddIpoptStrOption(handle, key.encode(), value.encode())
+            elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+                # an integer for a numeric option is promoted, as Drake does
+                ok = (lib.AddIpoptIntOption(handle, key.encode(), int(value))
+                      or lib.AddIpoptNumOption(handle, key.encode(), float(value)))
+            else:
+                ok = lib.AddIpoptNumOption(handle, key.encode(), float(value))
+            if not ok:
+                raise ValueError(f"Invalid IPOPT option {key}={value!r}")
+        lib.SetIntermediateCallback(handle, callbacks[5])
+        x = np.array(x0, dtype=float, copy=True)
+        g = np.zeros(max(m, 1))
+        obj = np.zeros(1)
+        mult_g, zl, zu = np.zeros(max(m, 1)), np.zeros(n), np.zeros(n)
+        code = lib.IpoptSolve(handle, dp(x), dp(g), dp(obj), dp(mult_g), dp(zl), dp(zu), None)
+    finally:
+        lib.FreeIpoptProblem(handle)
+    if failure and not isinstance(failure[0], StopIteration):
+        raise failure[0]
+    status = IPOPT_C_STATUS.get(code, f"IPOPT_Return_Code_{code}")
+    return IpoptCResult(x=x, cost=float(obj[0]), code=int(code), status=status, success=code in (0, 1),
+                        nit=int(count[0]))

@@ -1,0 +1,123 @@
+"""IPOPT with MUMPS (``SolverSettings.optim_linear_solver="mumps"``, moco_lab.solve.ipopt_mumps): the same programs
+solved through IPOPT's C interface reach the same answers as closed forms and as Drake's own IPOPT.
+
+Expected values come from outside the code under test: Hock and Schittkowski's problem 71 (IPOPT's own example,
+optimum 17.0140173 at (1, 4.743, 3.82115, 1.37941)), the linear problem's and the sliding mass' closed forms
+(tests/analytic.py), and Drake's IPOPT on the same program.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from analytic import linear_objective, sliding_mass_min_time
+from pydrake.solvers import IpoptSolver, MathematicalProgram
+
+import moco_lab as ml
+from moco_lab.solve import ipopt_mumps
+from moco_lab.solve.guess import guess_from_bounds, set_guess
+
+pytestmark = pytest.mark.skipif(not ipopt_mumps.available(), reason="casadi's IPOPT is not installed")
+
+
+def hs071(python_constraint: bool) -> tuple[MathematicalProgram, np.ndarray]:
+    """HS071: min x1 x4 (x1 + x2 + x3) + x3  s.t.  x1 x2 x3 x4 >= 25,  x·x = 40,  1 <= x <= 5; guess (1, 5, 5, 1).
+
+    The objective is a Python cost; the constraints are a Python function (Drake's AutoDiff path) or Drake's
+    symbolic ones. An extra variable y = x1 (a linear equality) carries a quadratic cost (x1 - y)² and a linear cost
+    2 (y - x1), both zero on the constraint, so the optimum is HS071's while every kind of binding is evaluated.
+    """
+    prog = MathematicalProgram()
+    x = prog.NewContinuousVariables(4, "x")
+    prog.AddBoundingBoxConstraint(1.0, 5.0, x)
+    prog.AddCost(lambda z: z[0] * z[3] * (z[0] + z[1] + z[2]) + z[2], x)
+    if python_constraint:
+        prog.AddConstraint(lambda z: np.array([z[0] * z[1] * z[2] * z[3], z @ z]), [25.0, 40.0], [np.inf, 40.0], x)
+    else:
+        prog.AddConstraint(x[0] * x[1] * x[2] * x[3] >= 25.0)
+        prog.AddConstraint(sum(x[i] * x[i] for i in range(4)) == 40.0)
+    y = prog.NewContinuousVariables(1, "copy")
+    prog.AddLinearEqualityConstraint(np.array([[1.0, -1.0]]), [0.0], np.array([x[0], y[0]]))
+    prog.AddQuadraticCost((x[0] - y[0]) ** 2)
+    prog.AddLinearCost(2.0 * (y[0] - x[0]))
+    x0 = np.array([1.0, 5.0, 5.0, 1.0, 1.0])
+    return prog, x0
+
+
+@pytest.mark.parametrize("python_constraint", [True, False])
+def test_hs071_reaches_its_published_optimum(python_constraint):
+    prog, x0 = hs071(python_constraint)
+    result = ipopt_mumps.solve_with_mumps(prog, x0, {"print_level": 0, "sb": "yes", "tol": 1e-10})
+    assert result.success and result.status == "Solve_Succeeded"
+    assert result.cost == pytest.approx(17.0140173, rel=1e-7)
+    np.testing.assert_allclose(result.x[:4], [1.0, 4.74299963, 3.82114998, 1.37940829], rtol=1e-6)
+    assert result.x[4] == pytest.approx(result.x[0], abs=1e-9)
+    drake = IpoptSolver().Solve(prog, x0, None)
+    assert drake.get_optimal_cost() == pytest.approx(result.cost, rel=1e-8)
+
+
+def test_linear_problem_matches_its_closed_form_and_drakes_ipopt():
+    runs = {}
+    for linear_solver in ("mumps", "spral"):
+        study = ml.examples.linear_study("kirk", "hermite-simpson", "explicit", 50)
+        study.solver.optim_linear_solver = linear_solver
+        runs[linear_solver] = study.solve()
+    for sol in runs.values():
+        assert sol.success, sol.message
+        assert sol.objective == pytest.approx(linear_objective("kirk"), rel=1e-6)
+    for name, values in runs["mumps"].states.items():
+        np.testing.assert_allclose(values, runs["spral"].states[name], atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_sliding_mass_minimum_time(mode):
+    study = ml.examples.sliding_mass_study(2.0, "hermite-simpson", mode, 50)
+    study.solver.optim_linear_solver = "mumps"
+    reports = []
+    sol = study.solve(progress=reports.append)
+    assert sol.success, sol.message
+    # Hermite–Simpson at N = 50: t_f - 0.4 ≈ 0.267 / N² from above (VERIFICATION.md, remark 5)
+    assert sol.final_time - sliding_mass_min_time(2.0) == pytest.approx(0.267 / 50 ** 2, rel=0.05)
+    # one progress report per IPOPT iteration, 0 .. nit, in order
+    assert [r.iteration for r in reports] == list(range(sol.nit + 1))
+    assert reports[-1].objective == pytest.approx(sol.objective, rel=1e-6)
+
+
+def test_exact_jacobians_equal_drakes_autodiff_path():
+    """The fast path (moco_lab's exact callables, Transcription.exact_callbacks) and the generic one (Drake's
+    AutoDiffXd evaluation of the same bindings) give the same constraint values and Jacobian entries."""
+    study = ml.examples.squat_to_stand_study(num_mesh_intervals=4)
+    tr = study.transcribe()
+    set_guess(tr, guess_from_bounds(tr))
+    x = np.nan_to_num(tr.prog.GetInitialGuess(tr.prog.decision_variables()))
+    x = x + np.random.default_rng(3).uniform(-0.01, 0.01, x.size)
+    fast = ipopt_mumps._Program(tr.prog, tr.exact_callbacks)
+    slow = ipopt_mumps._Program(tr.prog, None)
+    assert sum(t.fun is not None for t in fast.constraints) >= 1
+    assert fast.nnz == slow.nnz and np.array_equal(fast.jac_rows, slow.jac_rows)
+    values = {}
+    for name, P in (("fast", fast), ("slow", slow)):
+        P.new_point(x)
+        g, J = np.zeros(P.m), np.zeros(P.nnz)
+        P.constraints_at(x, g)
+        P.jacobian_at(x, J)
+        values[name] = (g, J, *P.objective(x, True))
+    for a, b in zip(values["fast"], values["slow"]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_errors_name_the_culprit(monkeypatch):
+    with pytest.raises(ValueError, match="optim_linear_solver"):
+        ml.SolverSettings(optim_linear_solver="ma27").validate()
+    prog, x0 = hs071(True)
+    with pytest.raises(ValueError, match="no_such_option"):
+        ipopt_mumps.solve_with_mumps(prog, x0, {"no_such_option": 1.0, "print_level": 0, "sb": "yes"})
+
+    def broken(z):
+        raise ArithmeticError("the model broke at this point")
+
+    prog.AddConstraint(broken, [0.0], [0.0], prog.decision_variables()[:1])
+    with pytest.raises(ArithmeticError, match="the model broke"):
+        ipopt_mumps.solve_with_mumps(prog, x0, {"print_level": 0, "sb": "yes"})
+    monkeypatch.setenv("MOCO_LAB_IPOPT_LIBRARY", "/nonexistent/libipopt.so")
+    with pytest.raises(RuntimeError, match="MOCO_LAB_IPOPT_LIBRARY"):
+        ipopt_mumps.solve_with_mumps(prog, x0, {})
