@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import time as _time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
