@@ -204,12 +204,8 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
     stats_file = tempfile.NamedTemporaryFile(prefix=f"moco_lab_{settings.optim_solver}_", suffix=".txt",
                                              delete=False)
     stats_file.close()
-    names = _OPTION_NAMES[settings.optim_solver]
-    for attr, convert in (("optim_convergence_tolerance", float), ("optim_constraint_tolerance", float),
-                          ("optim_max_iterations", int)):
-        value = getattr(settings, attr)
-        if value is not None:
-            options.SetOption(sid, names[attr], convert(value))
+    for name, value in _setting_options(settings).items():
+        options.SetOption(sid, name, value)
     if settings.optim_solver == "ipopt":
         options.SetOption(sid, "print_level", 5 if settings.verbose >= 5 else 0)
         options.SetOption(sid, "output_file", stats_file.name)
@@ -270,6 +266,18 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
                         optimality=optimality)
 
 
+def _setting_options(settings: SolverSettings) -> dict:
+    """The tolerances and iteration limit of ``settings`` under the optimizer's own option names (unset ones left out)."""
+    names = _OPTION_NAMES[settings.optim_solver]
+    out = {}
+    for attr, convert in (("optim_convergence_tolerance", float), ("optim_constraint_tolerance", float),
+                          ("optim_max_iterations", int)):
+        value = getattr(settings, attr)
+        if value is not None:
+            out[names[attr]] = convert(value)
+    return out
+
+
 def _options_for(options: dict, linear_solver: str) -> dict:
     """``options`` without those of the other linear solver (``spral_*`` with MUMPS, ``mumps_*`` with SPRAL)."""
     other = "mumps_" if linear_solver == "spral" else "spral_"
@@ -299,12 +307,7 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
                "file_print_level": 3}
     if settings.verbose >= 6:
         options["print_timing_statistics"] = "yes"
-    names = _OPTION_NAMES["ipopt"]
-    for attr, convert in (("optim_convergence_tolerance", float), ("optim_constraint_tolerance", float),
-                          ("optim_max_iterations", int)):
-        value = getattr(settings, attr)
-        if value is not None:
-            options[names[attr]] = convert(value)
+    options.update(_setting_options(settings))
     options.update(_options_for(settings.optim_solver_options, "mumps"))
     x0 = np.nan_to_num(np.asarray(prog.GetInitialGuess(prog.decision_variables()), float), nan=0.0)
     start = _time.perf_counter()
