@@ -9,8 +9,9 @@ prediction (1.2 m/s, effort ∫|u|³ per distance, tf in [0.4, 0.6]) from each t
 What is timed (wall clock): the whole ``solve()`` of a freshly built study. moco_lab *cold*: the compiled-dynamics
 cache emptied (memory and disk, a temporary ``MOCO_LAB_CACHE``), so it derives and compiles the equations; *warm*:
 the same solve again with the cache filled. Moco builds its CasADi functions on every solve. moco_lab solves with
-IPOPT + MUMPS (the factories' default); one more warm tracking solve with Drake's own IPOPT (SPRAL) shows what
-the linear solver is worth.
+IPOPT + MUMPS and IPOPT's extended L-BFGS step (the factories' defaults); one more warm tracking solve with Drake's
+own IPOPT (SPRAL) shows what the linear solver is worth, and warm solves of both problems with IPOPT's default
+L-BFGS step (Sherman-Morrison) what that option is worth.
 
 Each tool's solutions are also put into the other tool's problem: Moco's into moco_lab's as they are (``Study.evaluate``:
 goal values and constraint violations with no optimizer), moco_lab's into Moco's as the guess of a Moco solve (Moco's
@@ -49,6 +50,7 @@ from moco_lab.engine.kernel import clear_kernel_cache
 from moco_lab.results.trajectory import read_trajectory
 
 HERE = Path(__file__).resolve().parent
+SHERMAN_MORRISON = {"limited_memory_aug_solver": "sherman-morrison"}  # IPOPT's default, which the factories change
 REFERENCE = HERE / "reference"
 SETTINGS = {"num_mesh_intervals": 50, "transcription_scheme": "hermite-simpson", "multibody_dynamics_mode": "explicit",
             "optim_convergence_tolerance": 1e-4, "optim_constraint_tolerance": 1e-4, "optim_max_iterations": 1000,
@@ -65,12 +67,15 @@ def summary(solution, wall: float) -> dict:
             "final_time": solution.final_time, "goals": dict(solution.goal_values)}
 
 
-def moco_lab_solve(kind: str, cold: bool, guess=None, linear_solver: str = "mumps") -> tuple[dict, object]:
+def moco_lab_solve(kind: str, cold: bool, guess=None, linear_solver: str = "mumps",
+                   options: dict | None = None) -> tuple[dict, object]:
+    """Build and solve the factory's study (``options``: IPOPT options over the factory's); the summary, the solution."""
     if cold:
         clear_kernel_cache(disk=True)
     t = time.perf_counter()
     study = ml.examples.walking_2d_study(kind, linear_solver=linear_solver) if kind == "tracking" else \
         ml.examples.walking_2d_study(kind, guess=guess, linear_solver=linear_solver)
+    study.solver.optim_solver_options.update(options or {})
     solution = study.solve()
     wall = time.perf_counter() - t
     return summary(solution, wall), solution
@@ -122,11 +127,17 @@ def main() -> None:
     rows["tracking"]["moco_lab_warm"], ours["tracking"] = moco_lab_solve("tracking", cold=False)
     print("[tracking] moco_lab warm, Drake's IPOPT (SPRAL) ...", flush=True)
     rows["tracking"]["moco_lab_spral_warm"], _ = moco_lab_solve("tracking", cold=False, linear_solver="spral")
+    print("[tracking] moco_lab warm, IPOPT's default L-BFGS step (Sherman-Morrison) ...", flush=True)
+    rows["tracking"]["moco_lab_sherman_morrison_warm"], _ = moco_lab_solve("tracking", cold=False,
+                                                                           options=SHERMAN_MORRISON)
     print("[prediction] moco_lab cold ...", flush=True)
     rows["prediction"]["moco_lab_cold"], _ = moco_lab_solve("prediction", cold=True, guess=ours["tracking"])
     print("[prediction] moco_lab warm ...", flush=True)
     rows["prediction"]["moco_lab_warm"], ours["prediction"] = moco_lab_solve("prediction", cold=False,
                                                                              guess=ours["tracking"])
+    print("[prediction] moco_lab warm, IPOPT's default L-BFGS step (Sherman-Morrison) ...", flush=True)
+    rows["prediction"]["moco_lab_sherman_morrison_warm"], _ = moco_lab_solve(
+        "prediction", cold=False, guess=ours["tracking"], options=SHERMAN_MORRISON)
     measured = {"tracking": not args.skip_moco, "prediction": not (args.skip_moco or args.stored_moco_prediction)}
     tmp_moco = Path(tempfile.mkdtemp(prefix="moco_walking_2d_"))
     for kind in rows:
@@ -184,7 +195,8 @@ def write_table(rows: dict, cross: dict, env: dict, measured: dict, stored: dict
              "|---|---|---|---|---|---|---|---|---|"]
     for kind, r in rows.items():
         moco_wall = r["moco"]["wall"]
-        for tool in ("moco_lab_cold", "moco_lab_warm", "moco_lab_spral_warm", "moco"):
+        for tool in ("moco_lab_cold", "moco_lab_warm", "moco_lab_spral_warm", "moco_lab_sherman_morrison_warm",
+                     "moco"):
             if tool not in r:
                 continue
             x = r[tool]
@@ -194,9 +206,15 @@ def write_table(rows: dict, cross: dict, env: dict, measured: dict, stored: dict
                          f"{x['final_time']:.4f} | {x['iterations']} | {x['wall']:.1f} | "
                          f"{1000 * x['wall'] / max(1, x['iterations']):.0f} | {ratio} |")
     lines += ["", "moco_lab solves with IPOPT + MUMPS (`optim_linear_solver=\"mumps\"`, the study factories' default, as "
-              "Moco); moco lab spral warm: the tracking with Drake's own IPOPT (SPRAL on a reference BLAS; "
-              "`linear_solver=\"spral\"`) in the same run. Drake's IPOPT took 296.1 s for the prediction (483 "
-              "iterations) in the run of 2026-11-25 22:17 UTC, where its tracking took 90.6 s."]
+              "Moco) and IPOPT's `limited_memory_aug_solver=\"extended\"` (the factories set it: the L-BFGS "
+              "Hessian's factors go into the one factorized KKT system instead of IPOPT's default Sherman-Morrison "
+              "update, which costs extra back-solves at every step). In the same run: *moco lab spral warm*, the "
+              "tracking with Drake's own IPOPT (SPRAL on a reference BLAS; `linear_solver=\"spral\"`); *moco lab "
+              "sherman morrison warm*, IPOPT's default step (`limited_memory_aug_solver=\"sherman-morrison\"`). "
+              "At tolerance 1e-4 the prediction stops somewhere on a flat valley of effort per distance, and where "
+              "depends on the iterates' path (tests/test_walking_2d.py: objectives -4e-4 to +1.4e-2 relative to "
+              "Moco's, 324-462 iterations over IPOPT option sets); continued to 1e-6 both tools' valley has one "
+              "bottom (lesson 11, README)."]
     lines += ["", "Each tool's solution in the other tool's problem: Moco's judged by moco_lab's problem as it is "
               "(`Study.evaluate`, no optimizer); Moco's solve started from moco_lab's solution (its Python interface "
               "cannot evaluate goals at a given trajectory):", "",

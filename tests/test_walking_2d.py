@@ -7,9 +7,9 @@ files, the C++ example's settings) and stored with their provenance in benchmark
 * Moco's solutions put into moco_lab's problems (``Study.evaluate``: no optimizer): every goal equals Moco's value
   to 1e-9 relative (the same model, reference splines, quadrature; measured 1e-15) and every constraint holds to
   Moco's constraint tolerance 1e-4 — the two tools pose the same problems;
-* tracking: both tools stop at the same optimum: objective to 1e-3 relative (measured 1.4e-6), joint angles to 0.5°
-  RMS, activations to 0.02 RMS and ground reaction forces to 0.002 body weights RMS (measured 0.058°, 0.0003 and
-  5e-5 BW; moco_lab solves with IPOPT + MUMPS, the factories' default);
+* tracking: both tools stop at the same optimum: objective to 1e-3 relative, joint angles to 0.5° RMS, activations
+  to 0.02 RMS and ground reaction forces to 0.002 body weights RMS (measured with IPOPT + MUMPS: with IPOPT's default
+  L-BFGS step 1.4e-6, 0.058°, 0.0003, 5e-5 BW; with the factories' extended step 7.8e-7, 0.030°, 0.0002, 3.5e-5 BW);
 * prediction: see test_prediction_against_moco and test_refined_prediction_against_moco.
 """
 import json
@@ -38,6 +38,18 @@ def grf_difference(model, ours: ml.Trajectory, moco: ml.Trajectory) -> float:
     s = moco.time / moco.time[-1]
     return max(np.sqrt(np.mean((np.interp(s, ours.time / ours.time[-1], f_ours[side][:, axis])
                                 - f_moco[side][:, axis]) ** 2)) / weight for side in "rl" for axis in (0, 1))
+
+
+def rms_differences(model, ours: ml.Trajectory, moco: ml.Trajectory) -> tuple[float, float]:
+    """The largest RMS difference of the joint angles (degrees; the pelvis' translations left out) and of the
+    muscles' activations between the two solutions, on Moco's grid in normalized time."""
+    s = moco.time / moco.time[-1]
+
+    def rms(path):
+        return np.sqrt(np.mean((np.interp(s, ours.time / ours.time[-1], ours.states[path]) - moco.states[path]) ** 2))
+
+    angles = max(rms(c.value_path) for c in model.coordinates if c.name not in ("pelvis_tx", "pelvis_ty"))
+    return float(np.degrees(angles)), max(rms(f"{m.path}/activation") for m in model.muscles)
 
 
 @pytest.fixture(scope="module")
@@ -85,14 +97,11 @@ def test_tracking_against_moco(tracked):
     moco = moco_solution("tracking")
     np.testing.assert_allclose(moco.time, tracked.time, atol=1e-12)
     model = ml.examples.walking_2d_model()
-    angles = [c.value_path for c in model.coordinates if c.name not in ("pelvis_tx", "pelvis_ty")]
-    worst_angle = max(np.sqrt(np.mean((tracked.states[p] - moco.states[p]) ** 2)) for p in angles)
-    worst_act = max(np.sqrt(np.mean((tracked.states[f"{m.path}/activation"]
-                                     - moco.states[f"{m.path}/activation"]) ** 2)) for m in model.muscles)
+    worst_angle, worst_act = rms_differences(model, tracked, moco)  # one grid: the interpolation is the identity
     grf = grf_difference(model, tracked, moco)
-    print(f"joint angles within {np.degrees(worst_angle):.3f} deg RMS, activations within {worst_act:.4f} RMS, "
+    print(f"joint angles within {worst_angle:.3f} deg RMS, activations within {worst_act:.4f} RMS, "
           f"ground reaction forces within {grf:.1e} BW RMS")
-    assert np.degrees(worst_angle) < 0.5 and worst_act < 0.02 and grf < 0.002
+    assert worst_angle < 0.5 and worst_act < 0.02 and grf < 0.002
 
 
 def test_tracking_tracks_the_forces(tracked):
@@ -113,18 +122,23 @@ def test_prediction_against_moco(predicted):
     """The prediction from moco_lab's own tracking solution against Moco's from its own, both at the example's
     tolerance 1e-4: both stop on the same flat valley of the effort per distance, not at one point.
 
-    Where IPOPT's 1e-4 stopping test ends on that plateau depends on the iterates' path: moco_lab stopped at 0.135105
-    with IPOPT + MUMPS (the factory's default) and at 0.134676 with Drake's IPOPT (SPRAL), Moco at 0.134599, and the
-    converged optimum is 0.134485 (test_refined_prediction_against_moco) — a spread of 4.6e-3 (measured). Hence, at
-    1e-4: objective to 5e-3 relative and final time to 5 ms (measured 2.4 ms with MUMPS; the bounds allow 200 ms). A
-    different gait (another local optimum: a stiff knee, a longer stride) differs by tens of ms and degrees.
+    Where IPOPT's 1e-4 stopping test ends on that plateau depends on the iterates' path, and the path on everything:
+    the tracking solution it starts from, IPOPT's L-BFGS options. Measured (IPOPT + MUMPS from two tracking solutions
+    that agree to 1e-6; the factory's extended L-BFGS step, IPOPT's default Sherman-Morrison step, L-BFGS histories
+    4, 6 and 10): objectives 0.134545-0.136483, i.e. -4.0e-4 to +1.40e-2 relative to Moco's 0.134599 (the factory's
+    0.135326, +5.4e-3); final times 0.6-4.0 ms from Moco's; joint angles 0.23-1.69 deg RMS from Moco's. The valley's
+    converged bottom is 0.134485 (test_refined_prediction_against_moco). Hence, at 1e-4: objective to 2e-2 relative,
+    final time to 6 ms (the bounds allow 200 ms) and joint angles to 3 deg RMS; a different gait (another local
+    optimum: no division by distance gives a 0.400 s step, lesson 11) fails these by far.
     """
     stored = STORED["results"]["prediction"]
     assert predicted.success
+    worst_angle, _ = rms_differences(ml.examples.walking_2d_model(), predicted, moco_solution("prediction"))
     print(f"objective {predicted.objective:.7f} (Moco {stored['objective']:.7f}), tf {predicted.final_time:.5f} "
-          f"(Moco {stored['final_time']:.5f}), {predicted.nit} iterations")
-    assert predicted.objective == pytest.approx(stored["objective"], rel=5e-3)
-    assert predicted.final_time == pytest.approx(stored["final_time"], abs=5e-3)
+          f"(Moco {stored['final_time']:.5f}), {predicted.nit} iterations, joint angles within {worst_angle:.2f} deg RMS")
+    assert predicted.objective == pytest.approx(stored["objective"], rel=2e-2)
+    assert predicted.final_time == pytest.approx(stored["final_time"], abs=6e-3)
+    assert worst_angle < 3.0
 
 
 def test_refined_prediction_against_moco(refined):
@@ -143,21 +157,12 @@ def test_refined_prediction_against_moco(refined):
     # Moco's point violates moco_lab's constraints by up to 1e-5 (test above): 1e-4 relative leeway above it
     assert stored["objective"] * (1 - 2e-3) < refined.objective <= stored["objective"] * (1 + 1e-4)
     assert refined.final_time == pytest.approx(stored["final_time"], abs=5e-3)
-    moco = moco_solution("prediction")
-    s = moco.time / moco.time[-1]
-
-    def ours(path):
-        return np.interp(s, refined.time / refined.time[-1], refined.states[path])
-
-    model = ml.examples.walking_2d_model()
-    angles = [c.value_path for c in model.coordinates if c.name not in ("pelvis_tx", "pelvis_ty")]
-    worst_angle = max(np.sqrt(np.mean((ours(p) - moco.states[p]) ** 2)) for p in angles)
-    worst_act = max(np.sqrt(np.mean((ours(f"{m.path}/activation") - moco.states[f"{m.path}/activation"]) ** 2))
-                    for m in model.muscles)
+    moco, model = moco_solution("prediction"), ml.examples.walking_2d_model()
+    worst_angle, worst_act = rms_differences(model, refined, moco)
     grf = grf_difference(model, refined, moco)
-    print(f"joint angles within {np.degrees(worst_angle):.3f} deg RMS, activations within {worst_act:.4f} RMS, "
+    print(f"joint angles within {worst_angle:.3f} deg RMS, activations within {worst_act:.4f} RMS, "
           f"ground reaction forces within {grf:.3f} BW RMS")
-    assert np.degrees(worst_angle) < 1.5 and worst_act < 0.02 and grf < 0.1
+    assert worst_angle < 1.5 and worst_act < 0.02 and grf < 0.1
 
 
 def test_symmetry_goal_is_the_examples():

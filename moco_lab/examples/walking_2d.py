@@ -10,7 +10,10 @@ simulated data) low-pass filtered at 6 Hz, states tracking weight 1, the speeds 
 spline slopes, the tracked states as the guess, t in [0, 0.470089] s; the control effort weight raised to 10;
 contact tracking (weight 1) of ``referenceGRF.xml``: each foot's two spheres against the measured force of that
 foot, projected on the x–y plane and divided by body weight; the symmetry goal; the example's bounds; 50
-Hermite–Simpson mesh intervals, explicit dynamics, tolerances 1e-4, at most 1000 iterations.
+Hermite–Simpson mesh intervals, explicit dynamics, tolerances 1e-4, at most 1000 iterations. Solved with IPOPT
++ MUMPS (Moco's linear solver) and IPOPT's ``limited_memory_aug_solver="extended"`` (not Moco's: IPOPT's default
+step with the limited-memory Hessian costs extra back-solves at every iteration; ``benchmarks/walking_2d.md``
+has both).
 
 **Prediction** (:func:`walking_2d_prediction`): the same model, symmetry goal and bounds; an average speed of
 1.2 m/s as an endpoint constraint (the centre of mass' displacement over the duration); effort ``10 ∫ Σ|u|³ dt``
@@ -121,6 +124,11 @@ def _solver(study: Study, num_mesh_intervals: int, tol: float, max_iterations: i
     s.optim_convergence_tolerance = float(tol)
     s.optim_constraint_tolerance = float(tol)
     s.optim_max_iterations = int(max_iterations)
+    # IPOPT's L-BFGS Hessian enters the step's linear system through the Sherman-Morrison-Woodbury formula by
+    # default: two extra back-solves per stored pair at every factorization. "extended" factorizes the KKT
+    # system augmented by the L-BFGS factors instead (one factorization, one solve): measured with MUMPS, the
+    # prediction from the tracking solution 32 s / 324 iterations instead of 60-67 s / 404 (benchmarks/walking_2d.md)
+    s.optim_solver_options["limited_memory_aug_solver"] = "extended"
 
 
 def walking_2d_track(model: Model | None = None, *, tracking_weight: float = 1.0,
