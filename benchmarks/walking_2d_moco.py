@@ -100,6 +100,32 @@ def _result(solution, wall: float, sto: Path) -> dict:
             "goals": {name: solution.getObjectiveTerm(name) for name in solution.getObjectiveTermNames()}}
 
 
+def _guess(solver, path: Path):
+    """The trajectory in ``path`` as a guess in the problem's own variable order.
+
+    Moco's CasADi solver copies a guess's state and control matrices into its iterate column by column
+    (``convertToCasOCIterate``), without matching names; a file whose columns are in another order (moco_lab
+    writes the model's coordinates in its own order: pelvis_tx before pelvis_tilt) would start Moco from a
+    scrambled point. So the values are copied by name into ``solver.createGuess()``."""
+    import opensim as osim
+
+    theirs = osim.MocoTrajectory(str(path))
+    guess = solver.createGuess()
+    names = {"states": (guess.getStateNames(), theirs.getStateNames()),
+             "controls": (guess.getControlNames(), theirs.getControlNames())}
+    for kind, (wanted, given) in names.items():
+        missing = set(wanted) - set(given)
+        if missing:
+            raise ValueError(f"{path}: the guess lacks the {kind} {sorted(missing)}")
+    guess.setNumTimes(theirs.getNumTimes())
+    guess.setTime(osim.Vector([float(t) for t in theirs.getTimeMat().ravel()]))
+    for name in guess.getStateNames():
+        guess.setState(name, [float(v) for v in theirs.getStateMat(name).ravel()])
+    for name in guess.getControlNames():
+        guess.setControl(name, [float(v) for v in theirs.getControlMat(name).ravel()])
+    return guess
+
+
 @contextmanager
 def _data_folder():
     """A temporary working folder holding the example's files (MocoTrack writes to the working folder; the contact
@@ -119,7 +145,8 @@ def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, guess: Pat
           max_iterations: int = 1000) -> dict:
     """Moco's 2-D walking tracking problem (see the module docstring); writes the solution to ``sto``.
 
-    ``guess`` replaces the example's guess; with ``max_iterations=0`` Moco only evaluates the guess in its problem.
+    ``guess`` replaces the example's guess; with ``max_iterations=0``: Moco's problem at the guess, moved inside the
+    bounds by IPOPT's initialization.
     """
     import opensim as osim
 
@@ -162,41 +189,52 @@ def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, guess: Pat
         solver = _solver(study, tol, num_mesh_intervals, max_iterations)
         if guess is not None:
             solver.resetProblem(problem)  # the goals added above, before the guess is checked against the problem
-            solver.setGuess(osim.MocoTrajectory(str(guess)))
+            solver.setGuess(_guess(solver, guess))
         solution = study.solve()
         wall = time.perf_counter() - t
     return _result(solution, wall, sto)
 
 
+def prediction_study(tol: float = 1e-4, num_mesh_intervals: int = 50, speed: float = 1.2, exponent: int = 3,
+                     max_iterations: int = 1000):
+    """Moco's 2-D walking prediction problem (the module docstring): ``(study, solver)``; call inside
+    :func:`_data_folder` (the model file is read from the working folder)."""
+    import opensim as osim
+
+    study = osim.MocoStudy()
+    study.setName("gaitPrediction")
+    problem = study.updProblem()
+    processor = osim.ModelProcessor("2D_gait.osim")
+    problem.setModelProcessor(processor)
+    model = processor.process()
+    model.initSystem()
+    _symmetry(osim, problem, model)
+    speed_goal = osim.MocoAverageSpeedGoal("speed")
+    problem.addGoal(speed_goal)
+    speed_goal.set_desired_average_speed(speed)
+    effort = osim.MocoControlGoal("effort", 10)
+    problem.addGoal(effort)
+    effort.setExponent(exponent)
+    effort.setDivideByDisplacement(True)
+    problem.setTimeBounds(0, [0.4, 0.6])
+    _bounds(problem)
+    study.initCasADiSolver()
+    solver = _solver(study, tol, num_mesh_intervals, max_iterations)
+    solver.resetProblem(problem)  # the goals added above, before a guess is built from the problem
+    return study, solver
+
+
 def predict(guess_sto: Path, sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, speed: float = 1.2,
             exponent: int = 3, max_iterations: int = 1000) -> dict:
     """Moco's 2-D walking prediction from the guess in ``guess_sto``; writes the solution to ``sto``
-    (``max_iterations=0``: only evaluate the guess in Moco's problem)."""
+    (``max_iterations=0``: Moco's problem at the guess, moved inside the bounds by IPOPT's initialization)."""
     import opensim as osim
 
     osim.Logger.setLevelString("error")
     with _data_folder():
         t = time.perf_counter()
-        study = osim.MocoStudy()
-        study.setName("gaitPrediction")
-        problem = study.updProblem()
-        processor = osim.ModelProcessor("2D_gait.osim")
-        problem.setModelProcessor(processor)
-        model = processor.process()
-        model.initSystem()
-        _symmetry(osim, problem, model)
-        speed_goal = osim.MocoAverageSpeedGoal("speed")
-        problem.addGoal(speed_goal)
-        speed_goal.set_desired_average_speed(speed)
-        effort = osim.MocoControlGoal("effort", 10)
-        problem.addGoal(effort)
-        effort.setExponent(exponent)
-        effort.setDivideByDisplacement(True)
-        problem.setTimeBounds(0, [0.4, 0.6])
-        _bounds(problem)
-        study.initCasADiSolver()
-        solver = _solver(study, tol, num_mesh_intervals, max_iterations)
-        solver.setGuess(osim.MocoTrajectory(str(guess_sto)))
+        study, solver = prediction_study(tol, num_mesh_intervals, speed, exponent, max_iterations)
+        solver.setGuess(_guess(solver, guess_sto))
         solution = study.solve()
         wall = time.perf_counter() - t
     return _result(solution, wall, sto)

@@ -235,3 +235,34 @@ def test_periodic_trajectory_equals_mocos():
     for name in theirs.getControlNames():
         np.testing.assert_array_equal(np.asarray(theirs.getControlMat(name)).ravel(), ours.controls[name],
                                       err_msg=name)
+
+
+@pytest.mark.opensim
+def test_moco_starts_from_a_moco_lab_file_variable_by_variable(tmp_path):
+    """The benchmark starts Moco from moco_lab's solutions. Moco's CasADi solver copies a guess's columns in their
+    order, not by name, and moco_lab writes the coordinates in another order than Moco's problem holds them, so the
+    benchmark copies the values by name into Moco's own guess: every state and control arrives where it belongs."""
+    pytest.importorskip("opensim")
+    from benchmarks import walking_2d_moco
+
+    moco = ml.read_trajectory(REFERENCE / "walking_2d_moco_prediction.sto")
+    model = ml.examples.walking_2d_model()
+    # Moco's solution in moco_lab's variable order (as a moco_lab solution of the problem is written)
+    ours = ml.Trajectory(moco.time, states={n: moco.states[n] for n in model.state_names()},
+                         controls={n: moco.controls[n] for n in model.control_names()})
+    path = tmp_path / "ours.sto"
+    ours.write_sto(path)
+    with walking_2d_moco._data_folder():
+        _, solver = walking_2d_moco.prediction_study()
+        guess = walking_2d_moco._guess(solver, path)
+        problem_order = solver.createGuess()
+        # the file's order is not the problem's; the guess's is, column for column
+        assert list(problem_order.getStateNames()) != list(ml.read_trajectory(path).states)
+        assert list(guess.getStateNames()) == list(problem_order.getStateNames())
+        assert list(guess.getControlNames()) == list(problem_order.getControlNames())
+        np.testing.assert_allclose(np.asarray(guess.getTimeMat()).ravel(), ours.time, rtol=0, atol=1e-15)
+        for name in guess.getStateNames():
+            np.testing.assert_array_equal(np.asarray(guess.getStateMat(name)).ravel(), ours.states[name], err_msg=name)
+        for name in guess.getControlNames():
+            np.testing.assert_array_equal(np.asarray(guess.getControlMat(name)).ravel(), ours.controls[name],
+                                          err_msg=name)
