@@ -52,6 +52,16 @@ def rms_differences(model, ours: ml.Trajectory, moco: ml.Trajectory) -> tuple[fl
     return float(np.degrees(angles)), max(rms(f"{m.path}/activation") for m in model.muscles)
 
 
+def assert_same_table(theirs, ours: ml.Trajectory) -> None:
+    """An ``opensim.MocoTrajectory`` holds ``ours``' times (to 1e-15) and each of its states and controls, exactly."""
+    np.testing.assert_allclose(np.asarray(theirs.getTimeMat()).ravel(), ours.time, rtol=0, atol=1e-15)
+    for name in theirs.getStateNames():
+        np.testing.assert_array_equal(np.asarray(theirs.getStateMat(name)).ravel(), ours.states[name], err_msg=name)
+    for name in theirs.getControlNames():
+        np.testing.assert_array_equal(np.asarray(theirs.getControlMat(name)).ravel(), ours.controls[name],
+                                      err_msg=name)
+
+
 @pytest.fixture(scope="module")
 def tracked():
     return ml.examples.walking_2d_tracking().solve()
@@ -229,12 +239,7 @@ def test_periodic_trajectory_equals_mocos():
     path = REFERENCE / "walking_2d_moco_tracking.sto"
     theirs = opensim.createPeriodicTrajectory(opensim.MocoTrajectory(str(path)))
     ours = ml.create_periodic_trajectory(ml.read_trajectory(path))
-    np.testing.assert_allclose(np.asarray(theirs.getTimeMat()).ravel(), ours.time, rtol=0, atol=1e-15)
-    for name in theirs.getStateNames():
-        np.testing.assert_array_equal(np.asarray(theirs.getStateMat(name)).ravel(), ours.states[name], err_msg=name)
-    for name in theirs.getControlNames():
-        np.testing.assert_array_equal(np.asarray(theirs.getControlMat(name)).ravel(), ours.controls[name],
-                                      err_msg=name)
+    assert_same_table(theirs, ours)
 
 
 @pytest.mark.opensim
@@ -260,9 +265,4 @@ def test_moco_starts_from_a_moco_lab_file_variable_by_variable(tmp_path):
         assert list(problem_order.getStateNames()) != list(ml.read_trajectory(path).states)
         assert list(guess.getStateNames()) == list(problem_order.getStateNames())
         assert list(guess.getControlNames()) == list(problem_order.getControlNames())
-        np.testing.assert_allclose(np.asarray(guess.getTimeMat()).ravel(), ours.time, rtol=0, atol=1e-15)
-        for name in guess.getStateNames():
-            np.testing.assert_array_equal(np.asarray(guess.getStateMat(name)).ravel(), ours.states[name], err_msg=name)
-        for name in guess.getControlNames():
-            np.testing.assert_array_equal(np.asarray(guess.getControlMat(name)).ravel(), ours.controls[name],
-                                          err_msg=name)
+        assert_same_table(guess, ours)
