@@ -126,8 +126,9 @@ def _solver(study: Study, num_mesh_intervals: int, tol: float, max_iterations: i
     s.optim_max_iterations = int(max_iterations)
     # IPOPT's L-BFGS Hessian enters the step's linear system through the Sherman-Morrison-Woodbury formula by
     # default: two extra back-solves per stored pair at every factorization. "extended" factorizes the KKT
-    # system augmented by the L-BFGS factors instead (one factorization, one solve): measured with MUMPS, the
-    # prediction from the tracking solution 32 s / 324 iterations instead of 60-67 s / 404 (benchmarks/walking_2d.md)
+    # system augmented by the L-BFGS factors instead (one factorization, one solve): measured with MUMPS in one
+    # benchmark run, the prediction from the tracking solution 36 s / 348 iterations instead of 62 s / 462
+    # (benchmarks/walking_2d.md)
     s.optim_solver_options["limited_memory_aug_solver"] = "extended"
 
 
