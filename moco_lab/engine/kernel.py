@@ -29,11 +29,12 @@ import numpy as np
 
 from ..modeling.model import Model
 from ..symbolic import codegen
-from ..symbolic.expr import derivatives, structural_hash
+from ..symbolic.expr import derivatives, second_derivatives, structural_hash
 from ..util.version import __version__
 from .system import SymbolicSystem
 
-__all__ = ["Kernel", "MultibodyKernel", "kernel_for", "clear_kernel_cache", "CompiledBlock", "build_statistics"]
+__all__ = ["Kernel", "MultibodyKernel", "kernel_for", "clear_kernel_cache", "CompiledBlock", "HessianBlock",
+           "build_statistics"]
 
 
 @dataclass
@@ -74,6 +75,42 @@ class CompiledBlock:
         out = np.zeros((n, self.num_values * width))
         out[:, flat] = entries
         return out.reshape(n, self.num_values, width)
+
+
+@dataclass
+class HessianBlock:
+    """A compiled weighted Hessian: the lower triangle of ``∇²(Σ_k w_k v_k)`` for per-node weights ``w``.
+
+    Attributes
+    ----------
+    function : moco_lab.symbolic.codegen.CompiledFunction
+        ``f([X, Wt], P) -> (n, nnz)``: node inputs, then the weights, one row per node.
+    rows, cols : ndarray of int (nnz,)
+        Entry ``k`` is ``∂² / ∂ input[rows[k]] ∂ input[cols[k]]`` with ``rows >= cols``; input
+        ``j < num_inputs`` is node input ``j``, input ``num_inputs + k`` is parameter ``k``.
+    num_inputs, num_shared, num_weights : int
+    """
+
+    function: object
+    rows: np.ndarray
+    cols: np.ndarray
+    num_inputs: int
+    num_shared: int
+    num_weights: int
+
+    def __call__(self, X: np.ndarray, Wt: np.ndarray, P: np.ndarray) -> np.ndarray:
+        """The Hessian entries ``(n, nnz)`` at node inputs ``X`` (n, num_inputs) with weights ``Wt`` (n, num_weights)."""
+        return self.function(np.hstack([X, Wt]), P)
+
+    def dense(self, entries: np.ndarray) -> np.ndarray:
+        """The whole symmetric Hessian ``(n, width, width)`` (``width = num_inputs + num_shared``)."""
+        n = entries.shape[0]
+        width = self.num_inputs + self.num_shared
+        out = np.zeros((n, width, width))
+        out[:, self.rows, self.cols] = entries
+        off = self.rows != self.cols
+        out[:, self.cols[off], self.rows[off]] = entries[:, off]
+        return out
 
 
 _BLOCKS: dict[str, CompiledBlock] = {}
@@ -138,6 +175,52 @@ def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | 
     return block
 
 
+def _hessian_block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence,
+                   backend: str | None = None) -> HessianBlock:
+    """Compile the weighted Hessian of ``values`` w.r.t. ``wrt`` (node inputs and parameters), cached by hash."""
+    backend = backend or codegen.default_backend()
+    g = system.graph
+    weights = g.vars([f"hessian_weight_{k}" for k in range(len(values))])
+    inputs = list(system.node_inputs) + list(system.p)
+    nx, npar = len(system.node_inputs), len(system.p)
+    wrt_ids = [inputs.index(v) for v in wrt]
+    key = structural_hash(values, inputs + weights, extra="|".join(
+        [__version__, codegen.CODEGEN_VERSION, backend, name, "hessian", str(nx), str(npar), repr(wrt_ids)]))[:40]
+    cached = _BLOCKS.get(key)
+    if cached is not None:
+        return cached
+    meta_path = codegen.cache_dir() / f"{name}-{key}.json"
+    node_inputs = list(system.node_inputs) + weights
+    t0 = time.perf_counter()
+    if meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+            fn = codegen.load_function(name, key, nx + len(values), npar, len(meta["rows"]), backend)
+        except (OSError, ValueError, KeyError):
+            fn = None
+        if fn is not None:
+            block = HessianBlock(fn, np.array(meta["rows"], int), np.array(meta["cols"], int), nx, npar, len(values))
+            _BLOCKS[key] = block
+            build_statistics["load"] = build_statistics.get("load", 0.0) + time.perf_counter() - t0
+            return block
+    entries = second_derivatives(values, weights, list(wrt))
+    order = sorted(entries)
+    rows = [wrt_ids[i] for i, _ in order]
+    cols = [wrt_ids[j] for _, j in order]
+    # wrt in another order than the inputs: keep rows >= cols in input numbering
+    rows, cols = [max(r, c) for r, c in zip(rows, cols)], [min(r, c) for r, c in zip(rows, cols)]
+    t1 = time.perf_counter()
+    fn = codegen.compile_function([entries[k] for k in order], node_inputs, system.p, name=name, backend=backend,
+                                  key=key)
+    t2 = time.perf_counter()
+    codegen.write_atomic(meta_path, json.dumps({"num_values": len(values), "rows": rows, "cols": cols}))
+    build_statistics["differentiate"] = build_statistics.get("differentiate", 0.0) + t1 - t0
+    build_statistics["compile"] = build_statistics.get("compile", 0.0) + t2 - t1
+    block = HessianBlock(fn, np.array(rows, int), np.array(cols, int), nx, npar, len(values))
+    _BLOCKS[key] = block
+    return block
+
+
 class Kernel:
     """Vectorized dynamics of a model with exact Jacobians.
 
@@ -195,6 +278,63 @@ class Kernel:
                 raise KeyError(f"unknown kernel block {name!r}")
             self._blocks[name] = blk
         return self._blocks[name]
+
+    def hessian_block(self, kind: str | tuple) -> HessianBlock:
+        """A compiled weighted Hessian (compiled, or loaded from the cache, on first use).
+
+        ``"dynamics"``: values ``[R (nq), ż (nz), Rw (nw)]`` (weights in that order), w.r.t. every node variable
+        and parameter. ``"constraints"``: values ``[φ, φ̇, Ġu, G a (nl each), Gᵀγ (nq), F_xᵀμ (2 nq)]``.
+        ``("outputs", names)``: the named outputs' values, concatenated (see :meth:`output_block`).
+        """
+        key = ("hessian", kind)
+        if key not in self._blocks:
+            s = self.system
+            wrt = s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p
+            if kind == "dynamics":
+                values = s.residual + s.state_derivatives + s.implicit_residuals
+                blk = _hessian_block("dynamics_hessian", values, s, wrt)
+            elif kind == "constraints":
+                t = s.constraint_terms()
+                values = t["phi"] + t["phid"] + t["bias"] + t["Ga"] + t["GtG"] + t["proj"]
+                blk = _hessian_block("constraints_hessian", values, s, s.q + s.u + s.a + s.lam + s.gam + s.mu)
+            elif isinstance(kind, tuple) and kind[0] == "outputs":
+                values = [v for name in kind[1] for v in s.outputs[name]]
+                blk = _hessian_block("outputs_hessian", values, s, wrt)
+            else:
+                raise KeyError(f"unknown kernel Hessian {kind!r}")
+            self._blocks[key] = blk
+        return self._blocks[key]
+
+    def hessian(self, kind: str | tuple, weights: np.ndarray, Q: np.ndarray, U: np.ndarray, A: np.ndarray | None = None,
+                Z: np.ndarray | None = None, W: np.ndarray | None = None, X: np.ndarray | None = None,
+                L: np.ndarray | None = None, P: np.ndarray | None = None, E: np.ndarray | None = None,
+                C: np.ndarray | None = None, Mu: np.ndarray | None = None) -> np.ndarray:
+        """The weighted Hessian ``∇²(Σ_k w_k v_k)`` of :meth:`hessian_block` ``kind`` at ``n`` nodes.
+
+        Parameters
+        ----------
+        weights : (n, num_values)
+            One weight per value and node (the values' order of :meth:`hessian_block`).
+
+        Returns
+        -------
+        ndarray (n, K, K)
+            Symmetric, over the node inputs (columns of the kernel layout, ``K0 = layout.total``) and then the
+            parameters: ``K = K0 + np``.
+        """
+        blk = self.hessian_block(kind)
+        n = Q.shape[0]
+        if kind == "constraints" or E is None:
+            E = np.zeros((n, self.ne)) if self.ne else None
+        XX = self._inputs(Q, U, A, Z, W, X, L, C, Mu, E=E)
+        return blk.dense(blk(XX, np.asarray(weights, float).reshape(n, blk.num_weights), self._P(P)))
+
+    def mass_matrix(self, Q: np.ndarray, U: np.ndarray, Z: np.ndarray | None, X: np.ndarray | None,
+                    P: np.ndarray | None, W: np.ndarray | None = None, L: np.ndarray | None = None,
+                    E: np.ndarray | None = None) -> np.ndarray:
+        """The mass matrix ``M = ∂R/∂u̇`` (n, nq, nq) at ``n`` nodes."""
+        _, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, L, E=E), self._P(P))
+        return self.block("dynamics").full(ent)[:, :self.nq, self.layout.slice("a")]
 
     def output_names(self) -> list[str]:
         """Names of the outputs this model offers (force elements' outputs, ``/com_position``, ...)."""

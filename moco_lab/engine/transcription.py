@@ -53,8 +53,10 @@ from ..ocp.problem import Problem
 from ..util.names import NamedValues, did_you_mean
 from .callbacks import drake_callable
 from .collocation import MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
+from .hessian import ChunkHessian, EndpointHessian, unsupported_for_exact_hessian
 from .kernel import kernel_for
 from .layout import NodeLayout
+from .patterns import output_patterns, pattern_dynamics, pattern_node_data
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -249,8 +251,11 @@ class Transcription:
         self.Ein = self._grid_inputs()
 
         prog = self.prog = MathematicalProgram()
-        #: ``id(evaluator) -> (fun, evaluator)`` for the Python bindings built here: ``fun(z, jac)`` returns the
-        #: value and the exact Jacobian directly (optimizers outside Drake call it instead of the AutoDiff path)
+        #: ``id(evaluator) -> (fun, evaluator, hessian)`` for the Python bindings built here: ``fun(z, jac)`` returns
+        #: the value and the exact Jacobian directly (optimizers outside Drake call it instead of the AutoDiff path);
+        #: with ``optim_hessian_approximation="exact"``, ``hessian`` is ``(rows, cols, h)``: the binding's Hessian
+        #: structure (lower triangle, local variable indices) and ``h(z, weights) -> values`` (weights: the
+        #: constraint rows' multipliers, or ``[σ]`` for a cost), else None
         self.exact_callbacks: dict = {}
         ng = grid.num_points
         self.t0 = prog.NewContinuousVariables(1, "t0")[0]
@@ -288,6 +293,8 @@ class Transcription:
         self.cache = _NodeCache(self)
         if settings.optim_solver == "ipopt":
             prog.AddVisualizationCallback(self.cache.update, all_vars)
+        if getattr(settings, "optim_hessian_approximation", "limited-memory") == "exact":
+            self._add_hessians()
         for c in self.chunks:
             c.var_index = np.asarray(prog.FindDecisionVariableIndices(c.node_vars), dtype=int)
             c.cost_index = np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), dtype=int)
@@ -466,7 +473,10 @@ class Transcription:
                 dA[:, cols] = 2 * V
                 return s_, {"A": dA}
 
-            return BoundGoal(name, float(weight), integrand=integrand, columns={"A": cols})
+            def hessian(d: NodeData):
+                return [(("A", j), ("A", j), np.full(d.t.size, 2.0)) for j in cols]
+
+            return BoundGoal(name, float(weight), integrand=integrand, hessian=hessian, columns={"A": cols})
 
         if s.minimize_lagrange_multipliers and lay.nl:
             out.append(algebraic_effort("lagrange_multipliers", lay.in_algebraic(lay.lam), s.lagrange_multiplier_weight))
@@ -508,7 +518,7 @@ class Transcription:
                 cols = np.arange(sl.start, sl.stop)
                 used[cols if idx is None else cols[np.asarray(idx, int)]] = True
         if any(b.outputs for b in self.integral_costs):
-            pat = _output_patterns(self)
+            pat = output_patterns(self)
             for b in self.integral_costs:
                 for name in b.outputs:
                     used |= pat[name][0].any(axis=0)
@@ -534,10 +544,33 @@ class Transcription:
                 return size
         return 1
 
-    def _exact(self, binding, fun) -> None:
-        """Record ``fun(z, jac) -> (value, Jacobian)`` as the exact callable behind ``binding`` (see ``exact_callbacks``)."""
+    def _exact(self, binding, fun) -> Any:
+        """Record ``fun(z, jac) -> (value, Jacobian)`` as the exact callable behind ``binding`` (see ``exact_callbacks``);
+        returns the binding's evaluator."""
         ev = binding.evaluator()
-        self.exact_callbacks[id(ev)] = (fun, ev)
+        self.exact_callbacks[id(ev)] = (fun, ev, None)
+        return ev
+
+    def _add_hessians(self) -> None:
+        """Each binding's exact Hessian (``optim_hessian_approximation="exact"``): structures declared once."""
+        missing = unsupported_for_exact_hessian(self)
+        if missing:
+            raise ValueError("optim_hessian_approximation='exact' needs second derivatives of every term, and these "
+                             f"have none: {'; '.join(missing)}. Use optim_hessian_approximation='limited-memory' "
+                             "(IPOPT's quasi-Newton approximation) for this problem.")
+
+        def register(ev, rows, cols, fn):
+            fun = self.exact_callbacks[id(ev)][0]
+            self.exact_callbacks[id(ev)] = (fun, ev, (rows, cols, fn))
+
+        for c in self.chunks:
+            h = c.hessian = ChunkHessian(c)
+            register(c.constraint_evaluator, h.rows, h.cols, h.constraint)
+            if self.integral_costs:
+                register(c.cost_evaluator, h.cost_rows, h.cost_cols, h.cost)
+        for ep in self.endpoints:
+            h = ep.hessian = EndpointHessian(ep)
+            register(ep.evaluator, h.rows, h.cols, h.evaluate)
 
     def _add_chunks(self):
         N = self.grid.num_mesh_intervals
@@ -549,9 +582,10 @@ class Transcription:
             b = self.prog.AddConstraint(drake_callable(chunk.constraint, scalar=False), chunk.lower, chunk.upper,
                                         chunk.vars, description=f"dynamics [{i0}, {chunk.i1})")
             b.evaluator().SetGradientSparsityPattern(chunk.sparsity)
-            self._exact(b, chunk.constraint)
+            chunk.constraint_evaluator = self._exact(b, chunk.constraint)
             if self.integral_costs:
-                self._exact(self.prog.AddCost(drake_callable(chunk.cost, scalar=True), chunk.cost_vars), chunk.cost)
+                chunk.cost_evaluator = self._exact(
+                    self.prog.AddCost(drake_callable(chunk.cost, scalar=True), chunk.cost_vars), chunk.cost)
         # I = Σ chunk partial integrals (each chunk constrains its own partial-integral variable)
         for b in self.integral_goals:
             parts = [c.partial[b.name] for c in self.chunks]
@@ -716,13 +750,16 @@ class Transcription:
     def _add_endpoint_goals(self):
         """One binding per goal whose value is an endpoint function, a division or a constrained integral."""
         self.endpoint_goals = [b for b in self.bound_goals if b.native is None and not b.plain_integral_cost]
+        self.endpoints = []
         for b in self.endpoint_goals:
             ep = _Endpoint(self, b)
+            self.endpoints.append(ep)
             if b.mode == "cost":
-                self._exact(self.prog.AddCost(drake_callable(ep.cost, scalar=True), ep.vars), ep.cost)
+                ep.evaluator = self._exact(self.prog.AddCost(drake_callable(ep.cost, scalar=True), ep.vars), ep.cost)
             else:
-                self._exact(self.prog.AddConstraint(drake_callable(ep.constraint, scalar=False), b.lower, b.upper,
-                                                    ep.vars, description=f"goal {b.name}"), ep.constraint)
+                ep.evaluator = self._exact(self.prog.AddConstraint(drake_callable(ep.constraint, scalar=False), b.lower,
+                                                                   b.upper, ep.vars, description=f"goal {b.name}"),
+                                           ep.constraint)
 
     def endpoint(self, Y: np.ndarray, X: np.ndarray, name: str, row: int) -> EndpointData:
         """Row ``row`` of the state or control column ``name`` (variables or values)."""
@@ -1012,8 +1049,8 @@ class _Chunk:
         z[1] = z[0] + 1.0  # tf > t0
         saved = self.tr.node_dynamics, self.tr.node_data
         try:
-            self.tr.node_dynamics = lambda idx, B, P, jac: _pattern_dynamics(self.tr, idx, B.shape[0], rng)
-            self.tr.node_data = lambda idx, B, P, t, jac: _pattern_node_data(self.tr, idx, B, P, t, rng)
+            self.tr.node_dynamics = lambda idx, B, P, jac: pattern_dynamics(self.tr, idx, B.shape[0], rng)
+            self.tr.node_data = lambda idx, B, P, t, jac: pattern_node_data(self.tr, idx, B, P, t, rng)
             _, J = self.constraint(z, True)
         finally:
             self.tr.node_dynamics, self.tr.node_data = saved
@@ -1169,150 +1206,3 @@ class _Chunk:
             sub = NodeData(T, data.Y[g], data.X[g], data.A[g], P, {n: v[g] for n, v in data.outputs.items()})
             return sub, {n: (a[g], b[g]) for n, (a, b) in douts.items()}
         return self.tr.node_data(self.g, B, P, T, jac)
-
-
-# ---------------------------------------------------------------- structural patterns
-def _node_patterns(tr: Transcription) -> dict:
-    """Structural patterns (0/1 arrays) of the node functions' derivatives w.r.t. the node block and ``P``."""
-    cache = tr.__dict__.get("_patterns")
-    if cache is not None:
-        return cache
-    k, lay = tr.kernel, tr.layout
-    klay = k.layout
-    nb, npar, nq = tr.nb, tr.npar, tr.nq
-    # kernel input column -> node block column (-1: data, not a variable)
-    kin2blk = np.full(klay.total + npar, -1)
-    mapping = {"z": lay.z, "x": lay.x, "w": lay.w, "lam": lay.lam, "gam": lay.gam, "mu": lay.mu}
-    if not lay.prescribed:
-        mapping.update(q=lay.q, u=lay.u)
-        if lay.nacc:
-            mapping["a"] = lay.acc
-    for name, sl in mapping.items():
-        ks = klay.slice(name)
-        if ks.stop > ks.start and sl.stop > sl.start:
-            kin2blk[ks] = np.arange(sl.start, sl.stop)
-
-    def pattern(block, r: slice) -> tuple[np.ndarray, np.ndarray]:
-        Pb = np.zeros((r.stop - r.start, nb))
-        Pp = np.zeros((r.stop - r.start, npar))
-        sel = (block.rows >= r.start) & (block.rows < r.stop)
-        for row, col in zip(block.rows[sel] - r.start, block.cols[sel]):
-            if col >= klay.total:
-                Pp[row, col - klay.total] = 1.0
-            elif kin2blk[col] >= 0:
-                Pb[row, kin2blk[col]] = 1.0
-        return Pb, Pp
-
-    dj = k.block("dynamics_jacobian")
-    nz, nw = k.nz, k.nw
-    pat = {}
-    pat["R"] = pattern(dj, slice(0, nq))
-    pat["Zd"] = pattern(dj, slice(nq, nq + nz))
-    pat["Rw"] = pattern(dj, slice(nq + nz, nq + nz + nw))
-    if tr.mode == "explicit" and not lay.prescribed:
-        dyn = k.block("dynamics")
-        Mp = np.zeros((nq, nq), bool)
-        sel = dyn.rows < nq
-        a0 = klay.offset["a"]
-        Mp[dyn.rows[sel], dyn.cols[sel] - a0] = True
-        closure = Mp | np.eye(nq, dtype=bool)
-        while True:  # the inverse's pattern: everything connected through M's pattern
-            nxt = (closure.astype(int) @ closure.astype(int)) > 0
-            if np.array_equal(nxt, closure):
-                break
-            closure = nxt
-        Rb, Rp = pat["R"]
-        pat["udot"] = ((closure.astype(float) @ Rb) > 0).astype(float), ((closure.astype(float) @ Rp) > 0).astype(float)
-    if tr.nkin:
-        cb = k.block("constraints")
-        nl = tr.nl
-        o = 0
-        for key, size in (("phi", nl), ("phid", nl), ("bias", nl), ("Ga", nl), ("GtG", nq)):
-            pat[key] = pattern(cb, slice(o, o + size))
-            o += size
-    tr._patterns = pat
-    return pat
-
-
-def _pattern_dynamics(tr: Transcription, idx: np.ndarray, n: int, rng) -> tuple:
-    """:meth:`Transcription.node_dynamics` with random positive entries where derivatives can be non-zero."""
-    pat, lay = _node_patterns(tr), tr.layout
-    nq, ny, nb, npar, nl = tr.nq, tr.ny, tr.nb, tr.npar, tr.nl
-
-    def rnd(p):
-        return p * rng.uniform(0.5, 1.5, (n,) + p.shape)
-
-    F = rng.uniform(0.5, 1.5, (n, ny))
-    dF = np.zeros((n, ny, nb))
-    dFp = np.zeros((n, ny, npar))
-    zr = slice(ny - lay.nz, ny)
-    dF[:, zr], dFp[:, zr] = rnd(pat["Zd"][0]), rnd(pat["Zd"][1])
-    R = rng.uniform(0.5, 1.5, (n, tr.nres))
-    if lay.prescribed:
-        dR = np.concatenate([rnd(pat["R"][0]), rnd(pat["Rw"][0])], axis=1)
-        dRp = np.concatenate([rnd(pat["R"][1]), rnd(pat["Rw"][1])], axis=1)
-        return F, dF, dFp, R, dR, dRp, None
-    dF[:, np.arange(nq), lay.u.start + np.arange(nq)] = 1.0
-    if tr.mode == "explicit":
-        dUdot, dUdotp = rnd(pat["udot"][0]), rnd(pat["udot"][1])
-        dR, dRp = rnd(pat["Rw"][0]), rnd(pat["Rw"][1])
-    else:
-        dUdot = np.zeros((n, nq, nb))
-        dUdot[:, np.arange(nq), lay.acc.start + np.arange(nq)] = 1.0
-        dUdotp = np.zeros((n, nq, npar))
-        dR = np.concatenate([rnd(pat["R"][0]), rnd(pat["Rw"][0])], axis=1)
-        dRp = np.concatenate([rnd(pat["R"][1]), rnd(pat["Rw"][1])], axis=1)
-    dF[:, nq:2 * nq], dFp[:, nq:2 * nq] = dUdot, dUdotp
-    kin = None
-    if tr.nkin:
-        G = rnd(pat["phi"][0][:, lay.q])
-        dK = np.zeros((n, tr.nkin, nb))
-        dKp = np.zeros((n, tr.nkin, npar))
-        dK[:, :nl, lay.q] = G
-        dK[:, nl:2 * nl] = rnd(pat["phid"][0])
-        dK[:, 2 * nl:] = np.einsum("nlq,nqb->nlb", G, dUdot) + rnd(pat["bias"][0]) + rnd(pat["Ga"][0])
-        dKp[:, 2 * nl:] = np.einsum("nlq,nqp->nlp", G, dUdotp)
-        if lay.ngam:
-            dF[:, :nq] += rnd(pat["GtG"][0])
-        kin = {"K": rng.uniform(0.5, 1.5, (n, tr.nkin)), "dK": dK, "dKp": dKp}
-    return F, dF, dFp, R, dR, dRp, kin
-
-
-def _output_patterns(tr: Transcription) -> dict:
-    """Structural patterns of the goals' outputs: ``{name: (bool (k, nb), bool (k, np))}``."""
-    cache = tr.__dict__.get("_output_pats")
-    if cache is not None:
-        return cache
-    lay, klay = tr.layout, tr.kernel.layout
-    pats = {}
-    if tr.outputs:
-        blk, rows = tr.kernel.output_block(tr.outputs)
-        groups = [("q", lay.q), ("u", lay.u), ("a", lay.acc), ("z", lay.z), ("x", lay.x), ("w", lay.w),
-                  ("lam", lay.lam)]
-        for name, r in rows.items():
-            k = r.stop - r.start
-            Pb, Pp = np.zeros((k, tr.nb), bool), np.zeros((k, tr.npar), bool)
-            sel = (blk.rows >= r.start) & (blk.rows < r.stop)
-            for row, col in zip(blk.rows[sel] - r.start, blk.cols[sel]):
-                if col >= klay.total:
-                    Pp[row, col - klay.total] = True
-                    continue
-                for gname, sl in groups:
-                    ks = klay.slice(gname)
-                    if ks.start <= col < ks.stop and sl.stop > sl.start:
-                        Pb[row, sl.start + col - ks.start] = True
-            pats[name] = (Pb, Pp)
-    tr._output_pats = pats
-    return pats
-
-
-def _pattern_node_data(tr: Transcription, idx: np.ndarray, B: np.ndarray, P: np.ndarray, t: np.ndarray, rng):
-    """:meth:`Transcription.node_data` for structure: output derivatives random on their patterns."""
-    lay = tr.layout
-    n = B.shape[0]
-    outs, douts = {}, {}
-    for name, (Pb, Pp) in _output_patterns(tr).items():
-        k = Pb.shape[0]
-        outs[name] = rng.uniform(0.5, 1.5, (n, k))
-        douts[name] = (Pb * rng.uniform(0.5, 1.5, (n, k, tr.nb)), Pp * rng.uniform(0.5, 1.5, (n, k, tr.npar)))
-    return NodeData(t, B[:, lay.y], B[:, lay.x], B[:, lay.a], P, outs), douts

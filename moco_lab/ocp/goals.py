@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..results.tables import interpolating_spline, reference_columns
+from ..symbolic.jet import jet_sqrt
 from ..util.names import NamedValues, did_you_mean
 
 if TYPE_CHECKING:
@@ -163,6 +164,15 @@ class BoundGoal:
         periodicity, initial activation); then the goal has no integrand/endpoint.
     value : callable ``(solution arrays) -> float``, optional
         The goal's weighted value at a solution, for native goals.
+    hessian : callable ``(NodeData) -> list of (a, b, values)``, optional
+        The integrand's second derivatives, for the optimizer's exact Hessian: ``values`` (n,) is
+        ``∂²s / ∂a ∂b`` for the variables ``a`` and ``b``, each named ``("Y", j)``, ``("X", j)``, ``("A", j)``,
+        ``("P", j)``, ``("t", 0)`` or ``("out", name, k)`` (component ``k`` of an output); each unordered pair
+        once, pairs not listed are zero. None: the goal offers no second derivatives.
+    endpoint_generic : callable ``(EndpointData) -> list``, optional
+        The endpoint function written for any numbers (floats or :class:`~moco_lab.symbolic.jet.Jet`): the
+        same values as ``endpoint``, from which the exact Hessian takes its second derivatives. Needed with an
+        ``endpoint`` for ``optim_hessian_approximation="exact"``.
     columns : dict, optional
         What the integrand reads: ``{"Y": indices or None, "X": ..., "A": ...}``
         (None: the whole group; a missing group: none of it), besides its
@@ -183,6 +193,8 @@ class BoundGoal:
     endpoint: Callable | None = None
     native: Callable | None = None
     value: Callable | None = None
+    hessian: Callable | None = None
+    endpoint_generic: Callable | None = None
     columns: dict | None = None
     divide_by_displacement: bool = False
     divide_by_duration: bool = False
@@ -365,7 +377,14 @@ class ControlGoal(Goal):
                 dX = p * ax ** (p - 1) * np.sign(X) * w if jac else None
             return s, {"X": dX}
 
-        return self._bound(ctx, integrand=integrand, columns={"X": None})
+        used = np.flatnonzero(w)
+
+        def hessian(d: NodeData):
+            X = d.X[:, used]
+            second = np.broadcast_to(2.0, X.shape) if p == 2 else p * (p - 1) * np.abs(X) ** (p - 2)
+            return [(("X", j), ("X", j), second[:, k] * w[j]) for k, j in enumerate(used)]
+
+        return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"X": None})
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "exponent": self.exponent, "control_weights": self.control_weights}
@@ -445,6 +464,18 @@ class _TableSplines:
         values = np.atleast_2d(self.spline(Tc).reshape(T.size, -1))
         slopes = self.slope(Tc).reshape(T.size, -1) * inside[:, None]
         return values, slopes
+
+    def curvature(self, T: np.ndarray) -> np.ndarray:
+        """Second derivatives (n, k) at times ``T``: 0 for straight lines and outside the table."""
+        T = np.asarray(T, float)
+        if self.kind == "linear" or self.spline.k < 2:  # straight lines: no curvature
+            return np.zeros((T.size, np.atleast_2d(self.spline(np.array([self.t0]))).shape[-1] if self.kind != "linear"
+                             else self.table.shape[1]))
+        inside = (T >= self.t0) & (T <= self.t1)
+        curve = self.__dict__.get("_curve")
+        if curve is None:
+            curve = self._curve = self.spline.derivative(2)
+        return curve(np.clip(T, self.t0, self.t1)).reshape(T.size, -1) * inside[:, None]
 
 
 class StateTrackingGoal(Goal):
@@ -526,7 +557,16 @@ class StateTrackingGoal(Goal):
             dY[:, idx] = 2 * e * w
             return s, {"Y": dY, "t": -2 * (e * S) @ w}
 
-        return self._bound(ctx, integrand=integrand, columns={"Y": idx})
+        def hessian(d: NodeData):
+            R, S = splines(d.t)
+            e = d.Y[:, idx] - R
+            C = splines.curvature(d.t)
+            out = [(("Y", j), ("Y", j), np.full(d.t.size, 2 * wk)) for j, wk in zip(idx, w)]
+            out += [(("Y", j), ("t", 0), -2 * wk * S[:, k]) for k, (j, wk) in enumerate(zip(idx, w))]
+            out.append((("t", 0), ("t", 0), 2 * (S * S - e * C) @ w))
+            return out
+
+        return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"Y": idx})
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "weights": self.weights, "pattern": self.pattern,
@@ -576,7 +616,10 @@ class SumSquaredStateGoal(Goal):
             dY[:, idx] = 2 * Y * w
             return s, {"Y": dY}
 
-        return self._bound(ctx, integrand=integrand, columns={"Y": np.array(idx)})
+        def hessian(d: NodeData):
+            return [(("Y", j), ("Y", j), np.full(d.t.size, 2 * wk)) for j, wk in zip(idx, w)]
+
+        return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"Y": np.array(idx)})
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "pattern": self.pattern, "weights": self.weights}
@@ -730,7 +773,12 @@ class AverageSpeedGoal(Goal):
                   "last": {"outputs": {com: (-f * unit / T)[None, None, :]}}}
             return np.array([val]), dd
 
-        return self._bound(ctx, outputs=(com,), endpoint=endpoint)
+        def endpoint_generic(E: EndpointData):
+            r0, r1 = E.first.outputs[com][0], E.last.outputs[com][0]
+            g = v - jet_sqrt(sum((r1[i] - r0[i]) * (r1[i] - r0[i]) for i in range(3))) / (E.tf - E.t0)
+            return [g * g if cost else g]
+
+        return self._bound(ctx, outputs=(com,), endpoint=endpoint, endpoint_generic=endpoint_generic)
 
     def to_dict(self) -> dict:
         d = super().to_dict()
@@ -881,7 +929,27 @@ class ContactTrackingGoal(Goal):
                     dt -= np.sum(de * slope, axis=1)
             return s, ({"outputs": douts, "t": dt} if jac else {})
 
-        return self._bound(ctx, integrand=integrand, outputs=outputs, columns={})
+        Qm = Pm.T @ Pm
+
+        def hessian(d: NodeData):
+            out = []
+            n = d.t.size
+            for names, splines in groups:
+                F = sum(d.outputs[nm][:, :3] for nm in names)
+                ref, slope = splines(d.t)
+                curve = splines.curvature(d.t)
+                comps = [(nm, i) for nm in names for i in range(3)]
+                for a, (na, i) in enumerate(comps):
+                    for nb_, j in comps[a:]:
+                        if Qm[i, j] != 0:
+                            out.append((("out", na, i), ("out", nb_, j), np.full(n, 2 * scale * Qm[i, j])))
+                    out.append((("out", na, i), ("t", 0), -2 * scale * slope @ Qm[:, i]))
+                err = F - ref
+                tt = np.einsum("ni,ij,nj->n", slope, Qm, slope) - np.einsum("ni,ij,nj->n", err, Qm, curve)
+                out.append((("t", 0), ("t", 0), 2 * scale * tt))
+            return out
+
+        return self._bound(ctx, integrand=integrand, hessian=hessian, outputs=outputs, columns={})
 
     def to_dict(self) -> dict:
         d = super().to_dict()
@@ -953,7 +1021,20 @@ class MarkerTrackingGoal(Goal):
                     dt -= 2 * w * np.sum(e * slope, axis=1)
             return s, ({"outputs": douts, "t": dt} if jac else {})
 
-        return self._bound(ctx, integrand=integrand, outputs=outputs, columns={})
+        def hessian(d: NodeData):
+            out = []
+            n = d.t.size
+            for pos, axes, splines, w in tracked:
+                ref, slope = splines(d.t)
+                curve = splines.curvature(d.t)
+                e = d.outputs[pos][:, axes] - ref
+                for k, a in enumerate(axes):
+                    out.append((("out", pos, a), ("out", pos, a), np.full(n, 2 * w)))
+                    out.append((("out", pos, a), ("t", 0), -2 * w * slope[:, k]))
+                out.append((("t", 0), ("t", 0), 2 * w * np.sum(slope * slope - e * curve, axis=1)))
+            return out
+
+        return self._bound(ctx, integrand=integrand, hessian=hessian, outputs=outputs, columns={})
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "markers": {k: [b, list(loc)] for k, (b, loc) in self.markers.items()},

@@ -16,6 +16,11 @@ the callbacks moco_lab builds itself (:func:`moco_lab.engine.callbacks.drake_cal
 the exact sparse Jacobian is read directly (``exact``), without Drake's
 ``AutoDiffXd`` round trip; any other Python constraint gets its Jacobian from
 Drake's ``AutoDiffXd`` evaluation (correct, slower).
+
+With ``hessian_approximation="exact"`` the driver also gives IPOPT the Hessian of its Lagrangian: every
+binding's part from its exact callable's Hessian (``exact[id(evaluator)][2]``: moco_lab's chunks and endpoint
+goals, :mod:`moco_lab.engine.hessian`), quadratic costs' ``Q``, nothing for linear terms; a binding with none
+of these is refused by name. The parts are summed into one lower-triangular structure declared once.
 """
 from __future__ import annotations
 
@@ -136,13 +141,14 @@ class _Term:
     """One binding: where its variables sit, how to evaluate it, and its Jacobian's non-zeros (``constant``: the
     values of a linear constraint's, in the order of ``rows``, ``cols``)."""
 
-    __slots__ = ("idx", "fun", "evaluator", "rows", "cols", "row0", "jac_slice", "m", "constant")
+    __slots__ = ("idx", "fun", "evaluator", "rows", "cols", "row0", "jac_slice", "m", "constant", "hessian")
 
-    def __init__(self, idx, fun, evaluator, rows, cols, m, constant=None):
+    def __init__(self, idx, fun, evaluator, rows, cols, m, constant=None, hessian=None):
         self.idx, self.fun, self.evaluator = idx, fun, evaluator
         self.rows, self.cols, self.m, self.constant = rows, cols, m, constant
         self.row0 = 0
         self.jac_slice = slice(0, 0)
+        self.hessian = hessian
 
 
 def _autodiff_eval(evaluator, z, jac):
@@ -158,7 +164,7 @@ def _autodiff_eval(evaluator, z, jac):
 class _Program:
     """The program as IPOPT's C interface sees it: bounds, rows, Jacobian structure and evaluations."""
 
-    def __init__(self, prog: MathematicalProgram, exact: dict | None):
+    def __init__(self, prog: MathematicalProgram, exact: dict | None, hessian: bool = False):
         exact = exact or {}
         n = self.n = prog.num_vars()
         self.xl, self.xu = np.full(n, -np.inf), np.full(n, np.inf)
@@ -183,14 +189,14 @@ class _Program:
                 term = _Term(idx, None, ev, A.row.astype(np.int64), A.col.astype(np.int64), m,
                              constant=A.data.copy())
             else:
-                fun = exact.get(id(ev), (None, None))[0]
+                fun = exact.get(id(ev), (None,))[0]
                 pattern = ev.gradient_sparsity_pattern()
                 if pattern is None:
                     rows, cols = np.divmod(np.arange(m * idx.size), idx.size)
                 else:
                     rows, cols = (np.array(v, dtype=np.int64) for v in zip(*pattern)) if pattern else (
                         np.zeros(0, np.int64), np.zeros(0, np.int64))
-                term = _Term(idx, fun, ev, rows, cols, m)
+                term = _Term(idx, fun, ev, rows, cols, m, hessian=_exact_hessian(exact, ev))
             term.row0 = row
             row += m
             lo.append(ev.lower_bound())
@@ -242,10 +248,72 @@ class _Program:
                 self.costs.append(("quadratic", idx, (np.asarray(ev.Q(), float), np.asarray(ev.b(), float),
                                                       float(ev.c()))))
             else:
-                self.costs.append(("generic", idx, (exact.get(id(ev), (None, None))[0], ev)))
+                self.costs.append(("generic", idx, (exact.get(id(ev), (None,))[0], ev, _exact_hessian(exact, ev))))
         self.visualization = [(np.asarray(prog.FindDecisionVariableIndices(b.variables()), int), b.evaluator())
                               for b in prog.visualization_callbacks()]
         self._x_seen = None
+        if hessian:
+            self._hessian_structure()
+
+    # -- the Hessian of the Lagrangian (exact second derivatives)
+    def _hessian_structure(self) -> None:
+        """Every binding's Hessian entries mapped to the program's lower triangle, summed into one structure."""
+        parts = []   # (kind, term, global rows, global cols)
+        missing = []
+        for t in self.nonlinear:
+            if t.hessian is None:
+                missing.append(_describe(t.evaluator))
+                continue
+            rows, cols, _ = t.hessian
+            parts.append(("constraint", t, t.idx[rows], t.idx[cols]))
+        for kind, idx, data in self.costs:
+            if kind == "quadratic":
+                Q = data[0]
+                r, c = np.nonzero(np.tril(Q + Q.T))
+                parts.append(("quadratic", (idx, data), idx[r], idx[c]))
+            elif kind == "generic":
+                if data[2] is None:
+                    missing.append(_describe(data[1]))
+                    continue
+                rows, cols, _ = data[2]
+                parts.append(("cost", (idx, data), idx[rows], idx[cols]))
+        if missing:
+            raise ValueError("optim_hessian_approximation='exact': these terms of the program have no exact second "
+                             f"derivatives: {'; '.join(missing)}. Use optim_hessian_approximation='limited-memory'.")
+        gr = np.concatenate([np.maximum(r, c) for _, _, r, c in parts]) if parts else np.zeros(0, int)
+        gc = np.concatenate([np.minimum(r, c) for _, _, r, c in parts]) if parts else np.zeros(0, int)
+        keys = gr.astype(np.int64) * self.n + gc
+        unique, position = np.unique(keys, return_inverse=True)
+        self.hess_rows = (unique // self.n).astype(np.int32)
+        self.hess_cols = (unique % self.n).astype(np.int32)
+        self.hess_nnz = unique.size
+        self.hess_parts = []
+        offset = 0
+        for kind, obj, r, _ in parts:
+            self.hess_parts.append((kind, obj, position[offset:offset + r.size]))
+            offset += r.size
+
+    def hessian_at(self, x: np.ndarray, sigma: float, lam: np.ndarray, out: np.ndarray) -> None:
+        """The lower triangle of ``∇²(σ f + λᵀ g)`` at ``x`` on the declared structure."""
+        values = []
+        positions = []
+        for kind, obj, pos in self.hess_parts:
+            if kind == "constraint":
+                t = obj
+                v = t.hessian[2](x[t.idx], lam[t.row0:t.row0 + t.m])
+            elif kind == "cost":
+                idx, data = obj
+                v = data[2][2](x[idx], sigma) if sigma != 0 else np.zeros(pos.size)
+            else:
+                idx, data = obj
+                Q = data[0]
+                Qs = Q + Q.T
+                r, c = np.nonzero(np.tril(Qs))
+                v = sigma * 0.5 * Qs[r, c]
+            values.append(np.asarray(v, float))
+            positions.append(pos)
+        out[:] = np.bincount(np.concatenate(positions), weights=np.concatenate(values),
+                             minlength=self.hess_nnz) if positions else 0.0
 
     # -- evaluations
     def new_point(self, x: np.ndarray) -> None:
@@ -272,7 +340,7 @@ class _Program:
                 if grad:
                     np.add.at(g, idx, 0.5 * (Q + Q.T) @ z + b)
             else:
-                fun, ev = data
+                fun, ev = data[0], data[1]
                 if fun is not None:
                     val, J = fun(z, grad)
                     f += float(val)
@@ -303,6 +371,17 @@ class _Program:
             out[t.jac_slice] = J[t.rows, t.cols]
 
 
+def _exact_hessian(exact: dict, ev):
+    """The ``(rows, cols, h)`` Hessian recorded with an exact callable, or None."""
+    entry = exact.get(id(ev))
+    return entry[2] if entry is not None and len(entry) > 2 else None
+
+
+def _describe(ev) -> str:
+    name = ev.get_description() if hasattr(ev, "get_description") else ""
+    return f"{type(ev).__name__} {name!r}" if name else f"a {type(ev).__name__} without a description"
+
+
 def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, exact: dict | None = None,
                      iteration: Callable[[int, float, float], bool] | None = None) -> IpoptCResult:
     """Solve ``prog`` from ``x0`` with IPOPT + MUMPS; ``options`` are IPOPT options (name -> value).
@@ -313,7 +392,8 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
     x0 : ndarray, shape (prog.num_vars(),)
         Initial guess in ``prog``'s variable order.
     options : dict
-        IPOPT options; ``hessian_approximation`` is ``limited-memory`` unless given (no Hessian is offered).
+        IPOPT options; ``hessian_approximation`` is ``limited-memory`` unless given; ``"exact"`` gives IPOPT the
+        exact Hessian of the Lagrangian (module docstring).
     exact : dict, optional
         ``id(evaluator) -> (fun, scalar)`` for evaluators whose exact Jacobian ``fun(z, jac) -> (value,
         Jacobian)`` can be called directly.
@@ -322,7 +402,8 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
         (status ``User_Requested_Stop``).
     """
     lib = _library()
-    P = _Program(prog, exact)
+    exact_hessian = options.get("hessian_approximation") == "exact"
+    P = _Program(prog, exact, hessian=exact_hessian)
     n, m = P.n, P.m
     failure: list[BaseException] = []
 
@@ -376,8 +457,18 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
         P.jacobian_at(xv, arr(values, nele))
         return True
 
-    def eval_h(*_):
-        return False
+    @guarded
+    def eval_h(n_, x, new_x, obj_factor, m_, lam, new_lam, nele, irow, jcol, values, _):
+        if not exact_hessian:
+            return False
+        if not values:
+            arr(irow, nele)[:] = P.hess_rows
+            arr(jcol, nele)[:] = P.hess_cols
+            return True
+        xv = arr(x, n_).copy()
+        P.new_point(xv)
+        P.hessian_at(xv, float(obj_factor), arr(lam, m_).copy() if m_ else np.zeros(0), arr(values, nele))
+        return True
 
     count = [0]
 
@@ -393,7 +484,8 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
     gl = np.clip(P.gl, -_INF, _INF)
     gu = np.clip(P.gu, -_INF, _INF)
     dp = lambda a: a.ctypes.data_as(_pd)  # noqa: E731
-    handle = lib.CreateIpoptProblem(n, dp(xl), dp(xu), m, dp(gl), dp(gu), P.nnz, 0, 0, *callbacks[:5])
+    handle = lib.CreateIpoptProblem(n, dp(xl), dp(xu), m, dp(gl), dp(gu), P.nnz,
+                                    P.hess_nnz if exact_hessian else 0, 0, *callbacks[:5])
     if not handle:
         raise RuntimeError("IPOPT (MUMPS) refused the problem (inconsistent bounds?).")
     try:

@@ -308,6 +308,7 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
     if settings.verbose >= 6:
         options["print_timing_statistics"] = "yes"
     options.update(_setting_options(settings))
+    options["hessian_approximation"] = settings.optim_hessian_approximation
     options.update(_options_for(settings.optim_solver_options, "mumps"))
     x0 = np.nan_to_num(np.asarray(prog.GetInitialGuess(prog.decision_variables()), float), nan=0.0)
     start = _time.perf_counter()

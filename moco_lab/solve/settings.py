@@ -42,6 +42,14 @@ class SolverSettings(StrictAttributes):
         (:mod:`moco_lab.solve.ipopt_mumps`): at musculoskeletal scale a solve is several times faster,
         because the factorization is most of it. Options named ``spral_*`` are ignored with MUMPS and
         ``mumps_*`` with SPRAL.
+    optim_hessian_approximation : {"limited-memory", "exact"}
+        How IPOPT gets the Hessian of its Lagrangian (Moco's setting of the same name). ``"limited-memory"``
+        (default, as Moco): a quasi-Newton (L-BFGS) approximation from the gradients. ``"exact"``: moco_lab's
+        exact second derivatives (the model's equations differentiated twice as an expression graph, the goals'
+        own second derivatives; :mod:`moco_lab.engine.hessian`), with their sparsity declared once: far fewer
+        iterations, each building and factorizing a denser system. Needs ``optim_linear_solver="mumps"`` (Drake's
+        own IPOPT takes no Hessian) and goals and constraints that have second derivatives (user goals written
+        as Python functions and path constraints do not: a clear error names them).
     optim_convergence_tolerance, optim_constraint_tolerance : float or None
         ``None``: optimizer defaults (IPOPT ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
     optim_max_iterations : int or None
@@ -102,6 +110,7 @@ class SolverSettings(StrictAttributes):
     num_mesh_intervals: int = 100
     optim_solver: str = "ipopt"
     optim_linear_solver: str = "spral"
+    optim_hessian_approximation: str = "limited-memory"
     optim_convergence_tolerance: float | None = None
     optim_constraint_tolerance: float | None = None
     optim_max_iterations: int | None = None
@@ -139,6 +148,14 @@ class SolverSettings(StrictAttributes):
         if self.optim_linear_solver not in ("spral", "mumps"):
             raise ValueError(f"Unknown optim_linear_solver {self.optim_linear_solver!r}; choose 'spral' (Drake's "
                              "IPOPT) or 'mumps' (IPOPT with MUMPS from the casadi wheel).")
+        if self.optim_hessian_approximation not in ("limited-memory", "exact"):
+            raise ValueError(f"Unknown optim_hessian_approximation {self.optim_hessian_approximation!r}; choose "
+                             "'limited-memory' or 'exact'.")
+        if self.optim_hessian_approximation == "exact" and (self.optim_solver != "ipopt"
+                                                            or self.optim_linear_solver != "mumps"):
+            raise ValueError("optim_hessian_approximation='exact' needs IPOPT with optim_linear_solver='mumps' "
+                             f"(got optim_solver={self.optim_solver!r}, optim_linear_solver="
+                             f"{self.optim_linear_solver!r}): Drake's own IPOPT and SNOPT take no Hessian.")
         if not isinstance(self.num_mesh_intervals, (int, np.integer)) or self.num_mesh_intervals < 1:
             raise ValueError(f"num_mesh_intervals must be a positive integer, got {self.num_mesh_intervals!r}")
         for name in ("optim_convergence_tolerance", "optim_constraint_tolerance"):

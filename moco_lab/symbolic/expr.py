@@ -32,7 +32,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["Graph", "Expr", "derivatives", "structural_hash", "ancestors", "where", "maximum", "minimum", "is_expr",
+__all__ = ["Graph", "Expr", "derivatives", "second_derivatives", "structural_hash", "ancestors", "where", "maximum",
+           "minimum", "is_expr",
     "as_expr_array",
            "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos",
            "atan", "arctan", "atan2", "arctan2", "abs", "sign", "OPS"]
@@ -602,6 +603,45 @@ def derivatives(outputs: Sequence, inputs: Sequence[Expr]) -> list[dict[int, Exp
             if uses[a.id] == 0 and a.id not in keep:
                 grad.pop(a.id, None)
     return [dict(grad[o.id]) if isinstance(o, Expr) else {} for o in outputs]
+
+
+def second_derivatives(outputs: Sequence, weights: Sequence[Expr], inputs: Sequence[Expr]) -> dict[tuple[int, int], Expr]:
+    """Exact second derivatives of the weighted sum ``Σ_k weights[k] · outputs[k]``: its Hessian's lower triangle.
+
+    The weighted sum is formed in the graph (the weights are variables, e.g. the optimizer's multipliers of the
+    outputs), differentiated once by :func:`derivatives` (which reuses the first derivatives already in the
+    graph), and each non-zero entry of that gradient is differentiated again. Only structurally non-zero entries
+    are returned.
+
+    Parameters
+    ----------
+    outputs : sequence of Expr or numbers
+    weights : sequence of Expr
+        One variable per output (not among ``inputs``).
+    inputs : sequence of Expr
+        Variable nodes.
+
+    Returns
+    -------
+    dict
+        ``{(i, j): expr}`` with ``i >= j`` (input indices): ``∂² (Σ w o) / ∂ inputs[i] ∂ inputs[j]``.
+    """
+    terms = [(w, o) for w, o in zip(weights, outputs) if isinstance(o, Expr) and o.op != CONST]
+    if not terms:
+        return {}
+    g = terms[0][1].g
+    total = g.zero
+    for w, o in terms:
+        total = g.add(total, g.mul(w, o))
+    gradient = derivatives([total], inputs)[0]
+    keys = sorted(gradient)
+    second = derivatives([gradient[i] for i in keys], inputs)
+    out: dict[tuple[int, int], Expr] = {}
+    for i, row in zip(keys, second):
+        for j, e in row.items():
+            if j <= i:
+                out[(i, j)] = e
+    return out
 
 
 def _local_derivative(g: Graph, n: Expr, a: Expr) -> Expr:

@@ -124,6 +124,9 @@ class Track(StrictAttributes):
         Convergence and constraint tolerance of the optimizer, as ``MocoTrack``
         sets them; ``None`` keeps IPOPT's defaults (``tol`` 1e-8,
         ``constr_viol_tol`` 1e-4).
+    optim_hessian_approximation : {"limited-memory", "exact"}
+        ``"limited-memory"`` (default, as ``MocoTrack``): IPOPT's quasi-Newton Hessian. ``"exact"``: moco_lab's
+        exact second derivatives, with IPOPT + MUMPS (``SolverSettings.optim_hessian_approximation``).
 
     Raises
     ------
@@ -150,7 +153,8 @@ class Track(StrictAttributes):
                  scheme: str = "hermite-simpson", mode: str = "explicit",
                  optim_tolerance: float | None = 1e-2, track_reference_position_derivatives: bool = False,
                  lowpass_cutoff_frequency: float | None = None, initial_time: float | None = None,
-                 final_time: float | None = None, apply_tracked_states_to_guess: bool = False):
+                 final_time: float | None = None, apply_tracked_states_to_guess: bool = False,
+                 optim_hessian_approximation: str = "limited-memory"):
         from pydrake.multibody.plant import MultibodyPlant
 
         if isinstance(model, MultibodyPlant):
@@ -214,6 +218,10 @@ class Track(StrictAttributes):
         self.scheme = scheme
         self.mode = mode
         self.optim_tolerance = optim_tolerance
+        if optim_hessian_approximation not in ("limited-memory", "exact"):
+            raise ValueError(f"optim_hessian_approximation must be 'limited-memory' or 'exact', got "
+                             f"{optim_hessian_approximation!r}")
+        self.optim_hessian_approximation = optim_hessian_approximation
         self.apply_tracked_states_to_guess = bool(apply_tracked_states_to_guess)
         self._check_names()
         self._seal_attributes()
@@ -286,6 +294,9 @@ class Track(StrictAttributes):
         if self.optim_tolerance is not None:
             s.optim_convergence_tolerance = float(self.optim_tolerance)
             s.optim_constraint_tolerance = float(self.optim_tolerance)
+        if self.optim_hessian_approximation == "exact":
+            s.optim_linear_solver = "mumps"
+            s.optim_hessian_approximation = "exact"
         if self.apply_tracked_states_to_guess:
             s.guess = self.tracked_states_guess()
         s.validate()

@@ -1,0 +1,537 @@
+"""Exact second derivatives of a transcription: each binding's part of the Hessian of IPOPT's Lagrangian.
+
+With ``SolverSettings(optim_hessian_approximation="exact")`` IPOPT asks for ``∇²(σ f(x) + Σ_i λ_i c_i(x))``
+instead of building a limited-memory approximation. Every nonlinear binding the transcription adds gives its
+part here, as the lower triangle over its own variables, with a structure declared once:
+
+* a **chunk's constraint rows** (:class:`ChunkHessian`): the collocation defects are linear in the states and in
+  the state derivatives ``F`` times the interval's duration, so they contribute the node Hessians of ``F``
+  weighted by their multipliers and the duration, and the cross terms of the duration with ``∂F``; residual and
+  kinematic rows contribute their node Hessians; the partial integrals ``I_c − (t_f − t_0) Σ_k q_k s_k`` the
+  second derivatives of the goals' integrands ``s`` (their own ``BoundGoal.hessian``, chained through the model
+  outputs they read) with the time of each node ``t_k = t_0 + τ_k (t_f − t_0)``;
+* a **chunk's plain integral costs**: the same integrand terms, weighted by ``σ`` and the goals' weights;
+* a **goal's endpoint function** (:class:`EndpointHessian`): the goal's ``endpoint_generic`` (and the divisions
+  by mass, duration or the centre of mass' displacement) evaluated on :class:`~moco_lab.symbolic.jet.Jet`
+  numbers, chained through the model outputs of the first and last grid points.
+
+The node Hessians of the model's equations come from the kernel (:meth:`~moco_lab.engine.kernel.Kernel.hessian`:
+the weighted second derivatives of the residual, state derivatives and implicit residuals, and of the
+kinematic-constraint terms, derived as an expression graph and compiled). In explicit mode the accelerations
+``u̇ = A(x)`` solve ``R(x, u̇) = 0``; their weighted Hessian is that of ``w·u̇ + ν·R`` with the adjoint
+``ν = −M⁻ᵀ w``, reduced by ``u̇``'s first derivatives: ``[I; A′]ᵀ ∇²(ν·R) [I; A′]`` (``R`` is linear in ``u̇``).
+
+The declared structure is the assembly run once on structural patterns (random positive values wherever a
+second derivative can be non-zero: the compiled Hessians' entries, the goals' listed pairs, the patterns of the
+first derivatives), as for the Jacobians.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..ocp.goals import EndpointData, NodeData
+from ..symbolic.jet import Jet, jet_sqrt
+from .patterns import node_patterns, pattern_dynamics, pattern_node_data
+
+if TYPE_CHECKING:
+    from ..ocp.goals import BoundGoal
+
+__all__ = ["ChunkHessian", "EndpointHessian", "unsupported_for_exact_hessian", "lower_entries"]
+
+
+def unsupported_for_exact_hessian(tr: Any) -> list[str]:
+    """What in a transcription has no exact second derivatives (empty: everything has)."""
+    out = []
+    for pc in tr.problem.path_constraints:
+        out.append(f"path constraint {pc.name!r} (a Python function)")
+    for b in tr.bound_goals:
+        if b.native is not None:
+            continue  # Drake's linear and quadratic bindings are checked by the optimizer
+        if b.integrand is not None and b.hessian is None:
+            out.append(f"goal {b.name!r} (its integrand has no second derivatives)")
+        if b.endpoint is not None and b.endpoint_generic is None:
+            out.append(f"goal {b.name!r} (its endpoint function has no generic form)")
+    return out
+
+
+def lower_entries(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of the non-zero lower triangle (row >= col) of a square pattern."""
+    rows, cols = np.nonzero(np.tril(H))
+    return rows.astype(np.int64), cols.astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------------ values or patterns
+class _Values:
+    """Second-derivative ingredients at the optimizer's point."""
+
+    pattern = False
+
+    def __init__(self, tr):
+        self.tr = tr
+
+    def kernel_hessian(self, kind, weights, inp, P, A):
+        return self.tr.kernel.hessian(kind, weights, inp["Q"], inp["U"], A=A, Z=inp["Z"], W=inp["W"], X=inp["X"],
+                                      L=inp["L"], P=P, E=inp["E"], C=inp["Gam"], Mu=inp["Mu"])
+
+    def mass(self, inp, P):
+        return self.tr.kernel.mass_matrix(inp["Q"], inp["U"], inp["Z"], inp["X"], P, W=inp["W"], L=inp["L"],
+                                          E=inp["E"])
+
+    def constraint_G(self, inp):
+        return self.tr.kernel.constraints(inp["Q"], inp["U"])["G"]
+
+    def goal_hessian(self, b: BoundGoal, data: NodeData):
+        return b.hessian(data)
+
+    def multipliers(self, lam):
+        return lam
+
+
+class _Patterns(_Values):
+    """The same ingredients as random positive numbers wherever they can be non-zero (structure runs)."""
+
+    pattern = True
+
+    def __init__(self, tr, rng):
+        super().__init__(tr)
+        self.rng = rng
+
+    def kernel_hessian(self, kind, weights, inp, P, A):
+        blk = self.tr.kernel.hessian_block(kind)
+        n = weights.shape[0]
+        return blk.dense(self.rng.uniform(0.5, 1.5, (n, blk.rows.size)))
+
+    def mass(self, inp, P):
+        n, nq = inp["U"].shape[0], self.tr.nq
+        return self.rng.uniform(0.5, 1.5, (n, nq, nq)) + 4 * nq * np.eye(nq)
+
+    def constraint_G(self, inp):
+        G = node_patterns(self.tr)["phi"][0][:, self.tr.layout.q]
+        return G * self.rng.uniform(0.5, 1.5, (inp["U"].shape[0],) + G.shape)
+
+    def goal_hessian(self, b, data):
+        return [(a, c, self.rng.uniform(0.5, 1.5, data.t.size)) for a, c, _ in b.hessian(data)]
+
+    def multipliers(self, lam):
+        return self.rng.uniform(0.5, 1.5, lam.shape)
+
+
+def _kernel_map(tr, drop_acceleration: bool = False) -> np.ndarray:
+    """Kernel input column (node inputs, then parameters) -> extended node column ``[B (nb), P (np), u̇ (nq)]``.
+
+    ``-1``: not a variable (data: prescribed kinematics, time-dependent inputs). In explicit mode (and for outputs,
+    ``drop_acceleration``) the kernel's accelerations are not node variables: explicit mode maps them to the
+    trailing ``u̇`` columns (eliminated later by :func:`_reduce_explicit`), ``drop_acceleration`` drops them.
+    """
+    key = ("_hessian_map", drop_acceleration)
+    cached = tr.__dict__.get(key)
+    if cached is not None:
+        return cached
+    lay, klay = tr.layout, tr.kernel.layout
+    nb, npar = tr.nb, tr.npar
+    out = np.full(klay.total + npar, -1)
+    groups = {"z": lay.z, "x": lay.x, "w": lay.w, "lam": lay.lam, "gam": lay.gam, "mu": lay.mu}
+    if not lay.prescribed:
+        groups.update(q=lay.q, u=lay.u)
+        if lay.nacc:
+            groups["a"] = lay.acc
+    for name, sl in groups.items():
+        ks = klay.slice(name)
+        if ks.stop > ks.start and sl.stop > sl.start:
+            out[ks] = np.arange(sl.start, sl.stop)
+    if not lay.prescribed and not lay.nacc and not drop_acceleration:
+        ks = klay.slice("a")
+        out[ks] = nb + npar + np.arange(ks.stop - ks.start)
+    out[klay.total:] = nb + np.arange(npar)
+    tr.__dict__[key] = out
+    return out
+
+
+def _to_extended(tr, Hk: np.ndarray, drop_acceleration: bool = False) -> np.ndarray:
+    """A kernel-space Hessian (n, K, K) in the extended node space of :func:`_kernel_map`."""
+    m = _kernel_map(tr, drop_acceleration)
+    explicit_a = not tr.layout.prescribed and not tr.layout.nacc and not drop_acceleration
+    size = tr.nb + tr.npar + (tr.nq if explicit_a else 0)
+    src = np.flatnonzero(m >= 0)
+    dst = m[src]
+    out = np.zeros((Hk.shape[0], size, size))
+    out[:, dst[:, None], dst[None, :]] = Hk[:, src[:, None], src[None, :]]
+    return out
+
+
+def _reduce_explicit(H: np.ndarray, Ap: np.ndarray) -> np.ndarray:
+    """Eliminate the trailing ``u̇`` columns of ``H`` (n, e + nq, e + nq) by ``u̇ = A(x)``, ``∂u̇/∂x = Ap`` (n, nq, e)."""
+    e = Ap.shape[2]
+    Hxx, Hxa, Haa = H[:, :e, :e], H[:, :e, e:], H[:, e:, e:]
+    T = np.einsum("nea,nax->nex", Hxa, Ap)
+    return Hxx + T + np.transpose(T, (0, 2, 1)) + np.einsum("nax,nab,nby->nxy", Ap, Haa, Ap)
+
+
+def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, P: np.ndarray, dyn: tuple,
+                          wF: np.ndarray, wR: np.ndarray, wK: np.ndarray | None,
+                          wProj: np.ndarray | None) -> np.ndarray:
+    """``∇²(wF·F + wR·R + wK·K + wProj·(−F_xᵀμ))`` per node over ``[B, P]``: (n, nb + np, nb + np).
+
+    ``dyn`` is :meth:`Transcription.node_dynamics`' result with Jacobians at the same nodes.
+    """
+    lay, k = tr.layout, tr.kernel
+    nq, nz, nw, nl = tr.nq, k.nz, k.nw, tr.nl
+    n = B.shape[0]
+    F, dF, dFp = dyn[0], dyn[1], dyn[2]
+    inp = tr.node_inputs(idx, B)
+    explicit = not lay.prescribed and not lay.nacc
+    wd = np.zeros((n, nq + nz + nw))
+    if lay.prescribed:
+        wd[:, nq:nq + nz] = wF
+        wd[:, :nq], wd[:, nq + nz:] = wR[:, :nq], wR[:, nq:]
+        Aeval = inp["A"]
+    else:
+        wd[:, nq:nq + nz] = wF[:, 2 * nq:]
+        if explicit:
+            wd[:, nq + nz:] = wR
+            Aeval = F[:, nq:2 * nq]
+        else:
+            wd[:, :nq], wd[:, nq + nz:] = wR[:, :nq], wR[:, nq:]
+            Aeval = inp["A"]
+    constrained = nl and not lay.prescribed
+    if constrained:
+        wc = np.zeros((n, 4 * nl + 3 * nq))
+        if wK is not None:
+            wc[:, :2 * nl] = wK[:, :2 * nl]
+            wc[:, 2 * nl:3 * nl] = wK[:, 2 * nl:]   # Ġu
+            wc[:, 3 * nl:4 * nl] = wK[:, 2 * nl:]   # G u̇
+        if lay.ngam:
+            wc[:, 4 * nl:4 * nl + nq] = wF[:, :nq]  # q̇ = u + Gᵀγ̃
+        if wProj is not None:
+            wc[:, 4 * nl + nq:] = -wProj
+    if explicit:
+        w_eff = wF[:, nq:2 * nq].copy()
+        if constrained and wK is not None:
+            w_eff += np.einsum("nlq,nl->nq", ev.constraint_G(inp), wK[:, 2 * nl:])
+        M = ev.mass(inp, P)
+        wd[:, :nq] = -np.linalg.solve(np.transpose(M, (0, 2, 1)), w_eff[:, :, None])[:, :, 0]
+    Hk = ev.kernel_hessian("dynamics", wd, inp, P, Aeval)
+    if constrained:
+        Hk = Hk + ev.kernel_hessian("constraints", wc, inp, P, Aeval)
+    H = _to_extended(tr, Hk)
+    if explicit:
+        Ap = np.concatenate([dF[:, nq:2 * nq, :], dFp[:, nq:2 * nq, :]], axis=2)
+        H = _reduce_explicit(H, Ap)
+    return H
+
+
+def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np.ndarray, P: np.ndarray,
+                      data: NodeData, douts: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient (n, e) and Hessian (n, e, e) of a goal's integrand over ``[B (nb), P (np), t]`` (e = nb + np + 1)."""
+    lay = tr.layout
+    nb, npar = tr.nb, tr.npar
+    n = B.shape[0]
+    e = nb + npar + 1
+    s, ds = b.integrand(data, True)
+    dB, dP, dt = tr.chain_goal_derivative(ds, douts, n)
+    grad = np.concatenate([dB, dP, dt[:, None]], axis=1)
+    H = np.zeros((n, e, e))
+    starts = {"Y": lay.y.start, "X": lay.x.start, "A": lay.a.start, "P": nb, "t": nb + npar}
+
+    def vector(ref):
+        """The variable ``ref`` as a unit column or as a row of output derivatives (n, e)."""
+        if ref[0] != "out":
+            return starts[ref[0]] + int(ref[1])
+        Jb, Jp = douts[ref[1]]
+        v = np.zeros((n, e))
+        v[:, :nb], v[:, nb:nb + npar] = Jb[:, ref[2], :], Jp[:, ref[2], :]
+        return v
+
+    for a, c, vals in ev.goal_hessian(b, data):
+        va, vc = vector(a), vector(c)
+        if isinstance(va, int) and isinstance(vc, int):
+            H[:, va, vc] += vals
+            if va != vc:
+                H[:, vc, va] += vals
+            continue
+        va = va if not isinstance(va, int) else np.eye(e)[va][None, :].repeat(n, 0)
+        vc = vc if not isinstance(vc, int) else np.eye(e)[vc][None, :].repeat(n, 0)
+        outer = np.einsum("n,ni,nj->nij", vals, va, vc)
+        H += outer if a == c else outer + np.transpose(outer, (0, 2, 1))
+    # the outputs' own curvature, weighted by ∂s/∂output
+    names = [name for name in b.outputs if (ds.get("outputs") or {}).get(name) is not None]
+    if names:
+        W = np.concatenate([np.broadcast_to(np.asarray(ds["outputs"][name], float),
+                                            data.outputs[name].shape) for name in names], axis=1)
+        if ev.pattern:
+            W = ev.rng.uniform(0.5, 1.5, W.shape)
+        inp = tr.node_inputs(idx, B)
+        Hk = ev.kernel_hessian(("outputs", tuple(names)), W, inp, P, inp["A"])
+        H[:, :nb + npar, :nb + npar] += _to_extended(tr, Hk, drop_acceleration=True)
+    return grad, H
+
+
+# ----------------------------------------------------------------------------------------------- chunks
+class ChunkHessian:
+    """The exact Hessian of one chunk's constraint binding and of its plain-integral-cost binding.
+
+    Variables are the chunk's (:attr:`_Chunk.vars`: ``t0, tf, P``, the node blocks, the partial integrals) and
+    the cost binding's (:attr:`_Chunk.cost_vars`).
+    """
+
+    def __init__(self, chunk: Any):
+        self.chunk = chunk
+        tr = chunk.tr
+        self.nv = chunk.off + chunk.nloc * tr.nb  # t0, tf, P and the node blocks
+        cols = [np.arange(chunk.off)] + [chunk.off + k * tr.nb + tr.cost_columns for k in range(chunk.nloc)]
+        self.cost_positions = np.concatenate(cols)
+        self.rows, self.cols = self._structure(self._constraint_dense, chunk.nvar, chunk.nout)
+        self.cost_rows, self.cost_cols = (self._structure(self._cost_dense, chunk.cost_vars.size, 1)
+                                          if tr.integral_costs else (np.zeros(0, int), np.zeros(0, int)))
+
+    def _structure(self, dense, size: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """The lower triangle's non-zeros: ``dense`` run twice on patterns (random positive values)."""
+        tr = self.chunk.tr
+        found = None
+        for seed in (12345, 54321):
+            rng = np.random.default_rng(seed)
+            z = rng.uniform(0.5, 1.5, size)
+            z[1] = z[0] + 1.0
+            saved = tr.node_dynamics, tr.node_data
+            try:
+                tr.node_dynamics = lambda idx, B, P, jac, rng=rng: pattern_dynamics(tr, idx, B.shape[0], rng)
+                tr.node_data = lambda idx, B, P, t, jac, rng=rng: pattern_node_data(tr, idx, B, P, t, rng)
+                H = np.abs(dense(z, np.ones(rows), _Patterns(tr, rng))) > 0
+            finally:
+                tr.node_dynamics, tr.node_data = saved
+            found = H if found is None else (found | H)
+        return lower_entries(found)
+
+    # ---------------------------------------------------------------- assembly helpers
+    def _scatter_node(self, H: np.ndarray, k: int, Hn: np.ndarray, scale: float = 1.0) -> None:
+        """Add a node's ``[B, P]`` Hessian (nb + np square) at node ``k`` of the chunk."""
+        c, tr = self.chunk, self.chunk.tr
+        idx = np.concatenate([c.off + k * tr.nb + np.arange(tr.nb), 2 + np.arange(tr.npar)])
+        H[np.ix_(idx, idx)] += scale * Hn
+
+    def _integral(self, H: np.ndarray, b, data_all, douts_all, B, P, dur: float, factor: float, ev) -> None:
+        """Add ``factor · ∇²[(t_f − t_0) Σ_k q_k s_k]`` of goal ``b``'s integrand over the chunk's nodes."""
+        c, tr = self.chunk, self.chunk.tr
+        nb, npar = tr.nb, tr.npar
+        grad, Hs = integrand_hessian(tr, ev, b, c.g, B, P, data_all, douts_all)
+        gS = np.zeros(self.nv)
+        HS = np.zeros((self.nv, self.nv))
+        for k in range(c.nloc):
+            q = c.quad[k]
+            if q == 0.0:
+                continue
+            idx = np.concatenate([c.off + k * nb + np.arange(nb), 2 + np.arange(npar)])
+            tcoef = np.array([1.0 - c.tau[k], c.tau[k]])
+            main = Hs[k, :nb + npar, :nb + npar]
+            trow = Hs[k, nb + npar, :nb + npar]
+            HS[np.ix_(idx, idx)] += q * main
+            for ti in (0, 1):
+                HS[ti, idx] += q * tcoef[ti] * trow
+                HS[idx, ti] += q * tcoef[ti] * trow
+            HS[:2, :2] += q * Hs[k, -1, -1] * np.outer(tcoef, tcoef)
+            gS[idx] += q * grad[k, :nb + npar]
+            gS[:2] += q * grad[k, -1] * tcoef
+        edur = np.zeros(self.nv)
+        edur[0], edur[1] = -1.0, 1.0
+        H += factor * (dur * HS + np.outer(edur, gS) + np.outer(gS, edur))
+
+    def _data(self, z, B, P, T, ev):
+        return self.chunk._data(z, B, P, T, True)
+
+    # ---------------------------------------------------------------- constraint rows
+    def _constraint_dense(self, z: np.ndarray, lam: np.ndarray, ev: _Values | None = None) -> np.ndarray:
+        c, tr = self.chunk, self.chunk.tr
+        ev = ev or _Values(tr)
+        lay = tr.layout
+        lam = ev.multipliers(np.asarray(lam, float))
+        ny, nb = tr.ny, tr.nb
+        t0, tf, P, B = c._split(z)
+        dur = tf - t0
+        dyn = c._dynamics(z, B, P, True)
+        dF, dFp = dyn[1], dyn[2]
+        L = c.L
+        # per-node weights of F from the defects (Σ λ·D = ... + dur Σ_k cF_k·F_k)
+        cF = np.zeros((c.nloc, ny))
+        dtau = c.dtau[:, None]
+        if tr.scheme == "trapezoidal":
+            lt = lam[:c.ndef].reshape(L, ny)
+            a, b_ = np.arange(L), np.arange(L) + 1
+            np.add.at(cF, a, -dtau / 2 * lt)
+            np.add.at(cF, b_, -dtau / 2 * lt)
+        else:
+            lh = lam[:c.ndef].reshape(L, 2, ny)
+            herm, simp = lh[:, 0], lh[:, 1]
+            a, m, b_ = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
+            np.add.at(cF, a, -dtau / 8 * herm - dtau / 6 * simp)
+            np.add.at(cF, b_, dtau / 8 * herm - dtau / 6 * simp)
+            np.add.at(cF, m, -4 * dtau / 6 * simp)
+        r = c.ndef
+        wR = np.zeros((c.nloc, tr.nres))
+        if tr.nres:
+            wR[c.owned] = lam[r:r + c.nres_rows].reshape(-1, tr.nres)
+        r += c.nres_rows
+        wK = None
+        if tr.nkin:
+            wK = np.zeros((c.nloc, tr.nkin))
+            for k, kcols in c.kin_rows:
+                wK[k, kcols] = lam[r:r + kcols.size]
+                r += kcols.size
+        wProj = None
+        if c.proj_nodes.size:
+            wProj = np.zeros((c.nloc, lay.nxt))
+            wProj[c.proj_nodes] = lam[r:r + c.proj_nodes.size * lay.nxt].reshape(-1, lay.nxt)
+            r += c.proj_nodes.size * lay.nxt
+        H = np.zeros((c.nvar, c.nvar))
+        Hv = H[:self.nv, :self.nv]  # view: the partial integrals enter linearly
+        Hn = node_dynamics_hessian(tr, ev, c.g, B, P, dyn, dur * cF, wR, wK, wProj)
+        for k in range(c.nloc):
+            self._scatter_node(Hv, k, Hn[k])
+        # the duration times ∂F: cross terms with t0 (−) and tf (+)
+        cross = np.zeros(self.nv)
+        for k in range(c.nloc):
+            cross[c.off + k * nb:c.off + (k + 1) * nb] += cF[k] @ dF[k]
+            cross[2:c.off] += cF[k] @ dFp[k]
+        for ti, sign in ((0, -1.0), (1, 1.0)):
+            Hv[ti, :] += sign * cross
+            Hv[:, ti] += sign * cross
+        # partial integrals: I_c − dur Σ q s
+        if c.nint:
+            T = t0 + c.tau * dur
+            data, douts = self._data(z, B, P, T, ev)
+            for j, bg in enumerate(tr.integral_goals):
+                self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev)
+        return H
+
+    def constraint(self, z: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """The declared entries of ``∇²(λ · c(z))`` for the chunk's constraint rows ``c``."""
+        H = self._constraint_dense(np.asarray(z, float), lam)
+        return H[self.rows, self.cols]
+
+    # ---------------------------------------------------------------- plain integral costs
+    def _cost_dense(self, zc: np.ndarray, sigma, ev: _Values | None = None) -> np.ndarray:
+        c, tr = self.chunk, self.chunk.tr
+        ev = ev or _Values(tr)
+        sigma = float(np.atleast_1d(ev.multipliers(np.atleast_1d(np.asarray(sigma, float))))[0])
+        t0, tf, P = zc[0], zc[1], zc[2:c.off]
+        B = np.zeros((c.nloc, tr.nb))
+        B[:, tr.cost_columns] = zc[c.off:].reshape(c.nloc, tr.cost_columns.size)
+        dur = tf - t0
+        T = t0 + c.tau * dur
+        data, douts = c._data_for_cost(zc, B, P, T, True)
+        H = np.zeros((self.nv, self.nv))
+        for b in tr.integral_costs:
+            self._integral(H, b, data, douts, B, P, dur, sigma * b.weight, ev)
+        return H[np.ix_(self.cost_positions, self.cost_positions)]
+
+    def cost(self, zc: np.ndarray, sigma: float) -> np.ndarray:
+        """The declared entries of ``σ ∇² f(z)`` for the chunk's plain integral costs ``f``."""
+        H = self._cost_dense(np.asarray(zc, float), sigma)
+        return H[self.cost_rows, self.cost_cols]
+
+
+# ----------------------------------------------------------------------------------------------- endpoints
+def goal_value_generic(b: BoundGoal, E: EndpointData) -> list:
+    """A bound goal's values (its endpoint function or ``[I]``, then its divisions) for any numbers."""
+    g = list(b.endpoint_generic(E)) if b.endpoint is not None else [E.integral]
+    if b.divide_by_mass:
+        g = [v / b.total_mass for v in g]
+    if b.divide_by_duration:
+        T = E.tf - E.t0
+        g = [v / T for v in g]
+    if b.divide_by_displacement:
+        r0 = E.first.outputs["/com_position"][0]
+        r1 = E.last.outputs["/com_position"][0]
+        D = jet_sqrt(sum((r1[i] - r0[i]) * (r1[i] - r0[i]) for i in range(3)))
+        g = [v / D for v in g]
+    return g
+
+
+class EndpointHessian:
+    """The exact Hessian of one goal's endpoint binding (variables ``t0, tf, P``, first and last node blocks,
+    the goal's integral variable if any)."""
+
+    def __init__(self, endpoint: Any):
+        self.ep = endpoint
+        tr, b = endpoint.tr, endpoint.b
+        self.has_integral = b.name in tr.I
+        self.nvar = endpoint.vars.size
+        self.out_sizes = None
+        found = None
+        for seed in (12345, 54321):
+            rng = np.random.default_rng(seed)
+            z = rng.uniform(0.5, 1.5, self.nvar)
+            z[1] = z[0] + 1.0
+            saved = tr.node_data
+            try:
+                tr.node_data = lambda idx, B, P, t, jac, rng=rng: pattern_node_data(tr, idx, B, P, t, rng)
+                H = np.abs(self._dense(z, np.ones(b.size), _Patterns(tr, rng))) > 0
+            finally:
+                tr.node_data = saved
+            found = H if found is None else (found | H)
+        self.rows, self.cols = lower_entries(found)
+
+    def _dense(self, z: np.ndarray, weights: np.ndarray, ev: _Values | None = None) -> np.ndarray:
+        ep, tr, b = self.ep, self.ep.tr, self.ep.b
+        ev = ev or _Values(tr)
+        weights = ev.multipliers(np.atleast_1d(np.asarray(weights, float)))
+        o, nb, npar = ep.off, tr.nb, tr.npar
+        t0, tf, P = z[0], z[1], z[2:o]
+        Bb = z[o:o + 2 * nb].reshape(2, nb)
+        t = t0 + tr.grid.tau[ep.idx] * (tf - t0)
+        data, douts = tr.node_data(ep.idx, Bb, P, t, True)
+        # seed variables: the binding's own (t0, tf, P, both blocks, I), then every output component of both ends
+        outs = [(side, name, k) for side in range(2) for name in b.outputs for k in range(data.outputs[name].shape[1])]
+        base = self.nvar
+        m = base + len(outs)
+        seeds = Jet.variables(list(z) + [float(data.outputs[name][side, k]) for side, name, k in outs])
+        jt0, jtf = seeds[0], seeds[1]
+        jP = np.array(seeds[2:o], dtype=object)
+        jI = seeds[o + 2 * nb] if self.has_integral else Jet(0.0)
+        pos = {key: base + j for j, key in enumerate(outs)}
+        lay = tr.layout
+        rows = []
+        for side in range(2):
+            blk = np.array(seeds[o + side * nb:o + (side + 1) * nb], dtype=object)[None, :]
+            tau = tr.grid.tau[ep.idx[side]]
+            outputs = {name: np.array([[seeds[pos[(side, name, k)]] for k in range(data.outputs[name].shape[1])]],
+                                      dtype=object) for name in b.outputs}
+            rows.append(NodeData(np.array([jt0 + (jtf - jt0) * tau], dtype=object), blk[:, lay.y], blk[:, lay.x],
+                                 blk[:, lay.a], jP, outputs))
+        g = [v if isinstance(v, Jet) else Jet(v) for v in goal_value_generic(b, EndpointData(jt0, jtf, jP, jI, *rows))]
+        scale = weights if b.mode != "cost" else np.full(len(g), b.weight * weights[0])
+        gJ = sum((w * v.gradient(m) for w, v in zip(scale, g)), np.zeros(m))
+        HJ = sum((w * v.hessian(m) for w, v in zip(scale, g)), np.zeros((m, m)))
+        if ev.pattern:
+            gJ = ev.rng.uniform(0.5, 1.5, m) * (sum(np.abs(v.gradient(m)) for v in g) > 0)
+            mask = sum(np.abs(v.hessian(m)) for v in g) > 0
+            R = ev.rng.uniform(0.5, 1.5, (m, m))
+            HJ = (R + R.T) * mask
+        # the seeds in terms of the binding's variables: outputs through their Jacobians
+        T = np.zeros((m, self.nvar))
+        T[:base, :] = np.eye(base)
+        for (side, name, k), j in pos.items():
+            Jb, Jp = douts[name]
+            T[j, o + side * nb:o + (side + 1) * nb] = Jb[side, k]
+            T[j, 2:o] = Jp[side, k]
+        H = T.T @ HJ @ T
+        # each output's curvature, weighted by the function's slope along it
+        for side in range(2):
+            names = list(b.outputs)
+            if not names:
+                continue
+            W = np.array([[gJ[pos[(side, name, k)]] for name in names for k in range(data.outputs[name].shape[1])]])
+            if not np.any(W):
+                continue
+            inp = tr.node_inputs(ep.idx[side:side + 1], Bb[side:side + 1])
+            Hk = ev.kernel_hessian(("outputs", tuple(names)), W, inp, P, inp["A"])
+            He = _to_extended(tr, Hk, drop_acceleration=True)[0]
+            idx = np.concatenate([o + side * nb + np.arange(nb), 2 + np.arange(npar)])
+            H[np.ix_(idx, idx)] += He
+        return H
+
+    def evaluate(self, z: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The declared entries of ``∇²(Σ weights · g)`` (constraint) or ``weights[0] · w ∇² Σ g`` (cost)."""
+        H = self._dense(np.asarray(z, float), weights)
+        return H[self.rows, self.cols]

@@ -1,0 +1,203 @@
+"""Exact second derivatives (``optim_hessian_approximation="exact"``): every binding's Hessian against finite
+differences of its exact gradient, its declared structure, and the whole program's Hessian of the Lagrangian.
+
+The configurations are those of ``test_transcription_jacobians.py`` (scheme × dynamics mode × kinematic-constraint
+method × muscles, contact, compliant tendons, parameters, goals with outputs, endpoint goals, prescribed
+kinematics), at random points inside the bounds with random multipliers. Tolerances:
+
+* each binding's Hessian of ``wᵀ c(z)`` (``w``: random multipliers; for a cost ``σ``) matches central differences
+  of the exact gradient ``wᵀ J(z)`` (h = 1e-6) to 1e-5 relative to max(1, |entry|) plus round-off
+  1e-9·scale/h — the gradients are exact to round-off (``test_transcription_jacobians.py``), so central
+  differences of them are accurate to ~1e-8 relative and a wrong second derivative (a missing chain-rule term, a
+  sign, a dropped cross term with the duration) stands out by orders of magnitude;
+* every entry of that finite-difference Hessian above its tolerance lies in the declared lower-triangular
+  structure (an undeclared entry would be dropped by IPOPT: a silently wrong Newton step).
+"""
+import numpy as np
+import pytest
+from test_transcription_jacobians import leg_model, leg_problem, random_point
+
+import moco_lab as ml
+from moco_lab.engine.transcription import PrescribedKinematics, Transcription
+from moco_lab.solve.ipopt_mumps import _Program
+
+
+def _dense(rows, cols, values, n):
+    H = np.zeros((n, n))
+    np.add.at(H, (rows, cols), values)
+    off = rows != cols
+    np.add.at(H, (cols[off], rows[off]), values[off])
+    return H
+
+
+def _binding(tr, ev):
+    prog = tr.prog
+    for kind, bindings in (("constraint", prog.GetAllConstraints()), ("cost", prog.GetAllCosts())):
+        for b in bindings:
+            if b.evaluator() is ev or id(b.evaluator()) == id(ev):
+                return kind, np.asarray(prog.FindDecisionVariableIndices(b.variables()), int)
+    raise AssertionError("binding not found")
+
+
+def check_hessians(tr: Transcription, rng) -> int:
+    """Each binding's exact Hessian against central differences of its exact gradient (module docstring)."""
+    x = random_point(tr, rng)
+    checked = 0
+    for fun, ev, hess in tr.exact_callbacks.values():
+        assert hess is not None, ev.get_description()
+        rows, cols, h = hess
+        assert np.all(rows >= cols)
+        kind, idx = _binding(tr, ev)
+        z = x[idx]
+        w = np.array([1.7]) if kind == "cost" else rng.uniform(-1.0, 1.0, ev.num_outputs())
+        H = _dense(rows, cols, np.asarray(h(z, w), float), z.size)
+
+        def grad(zz):
+            J = np.asarray(fun(zz, True)[1], float).reshape(-1, zz.size)
+            return w @ J
+
+        g0 = grad(z)
+        step = 1e-6
+        fd = np.zeros_like(H)
+        for j in range(z.size):
+            e = np.zeros(z.size)
+            e[j] = step
+            fd[:, j] = (grad(z + e) - grad(z - e)) / (2 * step)
+        fd = 0.5 * (fd + fd.T)
+        assert np.all(np.isfinite(H)) and np.all(np.isfinite(fd)), ev.get_description()
+        tol = 1e-5 * np.maximum(1.0, np.abs(H)) + 1e-9 * max(1.0, float(np.abs(g0).max())) / step
+        bad = np.abs(fd - H) > tol
+        assert not np.any(bad), (ev.get_description(), kind, np.argwhere(bad)[:5], np.abs(fd - H).max())
+        declared = np.zeros(H.shape, bool)
+        declared[rows, cols] = declared[cols, rows] = True
+        undeclared = (np.abs(fd) > tol) & ~declared
+        assert not np.any(undeclared), (ev.get_description(), np.argwhere(undeclared)[:5])
+        checked += 1
+    assert checked > 0
+    return checked
+
+
+def exact(study: ml.Study) -> ml.Study:
+    study.solver.optim_linear_solver = "mumps"
+    study.solver.optim_hessian_approximation = "exact"
+    return study
+
+
+CASES = [("hermite-simpson", "explicit"), ("hermite-simpson", "implicit"), ("trapezoidal", "explicit"),
+         ("trapezoidal", "implicit")]
+
+
+@pytest.mark.parametrize("scheme, mode", CASES)
+def test_muscles_contact_and_goals_with_outputs(scheme, mode):
+    """Both schemes and modes; DeGrooteFregly2016 muscles, smooth-sphere and gait2d contact, passive moments; effort
+    with exponent 3, per displacement (an endpoint cost with its integral), average speed (an endpoint constraint),
+    contact-force, marker and state tracking on splines, the final time."""
+    study = exact(ml.Study())
+    study.problem = leg_problem(leg_model(contact=True), goals=True)
+    study.solver.transcription_scheme = scheme
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    check_hessians(study.transcribe(), np.random.default_rng(11))
+
+
+@pytest.mark.parametrize("tendon", ["explicit", "implicit"])
+def test_compliant_tendons_and_parameters(tendon):
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=False, tendon=tendon), goals=False)
+    p.set_state_info("/jointset/knee/knee_angle/value", (-0.6, -0.3))
+    p.set_state_info("/jointset/base/rz/value", (-0.1, 0.1))
+    p.add_parameter("mass", "/bodyset/shank/mass", (2, 5))
+    p.add_parameter("fmax", "/forceset/vasti/max_isometric_force", (2000, 4000))
+    p.add_goal(ml.SumSquaredStateGoal("activations", 0.3, pattern=".*/activation"))
+    study.solver.num_mesh_intervals = 2
+    study.solver.multibody_dynamics_mode = "implicit"
+    study.solver.minimize_implicit_auxiliary_derivatives = tendon == "implicit"
+    study.solver.minimize_implicit_multibody_accelerations = True
+    check_hessians(study.transcribe(), np.random.default_rng(12))
+
+
+@pytest.mark.parametrize("scheme", ["hermite-simpson", "trapezoidal"])
+@pytest.mark.parametrize("method", ["Posa2016", "Bordalba2023"])
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_kinematic_constraints(scheme, method, mode):
+    """The bead on the parabola: φ, φ̇, φ̈ rows (explicit: through the accelerations' own second derivatives),
+    Posa's velocity correction, Bordalba's projection, the multiplier penalty."""
+    study = exact(ml.examples.parabola_study("move", w_lambda=0.5))
+    study.solver.transcription_scheme = scheme
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.kinematic_constraint_method = method
+    study.solver.num_mesh_intervals = 3
+    check_hessians(study.transcribe(), np.random.default_rng(13))
+
+
+def test_prescribed_kinematics():
+    model = leg_model(contact=True, tendon="implicit")
+    nq = model.nq
+
+    def kin(t):
+        t = np.asarray(t)[:, None]
+        base = np.array([0.0, 0.9, 0.1, -0.5])
+        return base + 0.1 * np.sin(3 * t + np.arange(nq)), 0.3 * np.cos(3 * t + np.arange(nq)), \
+            -0.9 * np.sin(3 * t + np.arange(nq))
+
+    p = ml.Problem()
+    p.set_model(model)
+    p.set_time_bounds(0, 0.4)
+    p.add_goal(ml.ControlGoal("effort"))
+    p.add_goal(ml.InitialActivationGoal())
+    settings = ml.SolverSettings(num_mesh_intervals=3, minimize_implicit_auxiliary_derivatives=True,
+                                 optim_linear_solver="mumps", optim_hessian_approximation="exact")
+    check_hessians(Transcription(p, settings, PrescribedKinematics(0.0, 0.4, kin)), np.random.default_rng(14))
+
+
+def test_lagrangian_hessian_vector_products():
+    """The whole program as IPOPT sees it (every binding's part summed into one structure, quadratic costs
+    included): ``H v`` against central differences of ``σ∇f + Jᵀλ`` along random directions ``v``."""
+    study = exact(ml.Study())
+    study.problem = leg_problem(leg_model(contact=True), goals=True)
+    study.solver.num_mesh_intervals = 3
+    study.solver.minimize_lagrange_multipliers = True
+    tr = study.transcribe()
+    rng = np.random.default_rng(15)
+    P = _Program(tr.prog, tr.exact_callbacks, hessian=True)
+    x = random_point(tr, rng)
+    sigma, lam = 0.8, rng.uniform(-1, 1, P.m)
+    vals = np.zeros(P.hess_nnz)
+    P.new_point(x)
+    P.hessian_at(x, sigma, lam, vals)
+    H = _dense(P.hess_rows, P.hess_cols, vals, P.n)
+    jv = np.zeros(P.nnz)
+
+    def grad(xx):
+        P.new_point(xx)
+        g = sigma * P.objective(xx, True)[1]
+        P.jacobian_at(xx, jv)
+        np.add.at(g, P.jac_cols, lam[P.jac_rows] * jv)
+        return g
+
+    for _ in range(3):
+        v = rng.standard_normal(P.n)
+        fd = (grad(x + 1e-6 * v) - grad(x - 1e-6 * v)) / 2e-6
+        exact_hv = H @ v
+        assert np.allclose(exact_hv, fd, rtol=1e-5, atol=1e-6 * max(1.0, np.abs(fd).max())), \
+            np.abs(exact_hv - fd).max()
+
+
+def test_unsupported_terms_are_named():
+    """A path constraint or a user goal written as a Python function has no second derivatives: the exact
+    Hessian is refused with their names, and the settings refuse Drake's IPOPT and SNOPT."""
+    study = exact(ml.Study())
+    p = study.problem
+    p.set_model(ml.coupled_models.patella_knee())
+    p.set_time_bounds(0, 0.5)
+    p.add_goal(ml.ControlGoal("effort"))
+    p.add_path_constraint("knee_speed", lambda t, s, c, par: [s["/jointset/knee/knee_angle/speed"]], [-3], [3])
+    study.solver.num_mesh_intervals = 2
+    with pytest.raises(ValueError, match="path constraint 'knee_speed'.*limited-memory"):
+        study.transcribe()
+    settings = ml.SolverSettings(optim_hessian_approximation="exact")
+    with pytest.raises(ValueError, match="optim_linear_solver='mumps'"):
+        settings.validate()
+    with pytest.raises(ValueError, match="optim_hessian_approximation 'newton'"):
+        ml.SolverSettings(optim_hessian_approximation="newton").validate()
