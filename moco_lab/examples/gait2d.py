@@ -192,7 +192,8 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
 def gait2d_prediction_study(num_mesh_intervals: int = 25, *, guess: Trajectory | None = None,
                             model: Model | None = None, effort_weight: float = 1.0, effort_exponent: float = 2.0,
                             tracking_weight: float = 0.0, speed: float | None = None,
-                            duration: float | None = None, tol: float = 1e-3, max_iterations: int = 3000) -> Study:
+                            duration: float | None = None, tol: float = 1e-3, max_iterations: int = 3000,
+                            hessian: str = "limited-memory") -> Study:
     """Predict a gait cycle of gait2d: minimum muscle effort ``∫ Σ u^p dt``, plus optionally a small tracking term.
 
     The same cycle as :func:`gait2d_tracking_study` (periodic states, the hip advancing by ``speed × duration``,
@@ -222,4 +223,9 @@ def gait2d_prediction_study(num_mesh_intervals: int = 25, *, guess: Trajectory |
         p.remove_goal("angles")
     if guess is not None:
         study.solver.guess = guess
+    if hessian not in ("limited-memory", "exact"):
+        raise ValueError(f"gait2d_prediction_study: hessian must be 'limited-memory' or 'exact', got {hessian!r}")
+    if hessian == "exact":
+        study.solver.optim_linear_solver = "mumps"
+        study.solver.optim_hessian_approximation = "exact"
     return study

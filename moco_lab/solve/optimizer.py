@@ -194,9 +194,39 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
     from the optimizer's own output. ``exact`` (``id(evaluator) -> (fun, evaluator)``,
     e.g. ``Transcription.exact_callbacks``) lets IPOPT with MUMPS call moco_lab's
     exact Jacobians directly (``settings.optim_linear_solver == "mumps"``).
+
+    With the environment variable ``MOCO_LAB_SOLVE_LOG`` naming a file, every run appends one JSON line to it
+    (status, iterations, objective, program size, the settings that shape the solve): what
+    ``benchmarks/robustness.py`` collects from the lessons, dashboards and tests under several BLAS kernels.
     """
     if settings.optim_solver == "ipopt" and settings.optim_linear_solver == "mumps":
-        return _run_ipopt_mumps(prog, settings, progress, exact)
+        run = _run_ipopt_mumps(prog, settings, progress, exact)
+    else:
+        run = _run_drake(prog, settings, progress)
+    log = os.environ.get("MOCO_LAB_SOLVE_LOG")
+    if log:
+        _log_run(log, prog, settings, run)
+    return run
+
+
+def _log_run(path: str, prog: MathematicalProgram, settings: SolverSettings, run: OptimizerRun) -> None:
+    """Append one JSON line describing ``run`` to ``path`` (see :func:`run_optimizer`)."""
+    import json
+
+    record = {"test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
+              "label": os.environ.get("MOCO_LAB_SOLVE_LABEL", ""), "pid": os.getpid(),
+              "cwd": os.path.basename(os.getcwd()), "status": run.status, "success": bool(run.success),
+              "nit": int(run.nit), "objective": float(run.cost), "num_vars": int(prog.num_vars()),
+              "solver": settings.optim_solver, "linear_solver": settings.optim_linear_solver,
+              "hessian": getattr(settings, "optim_hessian_approximation", ""), "N": int(settings.num_mesh_intervals),
+              "scheme": settings.transcription_scheme, "tol": settings.optim_convergence_tolerance,
+              "kernel": os.environ.get("OPENBLAS_CORETYPE", "")}
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def _run_drake(prog: MathematicalProgram, settings: SolverSettings, progress) -> OptimizerRun:
+    """:func:`run_optimizer` with Drake's IPOPT (SPRAL) or SNOPT."""
     options = SolverOptions()
     solver = IpoptSolver() if settings.optim_solver == "ipopt" else SnoptSolver()
     sid = solver.solver_id()
@@ -308,7 +338,7 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
     if settings.verbose >= 6:
         options["print_timing_statistics"] = "yes"
     options.update(_setting_options(settings))
-    options["hessian_approximation"] = settings.optim_hessian_approximation
+    options["hessian_approximation"] = getattr(settings, "optim_hessian_approximation", "limited-memory")
     options.update(_options_for(settings.optim_solver_options, "mumps"))
     x0 = np.nan_to_num(np.asarray(prog.GetInitialGuess(prog.decision_variables()), float), nan=0.0)
     start = _time.perf_counter()

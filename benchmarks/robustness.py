@@ -1,0 +1,197 @@
+"""Same answers on every CPU: the solves that the lessons, dashboards and tests rely on, under several OpenBLAS kernels.
+
+A learner's laptop has another CPU than ours: OpenBLAS picks other kernels there (``OPENBLAS_CORETYPE``), numpy's
+products and solves round differently in the last bits, and IPOPT's iterates take another path. A solve that
+converges, or lands on the same optimum, only with our kernels is a bug. This script runs the lessons and
+dashboards (through the test suite's nbval, fast mode) and the solve-heavy tests once per kernel, with
+``MOCO_LAB_SOLVE_LOG`` set so that every optimizer run appends its status, iteration count and objective
+(:func:`moco_lab.solve.optimizer.run_optimizer`), and writes ``benchmarks/robustness.md``: per kernel the
+test results, per solve the status, iterations and objective under each kernel and the objectives' spread.
+``--learner`` also executes every lesson in learner mode (full meshes) under each kernel.
+
+Kernels the CPU cannot run (SkylakeX needs AVX-512, Haswell AVX2) are skipped, and the table says so.
+
+Usage (from the repository root)::
+
+    .venv/bin/python -m benchmarks.robustness                              # 4 kernels, fast mode (~1 h on 2 cores)
+    .venv/bin/python -m benchmarks.robustness --learner                    # and the lessons in learner mode
+    .venv/bin/python -m benchmarks.robustness --kernels Haswell Sandybridge --targets lessons/10_predicting_gait.ipynb
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Kernels and the CPU flag each needs (OpenBLAS's x86-64 kernels; "Zen" runs Haswell's kernels).
+KERNELS = {"Haswell": "avx2", "SkylakeX": "avx512f", "Zen": "avx2", "Sandybridge": "avx", "Nehalem": "sse4_2",
+           "Prescott": "sse3"}
+DEFAULT_KERNELS = ("Haswell", "SkylakeX", "Sandybridge", "Nehalem")
+#: The tests whose point is a solve (agreement with Moco, closed forms, the walkers), besides lessons/ and widgets/.
+SOLVE_TESTS = ("tests/test_gait10dof_track.py", "tests/test_squat.py", "tests/test_squat_moco.py",
+               "tests/test_walking_2d.py", "tests/test_gait2d_walking.py", "tests/test_suspended_mass_moco.py",
+               "tests/test_inverse_moco.py", "tests/test_kinematic_constraints_moco.py", "tests/test_against_moco.py",
+               "tests/test_verification.py", "tests/test_gait2d_dashboard.py", "tests/test_walking_2d_dashboard.py")
+DEFAULT_TARGETS = ("lessons", "widgets") + SOLVE_TESTS
+
+
+def cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def run_kernel(kernel: str, targets: list[str], log: Path, workers: str) -> dict:
+    """The fast-mode pytest run of ``targets`` under ``kernel``; returns its outcome."""
+    env = {**os.environ, "OPENBLAS_CORETYPE": kernel, "MOCO_LAB_FAST": "1", "MOCO_LAB_SOLVE_LOG": str(log)}
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers, "--dist", "loadfile",
+           "-rf", *targets]
+    print(f"[{kernel}] {' '.join(cmd[2:])}", flush=True)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    tail = proc.stdout.strip().splitlines()
+    failed = [line.split(" ", 1)[1].split(" - ")[0] for line in tail if line.startswith("FAILED ")]
+    summary = tail[-1] if tail else proc.stderr.strip()[-300:]
+    print(f"[{kernel}] {summary}", flush=True)
+    return {"returncode": proc.returncode, "summary": summary.strip("= "), "failed": failed}
+
+
+def run_learner(kernel: str, log: Path) -> dict:
+    """Every lesson executed in learner mode under ``kernel`` (errors, not text, are what counts here)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    env_before = dict(os.environ)
+    os.environ.update({"OPENBLAS_CORETYPE": kernel, "MOCO_LAB_FAST": "0", "MOCO_LAB_SOLVE_LOG": str(log)})
+    errors = {}
+    try:
+        for path in sorted((ROOT / "lessons").glob("*.ipynb")):
+            print(f"[{kernel}] learner mode: {path.name}", flush=True)
+            os.environ["MOCO_LAB_SOLVE_LABEL"] = f"lessons/{path.name}"
+            nb = nbformat.read(path, as_version=4)
+            try:
+                NotebookClient(nb, timeout=7200, kernel_name="python3",
+                               resources={"metadata": {"path": str(path.parent)}}).execute()
+            except Exception as err:  # a failed cell: recorded, the next lesson runs
+                errors[path.name] = str(err).strip().splitlines()[-1][:200]
+    finally:
+        os.environ.clear()
+        os.environ.update(env_before)
+    return errors
+
+
+def site_of(record: dict) -> str:
+    """Where a solve came from: the test (or the notebook a kernel ran), without the cell."""
+    test = record.get("test") or ""
+    if ".ipynb" in test:
+        return test.split("::")[0]
+    return test or record.get("label") or "(unlabelled)"
+
+
+def collect(log: Path) -> dict[str, list[dict]]:
+    """Records grouped by site, in the order they ran."""
+    out: dict[str, list[dict]] = defaultdict(list)
+    if log.exists():
+        for line in log.read_text().splitlines():
+            record = json.loads(line)
+            out[site_of(record)].append(record)
+    return out
+
+
+def write_report(path: Path, kernels: list[str], skipped: list[str], outcomes: dict, solves: dict,
+                 learner: dict, args) -> None:
+    import moco_lab
+
+    lines = ["# The same answers on every CPU: solves under several OpenBLAS kernels", "",
+             f"Generated by `benchmarks/robustness.py` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
+             f"UTC: {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), Python "
+             f"{platform.python_version()}, moco_lab {moco_lab.__version__}; targets: {' '.join(args.targets)} "
+             f"(fast mode){'; and every lesson in learner mode' if args.learner else ''}.", ""]
+    if skipped:
+        lines += [f"Kernels this CPU cannot run, skipped: {', '.join(skipped)}.", ""]
+    lines += ["## Test results per kernel", "", "| kernel | result | failed |", "|---|---|---|"]
+    for k in kernels:
+        o = outcomes[k]
+        lines.append(f"| {k} | {o['summary']} | {', '.join(o['failed']) or '—'} |")
+    if args.learner:
+        lines += ["", "Learner mode (every lesson executed): "
+                  + "; ".join(f"{k}: {', '.join(f'{n} ({e})' for n, e in learner[k].items()) or 'no errors'}"
+                              for k in kernels)]
+    lines += ["", "## Every solve, per kernel", "",
+              "Each row is one optimizer run of a test or notebook (in the order it ran there): status (✔ success), "
+              "iterations and objective under each kernel, and the largest relative difference of the objectives "
+              "across kernels.", "",
+              "| where | # | settings | " + " | ".join(kernels) + " | spread |",
+              "|---|--:|---|" + "---|" * len(kernels) + "--:|"]
+    sites = sorted({s for k in kernels for s in solves[k]})
+    worst = 0.0
+    failures = 0
+    for site in sites:
+        count = max(len(solves[k].get(site, [])) for k in kernels)
+        for i in range(count):
+            cells, objectives, settings = [], [], ""
+            for k in kernels:
+                runs = solves[k].get(site, [])
+                if i >= len(runs):
+                    cells.append("—")
+                    continue
+                r = runs[i]
+                settings = (f"N={r['N']} {r['scheme']}, {r['linear_solver']}, {r['hessian']}"
+                            + (f", tol {r['tol']:g}" if r.get("tol") else ""))
+                mark = "✔" if r["success"] else f"✘ {r['status']}"
+                failures += not r["success"]
+                cells.append(f"{mark} {r['nit']} it, {r['objective']:.8g}")
+                objectives.append(r["objective"])
+            spread = ""
+            if len(objectives) > 1:
+                ref = max(abs(v) for v in objectives) or 1.0
+                rel = (max(objectives) - min(objectives)) / ref
+                worst = max(worst, rel)
+                spread = f"{rel:.1e}"
+            lines.append(f"| {site} | {i + 1} | {settings} | " + " | ".join(cells) + f" | {spread} |")
+    lines[lines.index("## Every solve, per kernel") + 2:lines.index("## Every solve, per kernel") + 2] = [
+        f"{sum(len(v) for k in kernels for v in solves[k].values())} solves, {failures} unsuccessful; largest "
+        f"relative spread of an objective across kernels {worst:.1e}.", ""]
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[:40]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kernels", nargs="+", default=list(DEFAULT_KERNELS), choices=sorted(KERNELS))
+    parser.add_argument("--targets", nargs="+", default=list(DEFAULT_TARGETS))
+    parser.add_argument("--learner", action="store_true", help="also execute every lesson in learner mode")
+    parser.add_argument("--workers", default="2", help="pytest-xdist workers (default 2)")
+    parser.add_argument("--output", default=str(ROOT / "benchmarks" / "robustness.md"))
+    args = parser.parse_args()
+    flags = cpu_flags()
+    kernels = [k for k in args.kernels if not flags or KERNELS[k] in flags]
+    skipped = [k for k in args.kernels if k not in kernels]
+    outcomes, solves, learner = {}, {}, {}
+    with tempfile.TemporaryDirectory(prefix="moco_lab_robustness_") as tmp:
+        for k in kernels:
+            log = Path(tmp) / f"{k}.jsonl"
+            outcomes[k] = run_kernel(k, args.targets, log, args.workers)
+            if args.learner:
+                learner[k] = run_learner(k, Path(tmp) / f"{k}_learner.jsonl")
+            solves[k] = collect(log)
+            if args.learner:
+                for site, runs in collect(Path(tmp) / f"{k}_learner.jsonl").items():
+                    solves[k][f"learner: {site}"] = runs
+    write_report(Path(args.output), kernels, skipped, outcomes, solves, learner, args)
+
+
+if __name__ == "__main__":
+    main()
