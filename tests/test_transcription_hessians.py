@@ -15,10 +15,10 @@ kinematics), at random points inside the bounds with random multipliers. Toleran
 """
 import numpy as np
 import pytest
-from test_transcription_jacobians import leg_model, leg_problem, random_point
+from test_transcription_jacobians import leg_model, leg_problem, prescribed_leg, random_point
 
 import moco_lab as ml
-from moco_lab.engine.transcription import PrescribedKinematics, Transcription
+from moco_lab.engine.transcription import Transcription
 from moco_lab.solve.ipopt_mumps import _Program
 
 
@@ -132,23 +132,8 @@ def test_kinematic_constraints(scheme, method, mode):
 
 
 def test_prescribed_kinematics():
-    model = leg_model(contact=True, tendon="implicit")
-    nq = model.nq
-
-    def kin(t):
-        t = np.asarray(t)[:, None]
-        base = np.array([0.0, 0.9, 0.1, -0.5])
-        return base + 0.1 * np.sin(3 * t + np.arange(nq)), 0.3 * np.cos(3 * t + np.arange(nq)), \
-            -0.9 * np.sin(3 * t + np.arange(nq))
-
-    p = ml.Problem()
-    p.set_model(model)
-    p.set_time_bounds(0, 0.4)
-    p.add_goal(ml.ControlGoal("effort"))
-    p.add_goal(ml.InitialActivationGoal())
-    settings = ml.SolverSettings(num_mesh_intervals=3, minimize_implicit_auxiliary_derivatives=True,
-                                 optim_linear_solver="mumps", optim_hessian_approximation="exact")
-    check_hessians(Transcription(p, settings, PrescribedKinematics(0.0, 0.4, kin)), np.random.default_rng(14))
+    tr = prescribed_leg(optim_linear_solver="mumps", optim_hessian_approximation="exact")
+    check_hessians(tr, np.random.default_rng(14))
 
 
 def test_lagrangian_hessian_vector_products():

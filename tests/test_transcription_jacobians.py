@@ -211,7 +211,8 @@ def test_coupled_model_with_muscles_path_constraint_and_user_goal():
     check_bindings(study.transcribe(), np.random.default_rng(4))
 
 
-def test_prescribed_kinematics():
+def prescribed_leg(**settings) -> Transcription:
+    """The leg with compliant tendons and contact, its kinematics prescribed (``Inverse``'s transcription)."""
     model = leg_model(contact=True, tendon="implicit")
     nq = model.nq
 
@@ -226,6 +227,9 @@ def test_prescribed_kinematics():
     p.set_time_bounds(0, 0.4)
     p.add_goal(ml.ControlGoal("effort"))
     p.add_goal(ml.InitialActivationGoal())
-    settings = ml.SolverSettings(num_mesh_intervals=3, minimize_implicit_auxiliary_derivatives=True)
-    tr = Transcription(p, settings, PrescribedKinematics(0.0, 0.4, kin))
-    check_bindings(tr, np.random.default_rng(5))
+    options = ml.SolverSettings(num_mesh_intervals=3, minimize_implicit_auxiliary_derivatives=True, **settings)
+    return Transcription(p, options, PrescribedKinematics(0.0, 0.4, kin))
+
+
+def test_prescribed_kinematics():
+    check_bindings(prescribed_leg(), np.random.default_rng(5))

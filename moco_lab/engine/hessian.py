@@ -33,7 +33,7 @@ import numpy as np
 
 from ..ocp.goals import EndpointData, NodeData
 from ..symbolic.jet import Jet, jet_sqrt
-from .patterns import node_patterns, pattern_dynamics, pattern_node_data
+from .patterns import kernel_to_block, node_patterns, pattern_dynamics, pattern_node_data
 
 if TYPE_CHECKING:
     from ..ocp.goals import BoundGoal
@@ -131,16 +131,7 @@ def _kernel_map(tr, drop_acceleration: bool = False) -> np.ndarray:
         return cached
     lay, klay = tr.layout, tr.kernel.layout
     nb, npar = tr.nb, tr.npar
-    out = np.full(klay.total + npar, -1)
-    groups = {"z": lay.z, "x": lay.x, "w": lay.w, "lam": lay.lam, "gam": lay.gam, "mu": lay.mu}
-    if not lay.prescribed:
-        groups.update(q=lay.q, u=lay.u)
-        if lay.nacc:
-            groups["a"] = lay.acc
-    for name, sl in groups.items():
-        ks = klay.slice(name)
-        if ks.stop > ks.start and sl.stop > sl.start:
-            out[ks] = np.arange(sl.start, sl.stop)
+    out = kernel_to_block(tr).copy()
     if not lay.prescribed and not lay.nacc and not drop_acceleration:
         ks = klay.slice("a")
         out[ks] = nb + npar + np.arange(ks.stop - ks.start)

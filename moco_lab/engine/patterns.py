@@ -14,7 +14,25 @@ import numpy as np
 
 from ..ocp.goals import NodeData
 
-__all__ = ["node_patterns", "pattern_dynamics", "output_patterns", "pattern_node_data"]
+__all__ = ["kernel_to_block", "node_patterns", "pattern_dynamics", "output_patterns", "pattern_node_data"]
+
+
+def kernel_to_block(tr: Any) -> np.ndarray:
+    """Kernel input column (node inputs, then parameters) -> node block column; ``-1`` where the kernel input is
+    data, not a variable (prescribed kinematics, time-dependent inputs, the accelerations in explicit mode), and
+    parameters -> ``-1`` too (callers add them after the block)."""
+    lay, klay = tr.layout, tr.kernel.layout
+    out = np.full(klay.total + tr.npar, -1)
+    groups = {"z": lay.z, "x": lay.x, "w": lay.w, "lam": lay.lam, "gam": lay.gam, "mu": lay.mu}
+    if not lay.prescribed:
+        groups.update(q=lay.q, u=lay.u)
+        if lay.nacc:
+            groups["a"] = lay.acc
+    for name, sl in groups.items():
+        ks = klay.slice(name)
+        if ks.stop > ks.start and sl.stop > sl.start:
+            out[ks] = np.arange(sl.start, sl.stop)
+    return out
 
 
 def node_patterns(tr: Any) -> dict:
@@ -25,17 +43,7 @@ def node_patterns(tr: Any) -> dict:
     k, lay = tr.kernel, tr.layout
     klay = k.layout
     nb, npar, nq = tr.nb, tr.npar, tr.nq
-    # kernel input column -> node block column (-1: data, not a variable)
-    kin2blk = np.full(klay.total + npar, -1)
-    mapping = {"z": lay.z, "x": lay.x, "w": lay.w, "lam": lay.lam, "gam": lay.gam, "mu": lay.mu}
-    if not lay.prescribed:
-        mapping.update(q=lay.q, u=lay.u)
-        if lay.nacc:
-            mapping["a"] = lay.acc
-    for name, sl in mapping.items():
-        ks = klay.slice(name)
-        if ks.stop > ks.start and sl.stop > sl.start:
-            kin2blk[ks] = np.arange(sl.start, sl.stop)
+    kin2blk = kernel_to_block(tr)
 
     def pattern(block, r: slice) -> tuple[np.ndarray, np.ndarray]:
         Pb = np.zeros((r.stop - r.start, nb))
