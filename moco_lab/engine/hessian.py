@@ -33,7 +33,7 @@ import numpy as np
 
 from ..ocp.goals import EndpointData, NodeData
 from ..symbolic.jet import Jet, jet_sqrt
-from .patterns import kernel_to_block, node_patterns, pattern_dynamics, pattern_node_data
+from .patterns import kernel_to_block, node_patterns, patterned
 
 if TYPE_CHECKING:
     from ..ocp.goals import BoundGoal
@@ -285,13 +285,8 @@ class ChunkHessian:
             rng = np.random.default_rng(seed)
             z = rng.uniform(0.5, 1.5, size)
             z[1] = z[0] + 1.0
-            saved = tr.node_dynamics, tr.node_data
-            try:
-                tr.node_dynamics = lambda idx, B, P, jac, rng=rng: pattern_dynamics(tr, idx, B.shape[0], rng)
-                tr.node_data = lambda idx, B, P, t, jac, rng=rng: pattern_node_data(tr, idx, B, P, t, rng)
+            with patterned(tr, rng):
                 H = np.abs(dense(z, np.ones(rows), _Patterns(tr, rng))) > 0
-            finally:
-                tr.node_dynamics, tr.node_data = saved
             found = H if found is None else (found | H)
         return lower_entries(found)
 
@@ -327,9 +322,6 @@ class ChunkHessian:
         edur = np.zeros(self.nv)
         edur[0], edur[1] = -1.0, 1.0
         H += factor * (dur * HS + np.outer(edur, gS) + np.outer(gS, edur))
-
-    def _data(self, z, B, P, T, ev):
-        return self.chunk._data(z, B, P, T, True)
 
     # ---------------------------------------------------------------- constraint rows
     def _constraint_dense(self, z: np.ndarray, lam: np.ndarray, ev: _Values | None = None) -> np.ndarray:
@@ -390,7 +382,7 @@ class ChunkHessian:
         # partial integrals: I_c − dur Σ q s
         if c.nint:
             T = t0 + c.tau * dur
-            data, douts = self._data(z, B, P, T, ev)
+            data, douts = c._data(z, B, P, T, True)
             for j, bg in enumerate(tr.integral_goals):
                 self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev)
         return H
@@ -454,12 +446,8 @@ class EndpointHessian:
             rng = np.random.default_rng(seed)
             z = rng.uniform(0.5, 1.5, self.nvar)
             z[1] = z[0] + 1.0
-            saved = tr.node_data
-            try:
-                tr.node_data = lambda idx, B, P, t, jac, rng=rng: pattern_node_data(tr, idx, B, P, t, rng)
+            with patterned(tr, rng):
                 H = np.abs(self._dense(z, np.ones(b.size), _Patterns(tr, rng))) > 0
-            finally:
-                tr.node_data = saved
             found = H if found is None else (found | H)
         self.rows, self.cols = lower_entries(found)
 

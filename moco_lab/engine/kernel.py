@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -129,6 +129,40 @@ def clear_kernel_cache(disk: bool = False) -> None:
         shutil.rmtree(codegen.cache_dir(), ignore_errors=True)
 
 
+def _cached_block(name: str, key: str, backend: str, node_inputs: Sequence, shared: Sequence, derive: Callable,
+                  wrap: Callable):
+    """The compiled block stored under ``key``: from memory, from the disk cache, or derived and compiled now.
+
+    ``derive() -> (outputs, meta)`` gives the expressions to compile and the data (JSON) to keep beside them;
+    ``wrap(fn, meta)`` makes the block of the compiled function.
+    """
+    cached = _BLOCKS.get(key)
+    if cached is not None:
+        return cached
+    meta_path = codegen.cache_dir() / f"{name}-{key}.json"
+    t0 = time.perf_counter()
+    if meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+            fn = codegen.load_function(name, key, len(node_inputs), len(shared), meta["num_outputs"], backend)
+        except (OSError, ValueError, KeyError):
+            fn = None
+        if fn is not None:
+            block = _BLOCKS[key] = wrap(fn, meta)
+            build_statistics["load"] = build_statistics.get("load", 0.0) + time.perf_counter() - t0
+            return block
+    outputs, meta = derive()
+    meta["num_outputs"] = len(outputs)
+    t1 = time.perf_counter()
+    fn = codegen.compile_function(outputs, node_inputs, shared, name=name, backend=backend, key=key)
+    t2 = time.perf_counter()
+    codegen.write_atomic(meta_path, json.dumps(meta))
+    build_statistics["differentiate"] = build_statistics.get("differentiate", 0.0) + t1 - t0
+    build_statistics["compile"] = build_statistics.get("compile", 0.0) + t2 - t1
+    block = _BLOCKS[key] = wrap(fn, meta)
+    return block
+
+
 def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | None,
            backend: str | None = None) -> CompiledBlock:
     """Compile ``values`` and their Jacobian w.r.t. ``wrt`` (node inputs and parameters), cached by hash."""
@@ -138,87 +172,47 @@ def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | 
     wrt_ids = None if wrt is None else [inputs.index(v) for v in wrt]
     key = structural_hash(values, inputs, extra="|".join(
         [__version__, codegen.CODEGEN_VERSION, backend, name, str(nx), str(npar), repr(wrt_ids)]))[:40]
-    cached = _BLOCKS.get(key)
-    if cached is not None:
-        return cached
-    meta_path = codegen.cache_dir() / f"{name}-{key}.json"
-    t0 = time.perf_counter()
-    if meta_path.exists():
-        try:
-            meta = json.loads(meta_path.read_text())
-            fn = codegen.load_function(name, key, nx, npar, meta["num_values"] + len(meta["rows"]), backend)
-        except (OSError, ValueError, KeyError):
-            fn = None
-        if fn is not None:
-            block = CompiledBlock(fn, meta["num_values"], np.array(meta["rows"], int), np.array(meta["cols"], int),
-                                  nx, npar)
-            _BLOCKS[key] = block
-            build_statistics["load"] = build_statistics.get("load", 0.0) + time.perf_counter() - t0
-            return block
-    rows, cols, entries = [], [], []
-    if wrt:
-        D = derivatives(values, list(wrt))
-        for r, d in enumerate(D):
-            for k in sorted(d):
-                rows.append(r)
-                cols.append(wrt_ids[k])
-                entries.append(d[k])
-    t1 = time.perf_counter()
-    fn = codegen.compile_function(list(values) + entries, system.node_inputs, system.p, name=name, backend=backend,
-                                  key=key)
-    t2 = time.perf_counter()
-    codegen.write_atomic(meta_path, json.dumps({"num_values": len(values), "rows": rows, "cols": cols}))
-    build_statistics["differentiate"] = build_statistics.get("differentiate", 0.0) + t1 - t0
-    build_statistics["compile"] = build_statistics.get("compile", 0.0) + t2 - t1
-    block = CompiledBlock(fn, len(values), np.array(rows, int), np.array(cols, int), nx, npar)
-    _BLOCKS[key] = block
-    return block
+
+    def derive():
+        rows, cols, entries = [], [], []
+        if wrt:
+            D = derivatives(values, list(wrt))
+            for r, d in enumerate(D):
+                for k in sorted(d):
+                    rows.append(r)
+                    cols.append(wrt_ids[k])
+                    entries.append(d[k])
+        return list(values) + entries, {"num_values": len(values), "rows": rows, "cols": cols}
+
+    def wrap(fn, meta):
+        return CompiledBlock(fn, meta["num_values"], np.array(meta["rows"], int), np.array(meta["cols"], int), nx,
+                             npar)
+
+    return _cached_block(name, key, backend, system.node_inputs, system.p, derive, wrap)
 
 
 def _hessian_block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence,
                    backend: str | None = None) -> HessianBlock:
     """Compile the weighted Hessian of ``values`` w.r.t. ``wrt`` (node inputs and parameters), cached by hash."""
     backend = backend or codegen.default_backend()
-    g = system.graph
-    weights = g.vars([f"hessian_weight_{k}" for k in range(len(values))])
+    weights = system.graph.vars([f"hessian_weight_{k}" for k in range(len(values))])
     inputs = list(system.node_inputs) + list(system.p)
     nx, npar = len(system.node_inputs), len(system.p)
     wrt_ids = [inputs.index(v) for v in wrt]
     key = structural_hash(values, inputs + weights, extra="|".join(
         [__version__, codegen.CODEGEN_VERSION, backend, name, "hessian", str(nx), str(npar), repr(wrt_ids)]))[:40]
-    cached = _BLOCKS.get(key)
-    if cached is not None:
-        return cached
-    meta_path = codegen.cache_dir() / f"{name}-{key}.json"
-    node_inputs = list(system.node_inputs) + weights
-    t0 = time.perf_counter()
-    if meta_path.exists():
-        try:
-            meta = json.loads(meta_path.read_text())
-            fn = codegen.load_function(name, key, nx + len(values), npar, len(meta["rows"]), backend)
-        except (OSError, ValueError, KeyError):
-            fn = None
-        if fn is not None:
-            block = HessianBlock(fn, np.array(meta["rows"], int), np.array(meta["cols"], int), nx, npar, len(values))
-            _BLOCKS[key] = block
-            build_statistics["load"] = build_statistics.get("load", 0.0) + time.perf_counter() - t0
-            return block
-    entries = second_derivatives(values, weights, list(wrt))
-    order = sorted(entries)
-    rows = [wrt_ids[i] for i, _ in order]
-    cols = [wrt_ids[j] for _, j in order]
-    # wrt in another order than the inputs: keep rows >= cols in input numbering
-    rows, cols = [max(r, c) for r, c in zip(rows, cols)], [min(r, c) for r, c in zip(rows, cols)]
-    t1 = time.perf_counter()
-    fn = codegen.compile_function([entries[k] for k in order], node_inputs, system.p, name=name, backend=backend,
-                                  key=key)
-    t2 = time.perf_counter()
-    codegen.write_atomic(meta_path, json.dumps({"num_values": len(values), "rows": rows, "cols": cols}))
-    build_statistics["differentiate"] = build_statistics.get("differentiate", 0.0) + t1 - t0
-    build_statistics["compile"] = build_statistics.get("compile", 0.0) + t2 - t1
-    block = HessianBlock(fn, np.array(rows, int), np.array(cols, int), nx, npar, len(values))
-    _BLOCKS[key] = block
-    return block
+
+    def derive():
+        entries = second_derivatives(values, weights, list(wrt))
+        order = sorted(entries)
+        # in input numbering, rows >= cols (wrt may list the inputs in another order)
+        pairs = [(wrt_ids[i], wrt_ids[j]) for i, j in order]
+        return [entries[k] for k in order], {"rows": [max(p) for p in pairs], "cols": [min(p) for p in pairs]}
+
+    def wrap(fn, meta):
+        return HessianBlock(fn, np.array(meta["rows"], int), np.array(meta["cols"], int), nx, npar, len(values))
+
+    return _cached_block(name, key, backend, list(system.node_inputs) + weights, system.p, derive, wrap)
 
 
 class Kernel:
@@ -334,7 +328,11 @@ class Kernel:
                     E: np.ndarray | None = None) -> np.ndarray:
         """The mass matrix ``M = ∂R/∂u̇`` (n, nq, nq) at ``n`` nodes."""
         _, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, L, E=E), self._P(P))
-        return self.block("dynamics").full(ent)[:, :self.nq, self.layout.slice("a")]
+        return self._mass(ent)
+
+    def _mass(self, entries: np.ndarray) -> np.ndarray:
+        """The mass matrix (n, nq, nq) from the ``"dynamics"`` block's Jacobian entries."""
+        return self.block("dynamics").full(entries)[:, :self.nq, self.layout.slice("a")]
 
     def output_names(self) -> list[str]:
         """Names of the outputs this model offers (force elements' outputs, ``/com_position``, ...)."""
@@ -451,7 +449,7 @@ class Kernel:
         res = {}
         if A is None:
             vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, L, E=E), P)
-            M = self.block("dynamics").full(ent)[:, :nq, self.layout.slice("a")]
+            M = self._mass(ent)
             R0 = vals[:, :nq]
             Aval = -np.linalg.solve(M, R0[:, :, None])[:, :, 0] if nq else np.zeros((n, 0))
             res["A"] = Aval
@@ -569,7 +567,7 @@ class Kernel:
         """
         n, nq = Q.shape
         vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, None, E=E), self._P(P))
-        M = self.block("dynamics").full(ent)[:, :nq, self.layout.slice("a")]
+        M = self._mass(ent)
         R0 = vals[:, :nq]
         if not self.nl:
             return -np.linalg.solve(M, R0[:, :, None])[:, :, 0], np.zeros((n, 0)), np.zeros((n, nq))

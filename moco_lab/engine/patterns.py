@@ -8,13 +8,27 @@ such runs.
 """
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
 from ..ocp.goals import NodeData
 
-__all__ = ["kernel_to_block", "node_patterns", "pattern_dynamics", "output_patterns", "pattern_node_data"]
+__all__ = ["patterned", "kernel_to_block", "node_patterns", "pattern_dynamics", "output_patterns", "pattern_node_data"]
+
+
+@contextmanager
+def patterned(tr: Any, rng: np.random.Generator) -> Iterator[None]:
+    """Within the block, ``tr.node_dynamics`` and ``tr.node_data`` return patterns (:func:`pattern_dynamics`,
+    :func:`pattern_node_data`) instead of values: a binding's assembly run inside finds its structure."""
+    saved = tr.node_dynamics, tr.node_data
+    try:
+        tr.node_dynamics = lambda idx, B, P, jac: pattern_dynamics(tr, idx, B.shape[0], rng)
+        tr.node_data = lambda idx, B, P, t, jac: pattern_node_data(tr, idx, B, P, t, rng)
+        yield
+    finally:
+        tr.node_dynamics, tr.node_data = saved
 
 
 def kernel_to_block(tr: Any) -> np.ndarray:

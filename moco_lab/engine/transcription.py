@@ -56,7 +56,7 @@ from .collocation import MODES, SCHEMES, Grid, collocation_defects, quadrature_w
 from .hessian import ChunkHessian, EndpointHessian, unsupported_for_exact_hessian
 from .kernel import kernel_for
 from .layout import NodeLayout
-from .patterns import output_patterns, pattern_dynamics, pattern_node_data
+from .patterns import output_patterns, patterned
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -293,7 +293,7 @@ class Transcription:
         self.cache = _NodeCache(self)
         if settings.optim_solver == "ipopt":
             prog.AddVisualizationCallback(self.cache.update, all_vars)
-        if getattr(settings, "optim_hessian_approximation", "limited-memory") == "exact":
+        if settings.optim_hessian_approximation == "exact":
             self._add_hessians()
         for c in self.chunks:
             c.var_index = np.asarray(prog.FindDecisionVariableIndices(c.node_vars), dtype=int)
@@ -1047,13 +1047,8 @@ class _Chunk:
         rng = np.random.default_rng(12345)
         z = rng.uniform(0.5, 1.5, self.nvar)
         z[1] = z[0] + 1.0  # tf > t0
-        saved = self.tr.node_dynamics, self.tr.node_data
-        try:
-            self.tr.node_dynamics = lambda idx, B, P, jac: pattern_dynamics(self.tr, idx, B.shape[0], rng)
-            self.tr.node_data = lambda idx, B, P, t, jac: pattern_node_data(self.tr, idx, B, P, t, rng)
+        with patterned(self.tr, rng):
             _, J = self.constraint(z, True)
-        finally:
-            self.tr.node_dynamics, self.tr.node_data = saved
         rows, cols = np.nonzero(J)
         return [(int(r), int(c)) for r, c in zip(rows, cols)]
 

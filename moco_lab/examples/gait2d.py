@@ -223,9 +223,5 @@ def gait2d_prediction_study(num_mesh_intervals: int = 25, *, guess: Trajectory |
         p.remove_goal("angles")
     if guess is not None:
         study.solver.guess = guess
-    if hessian not in ("limited-memory", "exact"):
-        raise ValueError(f"gait2d_prediction_study: hessian must be 'limited-memory' or 'exact', got {hessian!r}")
-    if hessian == "exact":
-        study.solver.optim_linear_solver = "mumps"
-        study.solver.optim_hessian_approximation = "exact"
+    study.solver.set_hessian_approximation(hessian)
     return study

@@ -267,10 +267,10 @@ class _Program:
             rows, cols, _ = t.hessian
             parts.append(("constraint", t, t.idx[rows], t.idx[cols]))
         for kind, idx, data in self.costs:
-            if kind == "quadratic":
-                Q = data[0]
-                r, c = np.nonzero(np.tril(Q + Q.T))
-                parts.append(("quadratic", (idx, data), idx[r], idx[c]))
+            if kind == "quadratic":  # ½ zᵀQz: the Hessian ½(Q + Qᵀ), constant
+                Qs = data[0] + data[0].T
+                r, c = np.nonzero(np.tril(Qs))
+                parts.append(("quadratic", 0.5 * Qs[r, c], idx[r], idx[c]))
             elif kind == "generic":
                 if data[2] is None:
                     missing.append(_describe(data[1]))
@@ -305,11 +305,7 @@ class _Program:
                 idx, data = obj
                 v = data[2][2](x[idx], sigma) if sigma != 0 else np.zeros(pos.size)
             else:
-                idx, data = obj
-                Q = data[0]
-                Qs = Q + Q.T
-                r, c = np.nonzero(np.tril(Qs))
-                v = sigma * 0.5 * Qs[r, c]
+                v = sigma * obj
             values.append(np.asarray(v, float))
             positions.append(pos)
         out[:] = np.bincount(np.concatenate(positions), weights=np.concatenate(values),

@@ -218,7 +218,7 @@ def _log_run(path: str, prog: MathematicalProgram, settings: SolverSettings, run
               "cwd": os.path.basename(os.getcwd()), "status": run.status, "success": bool(run.success),
               "nit": int(run.nit), "objective": float(run.cost), "num_vars": int(prog.num_vars()),
               "solver": settings.optim_solver, "linear_solver": settings.optim_linear_solver,
-              "hessian": getattr(settings, "optim_hessian_approximation", ""), "N": int(settings.num_mesh_intervals),
+              "hessian": settings.optim_hessian_approximation, "N": int(settings.num_mesh_intervals),
               "scheme": settings.transcription_scheme, "tol": settings.optim_convergence_tolerance,
               "kernel": os.environ.get("OPENBLAS_CORETYPE", "")}
     with open(path, "a") as f:
@@ -338,7 +338,7 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
     if settings.verbose >= 6:
         options["print_timing_statistics"] = "yes"
     options.update(_setting_options(settings))
-    options["hessian_approximation"] = getattr(settings, "optim_hessian_approximation", "limited-memory")
+    options["hessian_approximation"] = settings.optim_hessian_approximation
     options.update(_options_for(settings.optim_solver_options, "mumps"))
     x0 = np.nan_to_num(np.asarray(prog.GetInitialGuess(prog.decision_variables()), float), nan=0.0)
     start = _time.perf_counter()

@@ -19,7 +19,10 @@ from ..engine.collocation import MODES, SCHEMES
 from ..results.trajectory import Trajectory
 from ..util.names import StrictAttributes
 
-__all__ = ["SolverSettings"]
+__all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS"]
+
+#: Values of ``SolverSettings.optim_hessian_approximation``.
+HESSIAN_APPROXIMATIONS = ("limited-memory", "exact")
 
 
 @dataclass
@@ -148,7 +151,7 @@ class SolverSettings(StrictAttributes):
         if self.optim_linear_solver not in ("spral", "mumps"):
             raise ValueError(f"Unknown optim_linear_solver {self.optim_linear_solver!r}; choose 'spral' (Drake's "
                              "IPOPT) or 'mumps' (IPOPT with MUMPS from the casadi wheel).")
-        if self.optim_hessian_approximation not in ("limited-memory", "exact"):
+        if self.optim_hessian_approximation not in HESSIAN_APPROXIMATIONS:
             raise ValueError(f"Unknown optim_hessian_approximation {self.optim_hessian_approximation!r}; choose "
                              "'limited-memory' or 'exact'.")
         if self.optim_hessian_approximation == "exact" and (self.optim_solver != "ipopt"
@@ -187,6 +190,16 @@ class SolverSettings(StrictAttributes):
                      "implicit_auxiliary_derivatives_weight"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+    def set_hessian_approximation(self, approximation: str) -> None:
+        """Set ``optim_hessian_approximation``; ``"exact"`` also selects IPOPT with MUMPS (``optim_linear_solver``),
+        the one optimizer here that takes a Hessian."""
+        if approximation not in HESSIAN_APPROXIMATIONS:
+            raise ValueError(f"optim_hessian_approximation must be one of {list(HESSIAN_APPROXIMATIONS)}, got "
+                             f"{approximation!r}")
+        self.optim_hessian_approximation = approximation
+        if approximation == "exact":
+            self.optim_solver, self.optim_linear_solver = "ipopt", "mumps"
 
     def to_dict(self) -> dict:
         """The settings as plain data, for study files."""

@@ -54,6 +54,7 @@ from ..ocp.goals import ControlGoal, StateTrackingGoal
 from ..results import sto
 from ..results.tables import filter_lowpass, interpolating_spline, reference_columns
 from ..results.trajectory import Trajectory
+from ..solve.settings import HESSIAN_APPROXIMATIONS
 from ..util.names import StrictAttributes, did_you_mean
 from .study import Study
 
@@ -218,8 +219,8 @@ class Track(StrictAttributes):
         self.scheme = scheme
         self.mode = mode
         self.optim_tolerance = optim_tolerance
-        if optim_hessian_approximation not in ("limited-memory", "exact"):
-            raise ValueError(f"optim_hessian_approximation must be 'limited-memory' or 'exact', got "
+        if optim_hessian_approximation not in HESSIAN_APPROXIMATIONS:
+            raise ValueError(f"optim_hessian_approximation must be one of {list(HESSIAN_APPROXIMATIONS)}, got "
                              f"{optim_hessian_approximation!r}")
         self.optim_hessian_approximation = optim_hessian_approximation
         self.apply_tracked_states_to_guess = bool(apply_tracked_states_to_guess)
@@ -294,9 +295,7 @@ class Track(StrictAttributes):
         if self.optim_tolerance is not None:
             s.optim_convergence_tolerance = float(self.optim_tolerance)
             s.optim_constraint_tolerance = float(self.optim_tolerance)
-        if self.optim_hessian_approximation == "exact":
-            s.optim_linear_solver = "mumps"
-            s.optim_hessian_approximation = "exact"
+        s.set_hessian_approximation(self.optim_hessian_approximation)
         if self.apply_tracked_states_to_guess:
             s.guess = self.tracked_states_guess()
         s.validate()
