@@ -101,6 +101,17 @@ def test_muscles_contact_and_goals_with_outputs(scheme, mode):
     check_hessians(study.transcribe(), np.random.default_rng(11))
 
 
+def test_goals_with_outputs_and_parameters():
+    """All goals of the first test with a model parameter (the heel's dissipation) among the variables: the
+    parameter rows and columns of the integrals' Hessians, assembled for all nodes at once."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=True)
+    p.add_parameter("heel_dissipation", "/forceset/heel/dissipation", (1.0, 3.0))
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    check_hessians(study.transcribe(), np.random.default_rng(13))
+
+
 @pytest.mark.parametrize("tendon", ["explicit", "implicit"])
 def test_compliant_tendons_and_parameters(tendon):
     study = exact(ml.Study())
@@ -151,6 +162,10 @@ def test_lagrangian_hessian_vector_products():
     vals = np.zeros(P.hess_nnz)
     P.new_point(x)
     P.hessian_at(x, sigma, lam, vals)
+    # the declared structure is no larger than it must be: entries that are non-zero at a random point, over
+    # entries declared, measured 1.16 here (1.0005 for the squat, 1.17 for the 2-D walker at random points);
+    # above 1.2 IPOPT would factorize a KKT matrix with needless entries
+    assert P.hess_nnz <= 1.2 * np.count_nonzero(vals), (P.hess_nnz, np.count_nonzero(vals))
     H = _dense(P.hess_rows, P.hess_cols, vals, P.n)
     jv = np.zeros(P.nnz)
 

@@ -291,37 +291,55 @@ class ChunkHessian:
         return lower_entries(found)
 
     # ---------------------------------------------------------------- assembly helpers
-    def _scatter_node(self, H: np.ndarray, k: int, Hn: np.ndarray, scale: float = 1.0) -> None:
-        """Add a node's ``[B, P]`` Hessian (nb + np square) at node ``k`` of the chunk."""
+    def _add_nodes(self, H: np.ndarray, Hn: np.ndarray, nodes: np.ndarray | None = None) -> None:
+        """Add per-node ``[B, P]`` Hessians ``Hn`` (len(nodes), nb + np, nb + np) at the chunk's ``nodes`` (all)."""
         c, tr = self.chunk, self.chunk.tr
-        idx = np.concatenate([c.off + k * tr.nb + np.arange(tr.nb), 2 + np.arange(tr.npar)])
-        H[np.ix_(idx, idx)] += scale * Hn
+        nb, npar = tr.nb, tr.npar
+        nodes = np.arange(c.nloc) if nodes is None else nodes
+        rows = c.off + nodes[:, None] * nb + np.arange(nb)[None, :]   # (k, nb): each node's block, disjoint
+        H[rows[:, :, None], rows[:, None, :]] += Hn[:, :nb, :nb]
+        if npar:
+            pc = 2 + np.arange(npar)
+            H[rows[:, :, None], pc[None, None, :]] += Hn[:, :nb, nb:]
+            H[pc[None, :, None], rows[:, None, :]] += Hn[:, nb:, :nb]
+            H[np.ix_(pc, pc)] += Hn[:, nb:, nb:].sum(axis=0)
 
     def _integral(self, H: np.ndarray, b, data_all, douts_all, B, P, dur: float, factor: float, ev) -> None:
-        """Add ``factor · ∇²[(t_f − t_0) Σ_k q_k s_k]`` of goal ``b``'s integrand over the chunk's nodes."""
+        """Add ``factor · ∇²[(t_f − t_0) Σ_k q_k s_k]`` of goal ``b``'s integrand over the chunk's nodes.
+
+        With ``S = Σ_k q_k s_k(z_k, t_k)``, ``t_k = (1 − τ_k) t_0 + τ_k t_f``: ``∇²(dur S) = dur ∇²S + e gᵀ + g eᵀ``
+        (``e = ∂dur/∂(t_0, t_f, ...) = (−1, 1, 0, ...)``, ``g = ∇S``); all nodes at once.
+        """
         c, tr = self.chunk, self.chunk.tr
         nb, npar = tr.nb, tr.npar
         grad, Hs = integrand_hessian(tr, ev, b, c.g, B, P, data_all, douts_all)
+        nodes = np.flatnonzero(c.quad)
+        q = c.quad[nodes]
+        T = np.stack([1.0 - c.tau[nodes], c.tau[nodes]], axis=1)     # ∂t_k/∂(t_0, t_f): (k, 2)
+        Hs, grad = Hs[nodes], grad[nodes]
+        e = nb + npar
+        F = factor * dur
+        self._add_nodes(H, F * q[:, None, None] * Hs[:, :e, :e], nodes)
+        rows = c.off + nodes[:, None] * nb + np.arange(nb)[None, :]
+        pc = 2 + np.arange(npar)
+        qT = q[:, None] * T                                               # (k, 2)
+        for ti in (0, 1):   # ∂²/∂t ∂z through the nodes' times
+            node_part = F * qT[:, ti, None] * Hs[:, e, :nb]
+            H[ti, rows] += node_part
+            H[rows, ti] += node_part
+            if npar:
+                p_part = F * (qT[:, ti] @ Hs[:, e, nb:e])
+                H[ti, pc] += p_part
+                H[pc, ti] += p_part
+        H[:2, :2] += F * np.einsum("k,ki,kj->ij", q * Hs[:, e, e], T, T)
         gS = np.zeros(self.nv)
-        HS = np.zeros((self.nv, self.nv))
-        for k in range(c.nloc):
-            q = c.quad[k]
-            if q == 0.0:
-                continue
-            idx = np.concatenate([c.off + k * nb + np.arange(nb), 2 + np.arange(npar)])
-            tcoef = np.array([1.0 - c.tau[k], c.tau[k]])
-            main = Hs[k, :nb + npar, :nb + npar]
-            trow = Hs[k, nb + npar, :nb + npar]
-            HS[np.ix_(idx, idx)] += q * main
-            for ti in (0, 1):
-                HS[ti, idx] += q * tcoef[ti] * trow
-                HS[idx, ti] += q * tcoef[ti] * trow
-            HS[:2, :2] += q * Hs[k, -1, -1] * np.outer(tcoef, tcoef)
-            gS[idx] += q * grad[k, :nb + npar]
-            gS[:2] += q * grad[k, -1] * tcoef
-        edur = np.zeros(self.nv)
-        edur[0], edur[1] = -1.0, 1.0
-        H += factor * (dur * HS + np.outer(edur, gS) + np.outer(gS, edur))
+        gS[rows] = q[:, None] * grad[:, :nb]
+        gS[pc] = q @ grad[:, nb:e]
+        gS[:2] = (q * grad[:, e]) @ T
+        H[0, :] -= factor * gS
+        H[1, :] += factor * gS
+        H[:, 0] -= factor * gS
+        H[:, 1] += factor * gS
 
     # ---------------------------------------------------------------- constraint rows
     def _constraint_dense(self, z: np.ndarray, lam: np.ndarray, ev: _Values | None = None) -> np.ndarray:
@@ -329,7 +347,7 @@ class ChunkHessian:
         ev = ev or _Values(tr)
         lay = tr.layout
         lam = ev.multipliers(np.asarray(lam, float))
-        ny, nb = tr.ny, tr.nb
+        ny = tr.ny
         t0, tf, P, B = c._split(z)
         dur = tf - t0
         dyn = c._dynamics(z, B, P, True)
@@ -369,13 +387,11 @@ class ChunkHessian:
         H = np.zeros((c.nvar, c.nvar))
         Hv = H[:self.nv, :self.nv]  # view: the partial integrals enter linearly
         Hn = node_dynamics_hessian(tr, ev, c.g, B, P, dyn, dur * cF, wR, wK, wProj)
-        for k in range(c.nloc):
-            self._scatter_node(Hv, k, Hn[k])
+        self._add_nodes(Hv, Hn)
         # the duration times ∂F: cross terms with t0 (−) and tf (+)
         cross = np.zeros(self.nv)
-        for k in range(c.nloc):
-            cross[c.off + k * nb:c.off + (k + 1) * nb] += cF[k] @ dF[k]
-            cross[2:c.off] += cF[k] @ dFp[k]
+        cross[c.off:] = np.einsum("ky,kyb->kb", cF, dF).reshape(-1)
+        cross[2:c.off] = np.einsum("ky,kyp->p", cF, dFp)
         for ti, sign in ((0, -1.0), (1, 1.0)):
             Hv[ti, :] += sign * cross
             Hv[:, ti] += sign * cross
