@@ -62,7 +62,7 @@ def test_model_builder_and_properties():
         b2.add_slider_joint("s", "ground", "a")
         b2.add_coordinate_actuator("/act", "nope")
         b2.build()
-    with pytest.raises(ValueError, match="mass must be >= 0"):
+    with pytest.raises(ValueError, match="mass must be a finite number >= 0"):
         ml.ModelBuilder().add_body("bad", -1.0)
 
 

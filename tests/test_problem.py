@@ -139,7 +139,7 @@ def test_parameter_errors():
     ("multibody_dynamics_mode", "semi", "Unknown multibody_dynamics_mode 'semi'"),
     ("optim_solver", "knitro", "Unknown optim_solver 'knitro'"),
     ("num_mesh_intervals", 0, "positive integer"),
-    ("optim_convergence_tolerance", -1.0, "must be > 0"),
+    ("optim_convergence_tolerance", -1.0, "must be a finite number > 0"),
 ])
 def test_bad_solver_settings(setting, value, message):
     study, _ = sliding()

@@ -26,6 +26,7 @@ from ..modeling.gait2d import GAIT2D_MUSCLES, gait2d
 from ..modeling.model import Model
 from ..ocp.goals import ContactGroup, ContactTrackingGoal, ControlGoal, PeriodicityGoal, StateTrackingGoal
 from ..results.trajectory import Trajectory
+from ..solve.settings import whole_number
 from ..tools.study import Study
 from ..util.data import WINTER_GAIT
 
@@ -137,6 +138,8 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
         Goals ``angles`` (:class:`StateTrackingGoal`), ``grf`` (:class:`ContactTrackingGoal`), ``effort`` and
         ``periodic``; the guess of :func:`gait2d_walking_guess`.
     """
+    num_mesh_intervals = whole_number(num_mesh_intervals, "gait2d_tracking_study: num_mesh_intervals")
+    max_iterations = whole_number(max_iterations, "gait2d_tracking_study: max_iterations", 0)
     model = model or gait2d()
     gait = winter_gait()
     study = Study("gait2d_tracking")

@@ -19,6 +19,7 @@ import re
 from ..modeling.model import Model
 from ..modeling.squat import squat_to_stand
 from ..ocp.goals import ControlGoal, FinalTimeGoal, InitialActivationGoal
+from ..solve.settings import whole_number
 from ..tools.study import Study
 
 __all__ = ["squat_to_stand_study", "squat_to_stand_guess_values", "SQUAT_POSE"]
@@ -72,7 +73,7 @@ def squat_to_stand_study(assisted: bool = False, num_mesh_intervals: int = 50, t
     s.implicit_multibody_accelerations_weight = 0.001
     s.minimize_implicit_auxiliary_derivatives = True
     s.implicit_auxiliary_derivatives_weight = 0.001
-    s.num_mesh_intervals = int(num_mesh_intervals)
+    s.num_mesh_intervals = whole_number(num_mesh_intervals, "squat_to_stand_study: num_mesh_intervals")
     s.optim_convergence_tolerance = float(tol)
     s.optim_constraint_tolerance = float(tol)
     s.guess_values = squat_to_stand_guess_values(model)

@@ -36,6 +36,7 @@ import math
 from ..modeling import library as models
 from ..ocp.goals import ControlGoal, FinalTimeGoal
 from ..results.trajectory import Trajectory
+from ..solve.settings import whole_number
 from ..tools.study import Study
 from ..tools.track import Track
 
@@ -55,7 +56,7 @@ def _settings(study: Study, scheme: str, mode: str, num_mesh_intervals: int, tol
     solver = study.solver
     solver.transcription_scheme = scheme
     solver.multibody_dynamics_mode = mode
-    solver.num_mesh_intervals = int(num_mesh_intervals)
+    solver.num_mesh_intervals = whole_number(num_mesh_intervals, f"{study.name}: num_mesh_intervals")
     if tol is not None:
         solver.optim_convergence_tolerance = float(tol)
         solver.optim_constraint_tolerance = float(tol)
@@ -189,7 +190,7 @@ def suspended_mass_tracking_study(prediction: Trajectory, tracking_weight: float
     -------
     Study
     """
-    n = int(num_mesh_intervals)
+    n = whole_number(num_mesh_intervals, "suspended_mass_tracking_study: num_mesh_intervals")
     track = Track(models.suspended_mass(), prediction, states_global_tracking_weight=float(tracking_weight),
                   state_pattern=r".*(value|speed)$", allow_unused_references=True,
                   mesh_interval=prediction.final_time / max(n, 1), optim_tolerance=None,

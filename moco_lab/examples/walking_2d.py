@@ -49,6 +49,7 @@ from ..modeling.model import Model
 from ..modeling.osim import read_osim
 from ..ocp.goals import AverageSpeedGoal, ContactGroup, ContactTrackingGoal, ControlGoal, PeriodicityGoal
 from ..results.trajectory import Trajectory
+from ..solve.settings import whole_number
 from ..tools.study import Study
 from ..tools.track import Track
 from ..util.data import opensim_file
@@ -120,10 +121,10 @@ def _solver(study: Study, num_mesh_intervals: int, tol: float, max_iterations: i
     s.optim_linear_solver = linear_solver
     s.transcription_scheme = "hermite-simpson"
     s.multibody_dynamics_mode = "explicit"
-    s.num_mesh_intervals = int(num_mesh_intervals)
+    s.num_mesh_intervals = whole_number(num_mesh_intervals, "walking_2d: num_mesh_intervals")
     s.optim_convergence_tolerance = float(tol)
     s.optim_constraint_tolerance = float(tol)
-    s.optim_max_iterations = int(max_iterations)
+    s.optim_max_iterations = whole_number(max_iterations, "walking_2d: max_iterations", 0)
     # IPOPT's L-BFGS Hessian enters the step's linear system through the Sherman-Morrison-Woodbury formula by
     # default: two extra back-solves per stored pair at every factorization. "extended" factorizes the KKT
     # system augmented by the L-BFGS factors instead (one factorization, one solve): measured with MUMPS in one

@@ -20,6 +20,7 @@ Build models with :class:`ModelBuilder` (or the factories in
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -557,8 +558,14 @@ class ModelBuilder:
         """Add a rigid body: mass (kg), centre of mass in the body frame (m), and its inertia about the
         centre of mass in body axes (kg·m²): the principal moments ``(Ixx, Iyy, Izz)`` or all six values
         ``(Ixx, Iyy, Izz, Ixy, Ixz, Iyz)`` (OpenSim's order)."""
-        if mass < 0:
-            raise ValueError(f"Body {name!r}: mass must be >= 0, got {mass}")
+        mass = float(mass)
+        if not (mass >= 0 and math.isfinite(mass)):
+            raise ValueError(f"Body {name!r}: mass must be a finite number >= 0 (kg), got {mass}")
+        com = np.asarray(com, float)
+        if com.shape != (3,) or not np.all(np.isfinite(com)):
+            raise ValueError(f"Body {name!r}: the centre of mass needs 3 finite values (m), got {com.tolist()}")
+        if not all(math.isfinite(float(v)) for v in inertia):
+            raise ValueError(f"Body {name!r}: the inertia must be finite (kg m^2), got {list(inertia)}")
         if mass == 0:
             if any(inertia):
                 raise ValueError(f"Body {name!r}: a massless body cannot have rotational inertia")

@@ -100,10 +100,16 @@ def add_external_loads(model: Model, loads: str | Path, data: str | Path | None 
     ------
     ValueError, KeyError
         See :func:`~moco_lab.modeling.external_loads.external_forces`; ``KeyError`` also for a body the model
-        does not have.
+        does not have. On any error the model is left as it was (no force of the file added).
     """
-    for element in external_forces(loads, data):
-        model.add_force_element(element)
+    elements = list(external_forces(loads, data))   # the files are read whole before the model changes
+    before = list(model.elements)
+    try:
+        for element in elements:
+            model.add_force_element(element)
+    except Exception:
+        model.elements[:] = before   # all or nothing: a failing force leaves the model as it was
+        raise
     _record(model, "add_external_loads", loads=str(Path(loads).resolve()),
             data=None if data is None else str(Path(data).resolve()))
     return model

@@ -150,8 +150,19 @@ class _Reader:
         self.weld, self.unlock = set(weld), set(unlock)
         self.removed: dict[str, str] = {}  # coordinate -> why it is not a coordinate of the model (welded, locked)
         self.skipped: list[str] = []
-        root = ET.fromstring(text) if text is not None else ET.parse(path).getroot()
-        model = root.find("Model") if root.tag == "OpenSimDocument" else root
+        try:
+            root = ET.fromstring(text) if text is not None else ET.parse(path).getroot()
+        except ET.ParseError as e:
+            line, column = e.position
+            raise OsimFormatError(f"{path}: not a readable XML file (line {line}, column {column}: "
+                                  f"{str(e).split(':')[0]}); is it truncated, or not an .osim file?") from None
+        if root.tag == "OpenSimDocument":
+            model = root.find("Model")
+        elif root.tag == "Model":
+            model = root
+        else:
+            raise OsimFormatError(f"{path}: not an OpenSim model file (its root element is <{root.tag}>, a model "
+                                  "file's is <OpenSimDocument> holding a <Model>)")
         if model is None:
             raise OsimFormatError(f"{path.name}: no <Model> element")
         version = int(root.get("Version", "40000")) if root.tag == "OpenSimDocument" else 40000
@@ -219,8 +230,11 @@ class _Reader:
             inertia = _vec(el, "inertia", (0, 0, 0, 0, 0, 0))
             if inertia.size == 3:
                 inertia = np.concatenate([inertia, np.zeros(3)])
-            self.builder.add_body(name, float(_num(el, "mass", 0.0)), _vec(el, "mass_center"), inertia,
-                                  path=f"/bodyset/{name}")
+            try:
+                self.builder.add_body(name, float(_num(el, "mass", 0.0)), _vec(el, "mass_center"), inertia,
+                                      path=f"/bodyset/{name}")
+            except (ValueError, RuntimeError) as e:   # a bad value, or an inertia Drake finds not physical
+                raise OsimFormatError(f"{self.file.name}: /bodyset/{name}: {e}") from None
             self.frames[f"/bodyset/{name}"] = _Frame(name, RigidTransform())
             self.offset_frames(el, f"/bodyset/{name}")
             self.read_wrap_objects(el, name)
@@ -320,9 +334,12 @@ class _Reader:
             raise OsimFormatError(f"{self.file.name}: {where} has {len(coords)} coordinates, expected {n}")
         return coords
 
-    @staticmethod
-    def range(c: ET.Element) -> tuple[float, float]:
+    def range(self, c: ET.Element) -> tuple[float, float]:
+        """A coordinate's ``<range>`` (unbounded if absent); two numbers, lower ≤ upper."""
         r = _vec(c, "range", (-math.inf, math.inf))
+        if r.size != 2 or not (r[0] <= r[1]):
+            raise OsimFormatError(f"{self.file.name}: the coordinate {c.get('name')!r} has the range "
+                                  f"{c.findtext('range', '').strip()!r}: it needs two numbers, lower <= upper")
         return float(r[0]), float(r[1])
 
     def custom_joint(self, el, coords, args, jpath) -> None:
@@ -431,7 +448,10 @@ class _Reader:
             coeffs = _vec(el, "coefficients", (1.0, 0.0))
             return LinearFunction(float(coeffs[0]), float(coeffs[1]))
         if el.tag == "SimmSpline":
-            return SimmSpline(_vec(el, "x", ()), _vec(el, "y", ()))
+            try:
+                return SimmSpline(_vec(el, "x", ()), _vec(el, "y", ()))
+            except ValueError as e:
+                raise OsimFormatError(f"{self.file.name}: the SimmSpline at {where}: {e}") from None
         if el.tag == "MultiplierFunction":
             return MultiplierFunction(self.function(el.find("function"), where), float(_num(el, "scale", 1.0)))
         raise OsimFormatError(f"{self.file.name}: the function type {el.tag} at {where} is not supported "

@@ -417,9 +417,16 @@ def _reference(reference, owner: str):
     if time.ndim != 1 or time.size < 2 or np.any(np.diff(time) <= 0):
         raise ValueError(f"{owner}: reference time must be increasing with >= 2 samples")
     cols = {k: np.asarray(v, float) for k, v in cols.items()}
+    if not np.all(np.isfinite(time)):
+        raise ValueError(f"{owner}: the reference's time column has NaN or infinite values")
     for k, v in cols.items():
         if v.shape != time.shape:
             raise ValueError(f"{owner}: reference column {k!r} has {v.size} values, time has {time.size}")
+        bad = np.flatnonzero(~np.isfinite(v))
+        if bad.size:
+            raise ValueError(f"{owner}: reference column {k!r} has {bad.size} NaN or infinite values (the first at "
+                             f"t = {time[bad[0]]:g} s); fill or drop them first (e.g. Trajectory.resample, "
+                             "or a shorter time range)")
     return time, cols
 
 

@@ -128,12 +128,19 @@ class Trajectory:
     @property
     def initial_time(self) -> float:
         """First time (s)."""
+        self._require_times()
         return float(self.time[0])
 
     @property
     def final_time(self) -> float:
         """Last time (s)."""
+        self._require_times()
         return float(self.time[-1])
+
+    def _require_times(self) -> None:
+        if self.time.size == 0:
+            raise ValueError("this trajectory has no time points (an empty table: nothing to interpolate, score or "
+                             "start from)")
 
     def state_names(self) -> list[str]:
         """Names of the states, in order."""

@@ -77,10 +77,11 @@ def read_trc(path: str | os.PathLike) -> MarkerTable:
     expected = int(float(metadata.get("NumMarkers", len(names))))
     if len(names) != expected:
         raise ValueError(f"{path}: line 4 names {len(names)} markers, the header says NumMarkers = {expected}")
-    rows = []
+    rows, numbers = [], []
     for number, line in enumerate(lines[5:], start=6):
         if not line.strip():
             continue
+        numbers.append(number)
         cells = _cells(line)
         cells = cells + [""] * max(0, 2 + 3 * len(names) - len(cells))
         if len(cells) < 2 + 3 * len(names):
@@ -90,6 +91,17 @@ def read_trc(path: str | os.PathLike) -> MarkerTable:
         except ValueError as err:
             raise ValueError(f"{path}, line {number}: {err}") from None
     data = np.array(rows, float).reshape(len(rows), 1 + 3 * len(names))
+    if not rows:
+        raise ValueError(f"{path}: no frames after the header")
+    time = data[:, 0]
+    bad = np.flatnonzero(~np.isfinite(time))
+    if bad.size:
+        raise ValueError(f"{path}, line {numbers[bad[0]]}: the time is missing or not finite")
+    back = np.flatnonzero(np.diff(time) <= 0)
+    if back.size:
+        k = back[0] + 1
+        raise ValueError(f"{path}, line {numbers[k]}: time {time[k]:g} s does not increase (the frame before, line "
+                         f"{numbers[k - 1]}, is at {time[k - 1]:g} s)")
     scale = _TO_METRES[units]
     markers = {n: data[:, 1 + 3 * k:4 + 3 * k] * scale for k, n in enumerate(names)}
     rate = float(metadata.get("DataRate", "nan"))

@@ -19,10 +19,20 @@ from ..engine.collocation import MODES, SCHEMES
 from ..results.trajectory import Trajectory
 from ..util.names import StrictAttributes
 
-__all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS"]
+__all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS", "whole_number"]
 
 #: Values of ``SolverSettings.optim_hessian_approximation``.
 HESSIAN_APPROXIMATIONS = ("limited-memory", "exact")
+
+
+def whole_number(value, name: str, minimum: int = 1) -> int:
+    """``value`` as an ``int`` >= ``minimum`` (a mesh size, an iteration limit); ``TypeError``/``ValueError`` naming
+    ``name`` for anything else (``2.5``, ``"10"``, ``True``, too small), never a silent rounding."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a whole number, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
 
 
 @dataclass
@@ -163,8 +173,8 @@ class SolverSettings(StrictAttributes):
             raise ValueError(f"num_mesh_intervals must be a positive integer, got {self.num_mesh_intervals!r}")
         for name in ("optim_convergence_tolerance", "optim_constraint_tolerance"):
             v = getattr(self, name)
-            if v is not None and not (v > 0):
-                raise ValueError(f"{name} must be > 0 (or None for the optimizer's default), got {v}")
+            if v is not None and not (v > 0 and math.isfinite(v)):
+                raise ValueError(f"{name} must be a finite number > 0 (or None for the optimizer's default), got {v}")
         if self.optim_max_iterations is not None and self.optim_max_iterations < 0:
             raise ValueError("optim_max_iterations must be >= 0")
         if self.guess is not None and not isinstance(self.guess, Trajectory):

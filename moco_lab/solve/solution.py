@@ -24,7 +24,9 @@ def solve_transcription(tr: Transcription, settings: SolverSettings,
     run = run_optimizer(tr.prog, settings, progress, exact=tr.exact_callbacks)
     sol = tr.unpack(run.x)
     goal_values = tr.goal_values(sol)
-    if not sol["tf"] > sol["t0"]:  # a collapsed time grid (or NaN times) is never a solution
+    # a collapsed time grid (or NaN times) is never a solution: a duration within round-off of zero (1e-12 of the
+    # times' scale, a picosecond for motions near t = 0) is one, e.g. t_f = 2e-34 s on a swing-up that shrank to nothing
+    if not sol["tf"] - sol["t0"] > 1e-12 * max(1.0, abs(sol["t0"]), abs(sol["tf"])):
         reported = run.status
         run.success = False
         run.status = "Degenerate_Time_Grid" if np.isfinite(sol["tf"]) and np.isfinite(sol["t0"]) else run.status
@@ -65,6 +67,15 @@ def evaluate_trajectory(tr: Transcription, trajectory: Trajectory) -> Evaluation
     solution on the same grid), and every binding is evaluated there — what a solver's iterate would be judged by,
     with no optimizer moving it (IPOPT, even with no iteration, first pushes the point inside its bounds).
     """
+    data = trajectory._data() if isinstance(trajectory, Solution) else trajectory
+    missing = [n for n in tr.state_names if n not in data.states] + \
+        [n for n in tr.control_names if n not in data.controls]
+    if missing:   # a guess fills such gaps from the bounds; a score must not
+        have = list(data.states) + list(data.controls)
+        raise ValueError(f"evaluate: the trajectory has no values for {len(missing)} of the problem's "
+                         f"{len(tr.state_names) + len(tr.control_names)} states and controls ({missing[:4]}"
+                         f"{' ...' if len(missing) > 4 else ''}); it has {have[:4]}{' ...' if len(have) > 4 else ''}. "
+                         "Is it a trajectory of another problem or model?")
     g = guess_from_trajectory(tr, trajectory)
     set_guess(tr, g)
     x = tr.prog.GetInitialGuess(tr.prog.decision_variables())

@@ -164,6 +164,18 @@ def _wrenches(P, TH, m, inertia, F, r, dt, g):
     return force, moment, dict(A=A, alpha=alpha, S=S, c=c, Pk=Pk, M=M)
 
 
+def _check_motion(nq: int, Q: ArrayLike, dt: float, who: str) -> np.ndarray:
+    """``Q`` as a finite ``(T, nq)`` array with T >= 3 frames and ``dt`` a positive step, else a ValueError."""
+    Q = np.asarray(Q, float)
+    if Q.ndim != 2 or Q.shape[1] != nq or Q.shape[0] < 3:
+        raise ValueError(f"{who}: Q must be (T, {nq}) (one column per coordinate) with T >= 3 frames, got {Q.shape}")
+    if not np.all(np.isfinite(Q)):
+        raise ValueError(f"{who}: Q has NaN or infinite values (frame {int(np.argwhere(~np.isfinite(Q))[0, 0])})")
+    if not (isinstance(dt, (int, float, np.floating, np.integer)) and np.isfinite(dt) and dt > 0):
+        raise ValueError(f"{who}: dt must be a positive time step in seconds, got {dt!r}")
+    return Q
+
+
 def residual_wrenches(model: Model, Q: ArrayLike, dt: float, forces: ArrayLike, cop: ArrayLike, *,
                       mass_scales: Mapping[str, float] | None = None,
                       groups: Mapping[str, Sequence[str]] | None = None) -> np.ndarray:
@@ -190,11 +202,7 @@ def residual_wrenches(model: Model, Q: ArrayLike, dt: float, forces: ArrayLike, 
         Columns F_res,x, F_res,y (N), M_res (N·m); NaN in the first and last frame and where force data are missing.
     """
     kin = _Kinematics(model)
-    Q = np.atleast_2d(np.asarray(Q, float))
-    if Q.ndim != 2 or Q.shape[1] != kin.nq or Q.shape[0] < 3:
-        raise ValueError(f"Q must be (T, {kin.nq}) with T >= 3 frames, got {Q.shape}")
-    if not (np.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt must be a positive time step in seconds, got {dt}")
+    Q = _check_motion(kin.nq, Q, dt, "residual_wrenches")
     F, r, has = _check_forces(forces, cop, Q.shape[0])
     s = _scale_per_body(kin.names, groups, mass_scales)
     P, TH, _ = kin(Q, jacobians=False)
@@ -242,6 +250,11 @@ def lowpass(Q: ArrayLike, dt: float, cutoff: float = 6.0, order: int = 4) -> np.
     from scipy.signal import butter, filtfilt
 
     Q = np.asarray(Q, float)
+    if not (isinstance(dt, (int, float, np.floating, np.integer)) and np.isfinite(dt) and dt > 0):
+        raise ValueError(f"lowpass: dt must be a positive time step in seconds, got {dt!r}")
+    if Q.ndim not in (1, 2) or Q.shape[0] < 2 or not np.all(np.isfinite(Q)):
+        raise ValueError(f"lowpass: Q must be (T,) or (T, k) finite values with T >= 2 frames, got shape {Q.shape}"
+                         + ("" if Q.size == 0 or np.all(np.isfinite(Q)) else " with NaN or infinite values"))
     nyquist = 0.5 / dt
     if not (0 < cutoff < nyquist):
         raise ValueError(f"lowpass: cutoff must be between 0 and the Nyquist frequency {nyquist:g} Hz, got {cutoff}")
@@ -322,7 +335,7 @@ def fit_segment_masses(model: Model, Q: ArrayLike, dt: float, forces: ArrayLike,
     MassFitResult
     """
     kin = _Kinematics(model)
-    Q = np.atleast_2d(np.asarray(Q, float))
+    Q = _check_motion(kin.nq, Q, dt, "fit_segment_masses")
     F, r, has = _check_forces(forces, cop, Q.shape[0])
     groups = dict(groups) if groups else {n: [n] for n in kin.names}
     G = _group_matrix(kin.names, groups)

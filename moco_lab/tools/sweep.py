@@ -31,6 +31,8 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..results.trajectory import Solution, read_trajectory
 from ..util.bounds import Bounds
 from .study import Study
@@ -48,6 +50,9 @@ def grid(**over: Sequence) -> list[dict]:
         raise ValueError("grid() needs at least one setting with values")
     keys = list(over)
     for k, values in over.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise TypeError(f"grid(): the values for {k!r} must be a list of values, got {values!r} (one value: "
+                            f"[{values!r}])")
         if len(values) == 0:
             raise ValueError(f"grid(): no values for {k!r}")
     return [dict(zip(keys, combo)) for combo in product(*(over[k] for k in keys))]
@@ -285,6 +290,9 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
     -------
     SweepResult
     """
+    if workers is not None and not (isinstance(workers, (int, np.integer)) and not isinstance(workers, bool)
+                                    and workers >= 1):
+        raise ValueError(f"sweep: workers must be a positive integer (or None for one per CPU), got {workers!r}")
     if isinstance(changes, Mapping):
         changes = grid(**changes)
     changes = [dict(c) for c in changes]

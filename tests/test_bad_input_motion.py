@@ -1,0 +1,43 @@
+"""Bad motion-capture inputs (``lowpass``, ``residual_wrenches``, ``fit_segment_masses``): a ``ValueError`` that
+names the function and the argument (shape, time step, NaN frame), never a division by zero or Drake's abort."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from moco_lab.examples.synthetic import synthetic_walk
+from moco_lab.tools import residual_reduction as rr
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return synthetic_walk(68.0, 1.75, strides=1)
+
+
+@pytest.mark.parametrize("dt", [0.0, -0.01, float("nan"), "0.01"])
+def test_lowpass_needs_a_positive_time_step(dt):
+    with pytest.raises(ValueError, match=rf"lowpass: dt must be a positive time step in seconds, got {dt!r}"):
+        rr.lowpass(np.zeros((20, 2)), dt)
+
+
+def test_lowpass_refuses_nan_and_empty_signals():
+    Q = np.zeros((20, 2))
+    Q[5, 1] = np.nan
+    with pytest.raises(ValueError, match=r"lowpass: Q must be .* with NaN or infinite values"):
+        rr.lowpass(Q, 0.01)
+    with pytest.raises(ValueError, match=r"lowpass: Q must be .*got shape \(0,\)"):
+        rr.lowpass(np.zeros(0), 0.01)
+
+
+@pytest.mark.parametrize("tool", [rr.residual_wrenches, rr.fit_segment_masses])
+def test_motion_shape_and_step_are_checked_before_the_kinematics(walk, tool):
+    name = tool.__name__
+    nq = walk.q.shape[1]
+    with pytest.raises(ValueError, match=rf"{name}: Q must be \(T, {nq}\) .* got \({walk.q.shape[0]}, {nq - 1}\)"):
+        tool(walk.model, walk.q[:, :-1], walk.dt, walk.forces, walk.cop)
+    with pytest.raises(ValueError, match=rf"{name}: dt must be a positive time step in seconds, got 0"):
+        tool(walk.model, walk.q, 0, walk.forces, walk.cop)
+    Q = walk.q.copy()
+    Q[7, 2] = np.nan
+    with pytest.raises(ValueError, match=rf"{name}: Q has NaN or infinite values \(frame 7\)"):
+        tool(walk.model, Q, walk.dt, walk.forces, walk.cop)

@@ -1,0 +1,100 @@
+"""Bad settings, factory arguments, sweeps, marker files and tracking references through the public API: each a
+clear error (standard class) that names the setting, argument, file line or column, raised before any solve.
+"""
+import math
+import re
+
+import numpy as np
+import pytest
+
+import moco_lab as ml
+from moco_lab.examples.gait2d import gait2d_tracking_study
+from moco_lab.examples.squat import squat_to_stand_study
+from moco_lab.results.trc import read_trc, write_trc
+
+
+@pytest.mark.parametrize("factory, name", [
+    (lambda n: squat_to_stand_study(num_mesh_intervals=n), "squat_to_stand_study: num_mesh_intervals"),
+    (lambda n: ml.examples.walking_2d_study(num_mesh_intervals=n), "walking_2d: num_mesh_intervals"),
+    (lambda n: gait2d_tracking_study(n), "gait2d_tracking_study: num_mesh_intervals"),
+    (lambda n: ml.examples.double_pendulum_study(num_mesh_intervals=n), "double_pendulum: num_mesh_intervals"),
+])
+@pytest.mark.parametrize("value, error, words", [
+    (2.5, TypeError, "must be a whole number, got 2.5 (float)"),
+    ("10", TypeError, "must be a whole number, got '10' (str)"),
+    (True, TypeError, "must be a whole number, got True (bool)"),
+    (0, ValueError, "must be >= 1, got 0"),
+])
+def test_factories_refuse_mesh_sizes_instead_of_rounding(factory, name, value, error, words):
+    with pytest.raises(error, match=f"^{re.escape(name)} {re.escape(words)}"):
+        factory(value)
+
+
+@pytest.mark.parametrize("value", [math.inf, math.nan, 0.0, -1e-3])
+def test_tolerances_must_be_finite_and_positive(value):
+    settings = ml.SolverSettings(optim_convergence_tolerance=value)
+    with pytest.raises(ValueError, match="optim_convergence_tolerance must be a finite number > 0"):
+        settings.validate()
+
+
+def test_a_sweep_value_given_as_a_string_is_not_split_into_letters():
+    with pytest.raises(TypeError, match=r"grid\(\): the values for 'solver.transcription_scheme' must be a list of "
+                                        r"values, got 'trapezoidal' \(one value: \['trapezoidal'\]\)"):
+        ml.grid(**{"solver.transcription_scheme": "trapezoidal"})
+    with pytest.raises(TypeError, match="the values for 'property./x' must be a list"):
+        ml.grid(**{"property./x": 3.0})
+
+
+@pytest.mark.parametrize("workers", [-1, 0, 1.5, True])
+def test_sweep_workers_must_be_a_positive_integer(workers):
+    """``workers=-1`` used to start no worker and wait forever; now it is refused before anything starts."""
+    study = ml.examples.double_pendulum_study(num_mesh_intervals=5)
+    with pytest.raises(ValueError, match=rf"sweep: workers must be a positive integer .*got {workers!r}"):
+        ml.sweep(study, {"solver.num_mesh_intervals": [5, 6]}, workers=workers)
+
+
+def _trc(tmp_path, time):
+    path = tmp_path / "trial.trc"
+    write_trc(path, np.arange(len(time)) * 0.01, {"M1": np.zeros((len(time), 3))}, units="m")
+    lines = path.read_text().splitlines()
+    for k, t in enumerate(time):   # after 5 header lines and a blank one, row k is line 7 + k: frame, time, x, y, z
+        cells = lines[6 + k].split("\t")
+        cells[1] = t
+        lines[6 + k] = "\t".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_marker_file_whose_time_goes_backwards_names_the_line(tmp_path):
+    path = _trc(tmp_path, ["0", "0.01", "0.02", "0.015", "0.03"])
+    with pytest.raises(ValueError, match=r"trial\.trc, line 10: time 0\.015 s does not increase \(the frame before, "
+                                         r"line 9, is at 0\.02 s\)"):
+        read_trc(path)
+    path = _trc(tmp_path, ["0", "0.01", "", "0.03"])
+    with pytest.raises(ValueError, match=r"trial\.trc, line 9: the time is missing or not finite"):
+        read_trc(path)
+
+
+def test_a_tracking_reference_with_nan_names_the_column():
+    t = np.linspace(0, 1, 11)
+    knee = -t.copy()
+    knee[4] = np.nan
+    with pytest.raises(ValueError, match=r"StateTrackingGoal 'track'.*column '/jointset/knee/knee_angle/value' has "
+                                         r"1 NaN or infinite values \(the first at t = 0\.4 s\)"):
+        ml.StateTrackingGoal("track", reference=(t, {"/jointset/knee/knee_angle/value": knee}))
+
+
+def test_evaluate_refuses_a_trajectory_of_another_problem():
+    """It used to score the bounds' midpoint for every missing column; now the missing columns are named."""
+    study = ml.examples.double_pendulum_study(num_mesh_intervals=5)
+    other = ml.Trajectory(np.linspace(0, 1, 3), states={"/jointset/tx/tx/value": np.zeros(3)})
+    with pytest.raises(ValueError, match=r"evaluate: the trajectory has no values for 6 of the problem's 6 states and "
+                                         r"controls \(\['/jointset/j0/q0/value'.*it has \['/jointset/tx/tx/value'\]"):
+        study.evaluate(other)
+
+
+def test_an_empty_trajectory_says_so():
+    study = ml.examples.double_pendulum_study(num_mesh_intervals=5)
+    study.solver.guess = ml.Trajectory(np.zeros(0))
+    with pytest.raises(ValueError, match="this trajectory has no time points"):
+        study.solve()
