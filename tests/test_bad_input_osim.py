@@ -104,3 +104,33 @@ def test_external_loads_that_fail_on_a_later_force_leave_the_model_unchanged(tmp
     assert [e.path for e in model.force_elements] == before
     ops.add_external_loads(model, tmp_path / "good.xml")
     assert len(model.force_elements) == len(before) + 2
+
+
+def test_a_saved_study_notices_that_its_force_data_changed(tmp_path):
+    """A study file records the external-loads files' SHA-256: reloading after the force table changed is refused
+    (as for a changed .osim), not silently another problem."""
+    from moco_lab.modeling import operators as ops
+
+    xml = tmp_path / "grf.xml"
+    xml.write_text(Path(opensim_file("referenceGRF.xml")).read_text())
+    sto = tmp_path / "referenceGRF.sto"
+    sto.write_text(Path(opensim_file("referenceGRF.sto")).read_text())
+    model = ops.add_external_loads(ml.read_osim(opensim_file("2D_gait.osim")), xml)
+    study = ml.Study("loads")
+    study.problem.set_model(model)
+    study.problem.set_time_bounds(0, 0.4)
+    study.save(tmp_path / "study.json")
+    ml.Study.load(tmp_path / "study.json")   # unchanged: reloads
+    sto.write_text(sto.read_text().replace("endheader", "endheader", 1) + "\n")
+    with pytest.raises(ValueError, match=r"add_external_loads: \[.*referenceGRF\.sto'\] changed since the study "
+                                         r"was saved"):
+        ml.Study.load(tmp_path / "study.json")
+
+
+def test_an_external_loads_file_that_is_not_xml_names_the_file(tmp_path):
+    from moco_lab.modeling import operators as ops
+
+    bad = tmp_path / "grf.xml"
+    bad.write_text(Path(opensim_file("referenceGRF.xml")).read_text()[:200])
+    with pytest.raises(ValueError, match=r"grf\.xml: not a readable XML file \(line \d+, column \d+\)"):
+        ops.add_external_loads(ml.read_osim(opensim_file("2D_gait.osim")), bad)

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..results.external_loads import read_external_loads
+from ..util.data import file_sha256
 from .external_loads import external_forces
 from .forces import PathMuscle
 from .model import Model
@@ -83,7 +85,8 @@ def set_tendon_compliance(model: Model, mode: str, muscles: Sequence[str] | None
     return model
 
 
-def add_external_loads(model: Model, loads: str | Path, data: str | Path | None = None) -> Model:
+def add_external_loads(model: Model, loads: str | Path, data: str | Path | None = None,
+                       sha256: dict[str, str] | None = None) -> Model:
     """Apply the forces of an OpenSim external-loads file (Moco's ``ModOpAddExternalLoads``).
 
     Parameters
@@ -95,6 +98,9 @@ def add_external_loads(model: Model, loads: str | Path, data: str | Path | None 
         The ``ExternalLoads`` ``.xml`` (OpenSim 3.x or 4.x).
     data : path, optional
         The force-plate table; default: the ``datafile`` the ``.xml`` names, next to it.
+    sha256 : dict, optional
+        ``{"loads": ..., "data": ...}``: the files' SHA-256 when a study was saved (a study file records them);
+        a ``ValueError`` if either file changed since.
 
     Raises
     ------
@@ -102,6 +108,12 @@ def add_external_loads(model: Model, loads: str | Path, data: str | Path | None 
         See :func:`~moco_lab.modeling.external_loads.external_forces`; ``KeyError`` also for a body the model
         does not have. On any error the model is left as it was (no force of the file added).
     """
+    files = {"loads": Path(loads), "data": Path(data) if data is not None else read_external_loads(loads).datafile}
+    hashes = {k: file_sha256(p) for k, p in files.items() if p is not None and p.is_file()}
+    changed = [str(files[k]) for k, h in (sha256 or {}).items() if hashes.get(k) != h]
+    if changed:
+        raise ValueError(f"add_external_loads: {changed} changed since the study was saved (SHA-256 differs): the "
+                         "study would not be the same problem. Restore the files, or pose the study again on them.")
     elements = list(external_forces(loads, data))   # the files are read whole before the model changes
     before = list(model.elements)
     try:
@@ -111,7 +123,7 @@ def add_external_loads(model: Model, loads: str | Path, data: str | Path | None 
         model.elements[:] = before   # all or nothing: a failing force leaves the model as it was
         raise
     _record(model, "add_external_loads", loads=str(Path(loads).resolve()),
-            data=None if data is None else str(Path(data).resolve()))
+            data=None if data is None else str(Path(data).resolve()), sha256=hashes)
     return model
 
 

@@ -37,7 +37,6 @@ couplers, wrapping over ellipsoids, spheres and tori. Millard muscles are read o
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 import xml.etree.ElementTree as ET
@@ -48,7 +47,7 @@ from pathlib import Path
 import numpy as np
 from pydrake.math import RigidTransform, RotationMatrix
 
-from ..util.data import OPENSIM_DIR, opensim_file
+from ..util.data import OPENSIM_DIR, file_sha256, opensim_file
 from .constraints import CoordinateCouplerConstraint
 from .contact import SmoothSphereHalfSpaceForce
 from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, SimmSpline
@@ -764,7 +763,7 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
     shipped = p.parent == OPENSIM_DIR
     model.spec = {"factory": "read_osim", "kwargs": {
         "path": p.name if shipped else str(p), "skip_unsupported": bool(skip_unsupported),
-        "replace_millard": bool(replace_millard), "sha256": _sha256(p)}}
+        "replace_millard": bool(replace_millard), "sha256": file_sha256(p)}}
     if weld or unlock:
         model.spec["kwargs"].update(weld=sorted(weld), unlock=sorted(unlock))
     return model
@@ -795,7 +794,7 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
         The SHA-256 of the file when the study was saved.
     """
     p = _locate(path)
-    if sha256 is not None and _sha256(p) != sha256:
+    if sha256 is not None and file_sha256(p) != sha256:
         raise ValueError(f"The model file {str(p)!r} changed since the study was saved (its SHA-256 differs): the "
                          "study would not be the same problem. Restore the file, or pose the study again on it.")
     return read_osim(p, skip_unsupported=skip_unsupported, replace_millard=replace_millard, weld=weld, unlock=unlock)
@@ -806,5 +805,3 @@ def _locate(path: str | Path) -> Path:
     return p if p.exists() else opensim_file(str(path))
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

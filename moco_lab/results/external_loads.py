@@ -52,7 +52,12 @@ class ExternalLoads:
 def read_external_loads(path: str | Path) -> ExternalLoads:
     """Read an OpenSim ``ExternalLoads`` ``.xml`` (3.x or 4.x). Disabled forces are left out."""
     path = Path(path)
-    root = ET.parse(path).getroot()
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        line, column = e.position
+        raise ValueError(f"{path}: not a readable XML file (line {line}, column {column}); is it truncated, or "
+                         "not an external-loads .xml?") from None
     el = root if root.tag == "ExternalLoads" else root.find("ExternalLoads")
     if el is None:
         raise ValueError(f"{path.name}: no <ExternalLoads> element")

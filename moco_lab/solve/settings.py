@@ -12,6 +12,7 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ __all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS", "whole_number"]
 HESSIAN_APPROXIMATIONS = ("limited-memory", "exact")
 
 
-def whole_number(value, name: str, minimum: int = 1) -> int:
+def whole_number(value: Any, name: str, minimum: int = 1) -> int:
     """``value`` as an ``int`` >= ``minimum`` (a mesh size, an iteration limit); ``TypeError``/``ValueError`` naming
     ``name`` for anything else (``2.5``, ``"10"``, ``True``, too small), never a silent rounding."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

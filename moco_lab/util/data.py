@@ -42,3 +42,10 @@ def opensim_file(name: str) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"No file {name!r}; " + did_you_mean(Path(name).name, opensim_files(), "shipped file"))
     return path
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex): what study files record to notice a model or data file that changed."""
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
