@@ -41,3 +41,18 @@ def test_motion_shape_and_step_are_checked_before_the_kinematics(walk, tool):
     Q[7, 2] = np.nan
     with pytest.raises(ValueError, match=rf"{name}: Q has NaN or infinite values \(frame 7\)"):
         tool(walk.model, Q, walk.dt, walk.forces, walk.cop)
+
+
+@pytest.mark.parametrize("mass", [0.0, -70.0, float("nan"), "70"])
+def test_integrate_com_needs_a_positive_mass(mass):
+    from moco_lab.tools.mass_fit import integrate_com
+
+    with pytest.raises(ValueError, match=rf"integrate_com: mass must be a positive number of kg, got {mass!r}"):
+        integrate_com((0, 1), (1, 0), mass, np.ones((10, 2)), 0.01)
+
+
+def test_fit_mass_time_step_given_as_text():
+    from moco_lab.tools.mass_fit import fit_mass
+
+    with pytest.raises(ValueError, match=r"dt must be a positive time step in seconds, got '0\.01'"):
+        fit_mass(np.zeros((10, 2)), np.ones((10, 2)), "0.01")

@@ -98,3 +98,18 @@ def test_an_empty_trajectory_says_so():
     study.solver.guess = ml.Trajectory(np.zeros(0))
     with pytest.raises(ValueError, match="this trajectory has no time points"):
         study.solve()
+
+
+def test_periodic_trajectory_arguments():
+    from moco_lab.results.periodic import create_periodic_trajectory
+
+    half = ml.Trajectory(np.linspace(0, 0.5, 6), states={"/jointset/groundPelvis/pelvis_tx/value": np.zeros(6)})
+    with pytest.raises(TypeError, match=r"add_patterns must be a list of patterns, got the string 'pelvis_tx' "
+                                        r"\(one pattern: \['pelvis_tx'\]\)"):
+        create_periodic_trajectory(half, add_patterns="pelvis_tx")
+    with pytest.raises(ValueError, match=r"negate_patterns holds '\(\[', not a regular expression"):
+        create_periodic_trajectory(half, negate_patterns=["(["])
+    with pytest.raises(ValueError, match="the half cycle needs at least 2 times, got 1"):
+        create_periodic_trajectory(ml.Trajectory([0.0], states={"a": [1.0]}))
+    with pytest.raises(TypeError, match="half must be a Trajectory or Solution, got dict"):
+        create_periodic_trajectory({"a": [1.0]})

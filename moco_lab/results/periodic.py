@@ -57,7 +57,27 @@ def create_periodic_trajectory(half: Trajectory, add_patterns: Sequence[str] = A
     ------
     KeyError
         A column matches a symmetry pattern but the trajectory has no opposite column (named).
+    TypeError, ValueError
+        ``half`` is not a trajectory of at least 2 times; a pattern list is a single string or holds an invalid
+        regular expression (named).
     """
+    if not isinstance(half, Trajectory):
+        raise TypeError(f"create_periodic_trajectory: half must be a Trajectory or Solution, got {type(half).__name__}")
+    if half.num_times < 2:
+        raise ValueError(f"create_periodic_trajectory: the half cycle needs at least 2 times, got {half.num_times}")
+    for label, patterns in (("add_patterns", add_patterns), ("negate_patterns", negate_patterns),
+                            ("negate_and_shift_patterns", negate_and_shift_patterns),
+                            ("symmetry_patterns", symmetry_patterns)):
+        if isinstance(patterns, (str, bytes)):
+            raise TypeError(f"create_periodic_trajectory: {label} must be a list of patterns, got the string "
+                            f"{patterns!r} (one pattern: [{patterns!r}])")
+        for item in patterns:
+            pattern = item[0] if label == "symmetry_patterns" else item
+            try:
+                re.compile(pattern)
+            except (re.error, TypeError) as err:
+                raise ValueError(f"create_periodic_trajectory: {label} holds {pattern!r}, not a regular "
+                                 f"expression ({err})") from None
     n = half.num_times
     duration = half.final_time - half.initial_time
     time = np.concatenate([half.time, half.time[1:] + duration])

@@ -38,8 +38,8 @@ def _check(com: ArrayLike | None, forces: ArrayLike, dt: float, gravity: ArrayLi
         raise ValueError(f"forces must have shape (T, d), d = 1, 2 or 3, with T >= 3 frames, got {F.shape}")
     if not np.all(np.isfinite(F)):
         raise ValueError("forces contain NaN or infinite values (fill or cut the frames without force data first)")
-    if not (np.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt must be a positive time step in seconds, got {dt}")
+    if not (isinstance(dt, (int, float, np.integer, np.floating)) and np.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt must be a positive time step in seconds, got {dt!r}")
     d = F.shape[1]
     if gravity is None:
         gravity = {1: (-9.81,), 2: GRAVITY_2D, 3: (0.0, -9.81, 0.0)}[d]
@@ -99,6 +99,8 @@ def integrate_com(initial_position: ArrayLike, initial_velocity: ArrayLike, mass
     """The COM trajectory (T, d) the forces produce, step by step (semi-implicit Euler; the brute-force check of
     :func:`com_linear_map`)."""
     _, F, g = _check(None, forces, dt, gravity)
+    if not (isinstance(mass, (int, float, np.integer, np.floating)) and np.isfinite(mass) and mass > 0):
+        raise ValueError(f"integrate_com: mass must be a positive number of kg, got {mass!r}")
     c = np.zeros_like(F)
     c[0] = initial_position
     v = np.asarray(initial_velocity, float).copy()
