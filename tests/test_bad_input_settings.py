@@ -113,3 +113,40 @@ def test_periodic_trajectory_arguments():
         create_periodic_trajectory(ml.Trajectory([0.0], states={"a": [1.0]}))
     with pytest.raises(TypeError, match="half must be a Trajectory or Solution, got dict"):
         create_periodic_trajectory({"a": [1.0]})
+
+
+def test_goal_weights_and_exponents_are_checked_whenever_they_are_set():
+    """Factories and sweeps set them after construction; a NaN there used to pass silently."""
+    goal = ml.ControlGoal("effort")
+    with pytest.raises(ValueError, match="Goal 'effort': weight must be finite, got nan"):
+        goal.weight = math.nan
+    with pytest.raises(ValueError, match=r"ControlGoal 'effort': exponent must be >= 2 and finite \(got nan\)"):
+        goal.exponent = math.nan
+    with pytest.raises(TypeError, match="Goal 'effort': weight must be a number, got 'heavy'"):
+        goal.weight = "heavy"
+    assert goal.weight == 1.0 and goal.exponent == 2.0
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: squat_to_stand_study(spring=math.nan), "squat_to_stand_study: spring must be a finite stiffness >= 0"),
+    (lambda: squat_to_stand_study(spring=-5.0), "squat_to_stand_study: spring must be a finite stiffness >= 0"),
+    (lambda: ml.examples.walking_2d_study("prediction", speed=-1.0), "walking_2d_prediction: speed must be a "
+                                                                      "positive number of m/s, got -1.0"),
+    (lambda: gait2d_tracking_study(5, effort_weight=-1), "gait2d_tracking_study: effort_weight must be a finite "
+                                                         "number >= 0, got -1"),
+])
+def test_factories_check_their_physical_arguments(make, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        make()
+
+
+def test_factory_guess_must_be_a_trajectory():
+    with pytest.raises(TypeError, match=r"walking_2d_prediction: guess must be a Trajectory or Solution \(e\.g\. "
+                                        r"ml\.read_trajectory\(path\) for a file\), got str"):
+        ml.examples.walking_2d_study("prediction", guess="tracking.sto")
+
+
+def test_sweep_metrics_must_be_callables():
+    study = ml.examples.double_pendulum_study(num_mesh_intervals=5)
+    with pytest.raises(TypeError, match=r"sweep: metrics \['peak'\] are not callables"):
+        ml.sweep(study, {"solver.num_mesh_intervals": [5]}, client=None, metrics={"peak": 3.0})

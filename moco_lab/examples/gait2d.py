@@ -18,6 +18,7 @@ tracks it, as van den Bogert / Ackermann-style studies do:
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,6 +139,9 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
         Goals ``angles`` (:class:`StateTrackingGoal`), ``grf`` (:class:`ContactTrackingGoal`), ``effort`` and
         ``periodic``; the guess of :func:`gait2d_walking_guess`.
     """
+    for label, w in (("effort_weight", effort_weight), ("angle_weight", angle_weight), ("grf_weight", grf_weight)):
+        if not (isinstance(w, (int, float)) and math.isfinite(w) and w >= 0):
+            raise ValueError(f"gait2d_tracking_study: {label} must be a finite number >= 0, got {w!r}")
     num_mesh_intervals = whole_number(num_mesh_intervals, "gait2d_tracking_study: num_mesh_intervals")
     max_iterations = whole_number(max_iterations, "gait2d_tracking_study: max_iterations", 0)
     model = model or gait2d()

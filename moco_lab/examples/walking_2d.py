@@ -216,6 +216,11 @@ def walking_2d_prediction(guess: Trajectory | None = None, model: Model | None =
     Study
         Goals ``symmetry``, ``speed`` (constraints) and ``effort``.
     """
+    if not (isinstance(speed, (int, float)) and math.isfinite(speed) and speed > 0):
+        raise ValueError(f"walking_2d_prediction: speed must be a positive number of m/s, got {speed!r}")
+    if guess is not None and not isinstance(guess, Trajectory):
+        raise TypeError(f"walking_2d_prediction: guess must be a Trajectory or Solution (e.g. "
+                        f"ml.read_trajectory(path) for a file), got {type(guess).__name__}")
     model = model or walking_2d_model()
     study = Study("walking_2d_prediction")
     problem = study.problem

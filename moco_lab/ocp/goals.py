@@ -238,9 +238,7 @@ class Goal:
         self.name = name or self.default_name
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"A goal name must be a non-empty string, got {name!r}")
-        self.weight = float(weight)
-        if not math.isfinite(self.weight):
-            raise ValueError(f"Goal {self.name!r}: weight must be finite, got {weight}")
+        self.weight = weight
         self.enabled = bool(enabled)
         self.mode = mode or self.default_mode
         if self.mode not in MODES:
@@ -284,6 +282,21 @@ class Goal:
                          divide_by_displacement=self.divide_by_displacement,
                          divide_by_duration=self.divide_by_duration, divide_by_mass=self.divide_by_mass,
                          total_mass=ctx.total_mass, **kwargs)
+
+    @property
+    def weight(self) -> float:
+        """The goal's weight in the objective (finite; checked whenever it is set, e.g. by a sweep)."""
+        return self._weight
+
+    @weight.setter
+    def weight(self, value: float) -> None:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"Goal {self.name!r}: weight must be a number, got {value!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"Goal {self.name!r}: weight must be finite, got {value}")
+        self._weight = v
 
     # -- files
     def to_dict(self) -> dict:
@@ -332,13 +345,26 @@ class ControlGoal(Goal):
                  control_weights: dict[str, float] | None = None, enabled: bool = True,
                  control_weights_pattern: dict[str, float] | None = None, **options: Any):
         super().__init__(name, weight, enabled, **options)
-        self.exponent = float(exponent)
-        if not self.exponent >= 2:
-            raise ValueError(f"ControlGoal {self.name!r}: exponent must be >= 2 (got {exponent}), as in Moco.")
+        self.exponent = exponent
         self.control_weights = {str(k): float(v) for k, v in (control_weights or {}).items()}
         self.control_weights_pattern = {str(k): float(v) for k, v in (control_weights_pattern or {}).items()}
         for pattern in self.control_weights_pattern:
             re.compile(pattern)
+
+    @property
+    def exponent(self) -> float:
+        """The exponent of ``|u|`` (>= 2, finite, as in Moco; checked whenever it is set)."""
+        return self._exponent
+
+    @exponent.setter
+    def exponent(self, value: float) -> None:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"ControlGoal {self.name!r}: exponent must be a number, got {value!r}") from None
+        if not (v >= 2 and math.isfinite(v)):
+            raise ValueError(f"ControlGoal {self.name!r}: exponent must be >= 2 and finite (got {value}), as in Moco.")
+        self._exponent = v
 
     def set_weight_for_control(self, control: str, weight: float) -> None:
         """Weight of one control (0 leaves it out), as Moco's ``setWeightForControl``."""

@@ -293,6 +293,10 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
     if workers is not None and not (isinstance(workers, (int, np.integer)) and not isinstance(workers, bool)
                                     and workers >= 1):
         raise ValueError(f"sweep: workers must be a positive integer (or None for one per CPU), got {workers!r}")
+    not_callable = [name for name, metric in (metrics or {}).items() if not callable(metric)]
+    if not_callable:
+        raise TypeError(f"sweep: metrics {not_callable} are not callables (each is a function of the solution, "
+                        "e.g. lambda sol: sol.final_time)")
     if isinstance(changes, Mapping):
         changes = grid(**changes)
     changes = [dict(c) for c in changes]
