@@ -208,6 +208,14 @@ class BoundGoal:
                 and not (self.divide_by_displacement or self.divide_by_duration or self.divide_by_mass))
 
 
+def _number(value: Any, what: str) -> float:
+    """``float(value)``, or a ``TypeError`` saying that ``what`` must be a number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a number, got {value!r}") from None
+
+
 class Goal:
     """Base class of goals (see the module docstring).
 
@@ -290,10 +298,7 @@ class Goal:
 
     @weight.setter
     def weight(self, value: float) -> None:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise TypeError(f"Goal {self.name!r}: weight must be a number, got {value!r}") from None
+        v = _number(value, f"Goal {self.name!r}: weight")
         if not math.isfinite(v):
             raise ValueError(f"Goal {self.name!r}: weight must be finite, got {value}")
         self._weight = v
@@ -358,10 +363,7 @@ class ControlGoal(Goal):
 
     @exponent.setter
     def exponent(self, value: float) -> None:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise TypeError(f"ControlGoal {self.name!r}: exponent must be a number, got {value!r}") from None
+        v = _number(value, f"ControlGoal {self.name!r}: exponent")
         if not (v >= 2 and math.isfinite(v)):
             raise ValueError(f"ControlGoal {self.name!r}: exponent must be >= 2 and finite (got {value}), as in Moco.")
         self._exponent = v
