@@ -2,6 +2,8 @@
 names the function and the argument (shape, time step, NaN frame), never a division by zero or Drake's abort."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -56,3 +58,49 @@ def test_fit_mass_time_step_given_as_text():
 
     with pytest.raises(ValueError, match=r"dt must be a positive time step in seconds, got '0\.01'"):
         fit_mass(np.zeros((10, 2)), np.ones((10, 2)), "0.01")
+
+
+@pytest.fixture(scope="module")
+def markers(walk):
+    from moco_lab.examples.synthetic import gait2d_markers, synthetic_markers
+
+    data = {k: np.asarray(v)[:4] for k, v in synthetic_markers(walk).data.items()}
+    return gait2d_markers(walk.model), data
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(initial_guess=np.zeros(2)), ValueError, "initial_guess must be 9 finite coordinates"),
+    (dict(weights={"nomarker": 1.0}), KeyError, "a weight for an unknown marker: Unknown marker 'nomarker'"),
+    (dict(weights={"shoulder": -1.0}), ValueError, "the weight of marker 'shoulder' must be a finite number >= 0"),
+    (dict(tolerance=0), ValueError, "tolerance must be a finite number > 0, got 0"),
+])
+def test_inverse_kinematics_options(walk, markers, kwargs, error, words):
+    """A wrongly sized initial guess used to abort the process in Drake's SetInitialGuess."""
+    from moco_lab.tools.marker_ik import inverse_kinematics
+
+    with pytest.raises(error, match=f"inverse_kinematics: {re.escape(words)}"):
+        inverse_kinematics(walk.model, markers[0], markers[1], **kwargs)
+
+
+def test_inverse_kinematics_frames_without_markers(walk, markers):
+    from moco_lab.tools.marker_ik import inverse_kinematics
+
+    data = {k: v.copy() for k, v in markers[1].items()}
+    for v in data.values():
+        v[2] = np.nan
+    with pytest.raises(ValueError, match=r"inverse_kinematics: no marker \(with a weight > 0\) is seen in 1 frame\(s\), "
+                                         r"the first \[2\]"):
+        inverse_kinematics(walk.model, markers[0], data)
+
+
+def test_model_operators_arguments():
+    import moco_lab as ml
+    from moco_lab.modeling import operators as ops
+
+    model = ml.read_osim("2D_gait.osim")
+    for factor in (float("inf"), "2", 0.0):
+        with pytest.raises(ValueError, match=rf"scale_max_isometric_force: factor must be a finite number > 0, got "
+                                             rf"{re.escape(repr(factor))}"):
+            ops.scale_max_isometric_force(model, factor)
+    with pytest.raises(TypeError, match=r"muscles must be a list of muscle names or paths, got the string 'rect_fem_r'"):
+        ops.set_tendon_compliance(model, "implicit", muscles="rect_fem_r")

@@ -233,7 +233,7 @@ def test_model_operators_edit_the_model_and_survive_a_study_file(tmp_path):
     study.save(tmp_path / "ops.json")
     again = ml.Study.load(tmp_path / "ops.json").problem.model
     assert again.description() == model.description()
-    with pytest.raises(ValueError, match="factor must be > 0"):
+    with pytest.raises(ValueError, match="factor must be a finite number > 0"):
         ops.scale_max_isometric_force(model, 0.0)
     with pytest.raises(ValueError, match="mode must be 'rigid', 'explicit' or 'implicit'"):
         ops.set_tendon_compliance(model, "stiff")

@@ -19,6 +19,7 @@ Moco (``ModelProcessor`` operator)          moco_lab
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,6 +41,9 @@ def _record(model: Model, name: str, **kwargs) -> None:
 
 def _muscles(model: Model, muscles: Sequence[str] | None) -> list[PathMuscle]:
     chosen = list(model.muscles)
+    if isinstance(muscles, (str, bytes)):
+        raise TypeError(f"muscles must be a list of muscle names or paths, got the string {muscles!r} (one muscle: "
+                        f"[{muscles!r}])")
     if muscles is not None:
         known = {m.path: m for m in chosen} | {m.name: m for m in chosen}
         missing = [n for n in muscles if n not in known]
@@ -51,8 +55,8 @@ def _muscles(model: Model, muscles: Sequence[str] | None) -> list[PathMuscle]:
 
 def scale_max_isometric_force(model: Model, factor: float) -> Model:
     """Multiply every muscle's maximum isometric force by ``factor`` (> 0)."""
-    if not factor > 0:
-        raise ValueError(f"scale_max_isometric_force: factor must be > 0, got {factor}")
+    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
+        raise ValueError(f"scale_max_isometric_force: factor must be a finite number > 0, got {factor!r}")
     for m in model.muscles:
         m.muscle.max_isometric_force = m.muscle.max_isometric_force * float(factor)
     _record(model, "scale_max_isometric_force", factor=float(factor))

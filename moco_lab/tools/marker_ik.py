@@ -165,7 +165,21 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
         raise ValueError(f"inverse_kinematics: every marker needs the same number of frames; got "
                          f"{ {n: y.shape[0] for n, y in zip(names, Y)} }")
     Y = np.stack(Y, axis=1)  # (T, M, 3)
+    unknown = sorted(set(weights or {}) - set(names))
+    if unknown:
+        raise KeyError("inverse_kinematics: a weight for an unknown marker: " + did_you_mean(unknown[0], names,
+                                                                                              "marker"))
     w = np.array([float((weights or {}).get(n, 1.0)) for n in names])
+    if not np.all(np.isfinite(w) & (w >= 0)):
+        bad = names[int(np.flatnonzero(~(np.isfinite(w) & (w >= 0)))[0])]
+        raise ValueError(f"inverse_kinematics: the weight of marker {bad!r} must be a finite number >= 0, got "
+                         f"{weights[bad]!r}")
+    blind = np.flatnonzero(~(np.isfinite(Y).all(axis=2) & (w > 0)).any(axis=1))
+    if blind.size:
+        raise ValueError(f"inverse_kinematics: no marker (with a weight > 0) is seen in {blind.size} frame(s), the "
+                         f"first {blind[:5].tolist()} (all NaN): cut those frames, or fill the gaps first")
+    if not (isinstance(tolerance, (int, float)) and np.isfinite(tolerance) and tolerance > 0):
+        raise ValueError(f"inverse_kinematics: tolerance must be a finite number > 0, got {tolerance!r}")
     plant = model.plant
     frames = marker_frames(model, markers)
     world = plant.world_frame()
@@ -183,6 +197,9 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
         options.SetOption(IpoptSolver.id(), "print_level", 0)
     q = np.asarray(initial_guess, float) if initial_guess is not None else plant.GetPositions(
         plant.CreateDefaultContext())
+    if q.shape != (plant.num_positions(),) or not np.all(np.isfinite(q)):
+        raise ValueError(f"inverse_kinematics: initial_guess must be {plant.num_positions()} finite coordinates (the "
+                         f"model's order, model.coordinates), got shape {q.shape}")
     Q = np.zeros((T, plant.num_positions()))
     success = True
     for t in range(T):
