@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.engine.kernel import MultibodyKernel
+from moco_lab.engine.kernel import Kernel
 from moco_lab.modeling.model import GRAVITY
 
 
 def accelerations(model, q, u, x):
-    kernel = MultibodyKernel(model)
+    kernel = Kernel(model)
     A, _ = kernel.forward(np.atleast_2d(q), np.atleast_2d(u), np.atleast_2d(x), np.zeros(0))
     return A[0]
 

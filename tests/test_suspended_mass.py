@@ -30,10 +30,10 @@ def test_model_names_and_default_bounds():
 
 def test_hanging_mass_is_pulled_up_by_the_muscles():
     """Gravity alone accelerates the mass down at g; full activation of the middle muscle pulls it up."""
-    from moco_lab.engine.kernel import MultibodyKernel
+    from moco_lab.engine.kernel import Kernel
 
     model = ml.models.suspended_mass()
-    k = MultibodyKernel(model)
+    k = Kernel(model)
     Q = np.array([[0.0, -0.2]])
     U = np.zeros((1, 2))
     passive = k.forward(Q, U, np.zeros((1, 3)), np.zeros(0), Z=np.zeros((1, 3)))[0][0]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.engine.kernel import MultibodyKernel
+from moco_lab.engine.kernel import Kernel
 
 
 def fd_jacobian(fun, z, eps=1e-6):
@@ -61,7 +61,7 @@ def test_kernel_matches_drake_forward_dynamics():
     from pydrake.multibody.tree import MultibodyForces
 
     model = ml.models.double_pendulum()
-    kernel = MultibodyKernel(model, ["/bodyset/b1/mass"])
+    kernel = Kernel(model, ["/bodyset/b1/mass"])
     rng = np.random.default_rng(0)
     Q, U, X = (rng.normal(size=(6, 2)) for _ in range(3))
     A, _ = kernel.forward(Q, U, X, np.array([1.7]))

@@ -33,7 +33,7 @@ from ..symbolic.expr import derivatives, second_derivatives, structural_hash
 from ..util.version import __version__
 from .system import SymbolicSystem
 
-__all__ = ["Kernel", "MultibodyKernel", "kernel_for", "clear_kernel_cache", "CompiledBlock", "HessianBlock",
+__all__ = ["Kernel", "kernel_for", "clear_kernel_cache", "CompiledBlock", "HessianBlock",
            "build_statistics"]
 
 
@@ -620,7 +620,6 @@ class Kernel:
 
 
 #: Former name.
-MultibodyKernel = Kernel
 
 
 def kernel_for(model: Model, parameters: tuple[str, ...] = ()) -> Kernel:

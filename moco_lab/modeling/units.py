@@ -15,7 +15,7 @@ from .forces import GENERALIZED_FORCE
 if TYPE_CHECKING:
     from .model import Coordinate, Model
 
-__all__ = ["coordinate_motion", "unit_of", "with_unit", "quantity_of", "quantities_for"]
+__all__ = ["coordinate_motion", "unit_of", "quantity_of", "quantities_for"]
 
 
 def coordinate_motion(model: Model, coordinate: str | Coordinate) -> str:
@@ -90,11 +90,6 @@ def unit_of(model: Model, name: str) -> str | None:
     if name.endswith("/velocity") or name.endswith(("/velocity_x", "/velocity_y", "/velocity_z")):
         return "m/s"
     return None
-
-
-def with_unit(label: str, unit: str | None) -> str:
-    """``"label (unit)"``; just the label for a dimensionless or unknown unit."""
-    return f"{label} ({unit})" if unit else label
 
 
 _COORDINATE_QUANTITIES = {

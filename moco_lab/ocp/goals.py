@@ -298,6 +298,7 @@ class Goal:
 
     @weight.setter
     def weight(self, value: float) -> None:
+        """Set the weight (a ``ValueError`` for NaN or infinity, a ``TypeError`` for what is not a number)."""
         v = _number(value, f"Goal {self.name!r}: weight")
         if not math.isfinite(v):
             raise ValueError(f"Goal {self.name!r}: weight must be finite, got {value}")
@@ -363,6 +364,7 @@ class ControlGoal(Goal):
 
     @exponent.setter
     def exponent(self, value: float) -> None:
+        """Set the exponent (a ``ValueError`` below 2 or not finite, a ``TypeError`` for what is not a number)."""
         v = _number(value, f"ControlGoal {self.name!r}: exponent")
         if not (v >= 2 and math.isfinite(v)):
             raise ValueError(f"ControlGoal {self.name!r}: exponent must be >= 2 and finite (got {value}), as in Moco.")

@@ -34,7 +34,6 @@ import numpy as np
 
 __all__ = ["Graph", "Expr", "derivatives", "second_derivatives", "structural_hash", "ancestors", "where", "maximum",
            "minimum", "is_expr",
-    "as_expr_array",
            "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos",
            "atan", "arctan", "atan2", "arctan2", "abs", "sign", "OPS"]
 
@@ -410,14 +409,6 @@ def _pow(a: Expr, c) -> Expr:
 def is_expr(x: Any) -> bool:
     """True for a moco_lab expression node."""
     return isinstance(x, Expr)
-
-
-def as_expr_array(values: Any) -> np.ndarray:
-    """A 1-D object array of the given expressions and numbers."""
-    out = np.empty(len(values), dtype=object)
-    for k, v in enumerate(values):
-        out[k] = v
-    return out
 
 
 # -------------------------------------------------- functions (a math namespace ``xp``)

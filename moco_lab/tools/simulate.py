@@ -19,7 +19,7 @@ defects.
 moco_lab's force elements (coordinate actuators, ``SpringGeneralizedForce``,
 muscles) live outside the Drake plant, so a small :class:`ForceElementSystem`
 evaluates their generalized forces with the model's compiled dynamics (the
-same equations the optimizer uses; :meth:`MultibodyKernel.applied`) from the
+same equations the optimizer uses; :meth:`Kernel.applied`) from the
 plant state, its own muscle states, the time and the linearly interpolated
 controls, integrates the muscle states, and feeds the plant's
 ``applied_generalized_force`` input port.
