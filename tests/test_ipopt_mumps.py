@@ -121,3 +121,45 @@ def test_errors_name_the_culprit(monkeypatch):
     monkeypatch.setenv("MOCO_LAB_IPOPT_LIBRARY", "/nonexistent/libipopt.so")
     with pytest.raises(RuntimeError, match="MOCO_LAB_IPOPT_LIBRARY"):
         ipopt_mumps.solve_with_mumps(prog, x0, {})
+
+
+def test_mumps_solves_after_opensim_has_loaded_its_own_ipopt():
+    """OpenSim's package ships another ``libipopt.so.3`` and ``libcoinmumps.so.3``; once Moco has solved, a plain
+    ``dlopen`` of the casadi wheel's IPOPT returned OpenSim's (same SONAME) and every MUMPS solve ended in
+    ``Restoration_Failed`` at its first iteration. In a fresh process (the order matters): Moco first, then
+    moco_lab's MUMPS path, then Moco again."""
+    pytest.importorskip("opensim")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = """
+import opensim as osim
+import moco_lab as ml
+
+def moco():
+    study = osim.MocoStudy()
+    problem = study.updProblem()
+    problem.setModel(osim.ModelFactory.createSlidingPointMass())
+    problem.setTimeBounds(0, (0, 5))
+    problem.setStateInfo("/slider/position/value", [-5, 5], 0, 1)
+    problem.setStateInfo("/slider/position/speed", [-50, 50], 0, 0)
+    problem.setControlInfo("/forceset/actuator", [-50, 50])
+    problem.addGoal(osim.MocoFinalTimeGoal())
+    study.initCasADiSolver().set_num_mesh_intervals(10)
+    return study.solve().getStatus()
+
+print("moco", moco())
+study = ml.examples.sliding_mass_study(num_mesh_intervals=10)
+study.solver.optim_linear_solver = "mumps"
+solution = study.solve()
+print("moco_lab", solution.status, solution.nit)
+print("moco", moco())
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).resolve().parents[1])
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("moco ", "moco_lab "))]
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert lines[0].startswith("moco Solve_Succeeded"), lines
+    assert lines[1].startswith("moco_lab Solve_Succeeded"), lines
+    assert lines[2].startswith("moco Solve_Succeeded"), lines

@@ -95,6 +95,27 @@ def available() -> bool:
     return True
 
 
+def _load_isolated(path: str) -> int:
+    """``dlopen`` the library in a link-map namespace of its own (glibc's ``dlmopen``), so that its dependencies
+    are its own even when a library of the same name is already in the process.
+
+    The dynamic linker reuses a loaded library whose SONAME matches: after OpenSim has solved (its package ships
+    another ``libipopt.so.3`` and ``libcoinmumps.so.3``), a plain ``dlopen`` of the casadi wheel's IPOPT returned
+    OpenSim's, and every MUMPS solve ended in ``Restoration_Failed`` at its first iteration.
+    """
+    libc = ctypes.CDLL(None)
+    dlmopen = getattr(libc, "dlmopen", None)
+    if dlmopen is None:   # not glibc: a plain dlopen
+        return ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)._handle
+    dlmopen.restype = ctypes.c_void_p
+    dlmopen.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_int]
+    libc.dlerror.restype = ctypes.c_char_p
+    handle = dlmopen(-1, os.fsencode(path), os.RTLD_NOW | os.RTLD_LOCAL)   # -1: LM_ID_NEWLM
+    if not handle:
+        raise OSError((libc.dlerror() or b"dlmopen failed").decode(errors="replace"))
+    return handle
+
+
 def _library():
     path = library_path()
     if path is None:
@@ -104,7 +125,7 @@ def _library():
     if path in _LIBS:
         return _LIBS[path]
     try:
-        lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+        lib = ctypes.CDLL(path, handle=_load_isolated(path))
     except OSError as err:
         source = "MOCO_LAB_IPOPT_LIBRARY" if os.environ.get("MOCO_LAB_IPOPT_LIBRARY") else "the casadi wheel"
         raise RuntimeError(f"Cannot load IPOPT from {path} ({source}): {err}") from err
