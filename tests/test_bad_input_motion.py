@@ -104,3 +104,20 @@ def test_model_operators_arguments():
             ops.scale_max_isometric_force(model, factor)
     with pytest.raises(TypeError, match=r"muscles must be a list of muscle names or paths, got the string 'rect_fem_r'"):
         ops.set_tendon_compliance(model, "implicit", muscles="rect_fem_r")
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(noise=float("nan")), "noise must be a finite number > 0, got nan"),
+    (dict(force_sd=0.0), "force_sd must be a finite number > 0, got 0.0"),
+    (dict(acceleration_sd=-1.0), "acceleration_sd must be a finite number > 0, got -1.0"),
+    (dict(dt=0.0), "dt must be a positive time step in seconds, got 0.0"),
+])
+def test_reduce_residuals_checks_its_numbers_first(walk, markers, kwargs, words):
+    """A NaN noise used to pass the old ``min(...) <= 0`` check."""
+    options = dict(dt=walk.dt)
+    options.update(kwargs)
+    dt = options.pop("dt")
+    T = markers[1][next(iter(markers[1]))].shape[0]
+    with pytest.raises(ValueError, match=f"reduce_residuals: {re.escape(words)}"):
+        rr.reduce_residuals(walk.model, markers[0], markers[1], walk.q[:T], dt, walk.forces[:T], walk.cop[:T],
+                            **options)

@@ -574,18 +574,18 @@ def reduce_residuals(model: Model, markers: Sequence[Marker], data: Mapping[str,
 
     markers = list(markers)
     kin = _Kinematics(model, markers)
-    Q = np.atleast_2d(np.asarray(Q, float))
+    Q = _check_motion(kin.nq, Q, dt, "reduce_residuals")
     T = Q.shape[0]
-    if Q.shape != (T, kin.nq) or T < 3:
-        raise ValueError(f"Q must be (T, {kin.nq}) with T >= 3 frames, got {Q.shape}")
+    for label, value in (("noise", noise), ("force_sd", force_sd), ("moment_sd", moment_sd), ("mass_sd", mass_sd),
+                         ("acceleration_sd", 1.0 if acceleration_sd is None else acceleration_sd)):
+        if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value > 0):
+            raise ValueError(f"reduce_residuals: {label} must be a finite number > 0, got {value!r}")
     missing = [m.name for m in markers if m.name not in data]
     if missing:
         raise KeyError(f"reduce_residuals: no data for marker {missing[0]!r}")
     Y = np.stack([np.asarray(data[m.name], float)[:, :2] for m in markers], axis=1)
     if Y.shape[0] != T:
         raise ValueError(f"marker data have {Y.shape[0]} frames but Q has {T}")
-    if min(noise, force_sd, moment_sd, mass_sd) <= 0:
-        raise ValueError("reduce_residuals: noise, force_sd, moment_sd and mass_sd must be positive")
     F, r, has = _check_forces(forces, cop, T)
     groups = dict(groups) if groups else {n: [n] for n in kin.names}
     G = _group_matrix(kin.names, groups)
