@@ -18,7 +18,8 @@ def walk():
 
 @pytest.mark.parametrize("dt", [0.0, -0.01, float("nan"), "0.01"])
 def test_lowpass_needs_a_positive_time_step(dt):
-    with pytest.raises(ValueError, match=rf"lowpass: dt must be a positive time step in seconds, got {dt!r}"):
+    error = TypeError if isinstance(dt, str) else ValueError
+    with pytest.raises(error, match=rf"lowpass: dt must be a positive time step in seconds, got {dt!r}"):
         rr.lowpass(np.zeros((20, 2)), dt)
 
 
@@ -49,14 +50,15 @@ def test_motion_shape_and_step_are_checked_before_the_kinematics(walk, tool):
 def test_integrate_com_needs_a_positive_mass(mass):
     from moco_lab.tools.mass_fit import integrate_com
 
-    with pytest.raises(ValueError, match=rf"integrate_com: mass must be a positive number of kg, got {mass!r}"):
+    error = TypeError if isinstance(mass, str) else ValueError
+    with pytest.raises(error, match=rf"integrate_com: mass must be a positive number of kg, got {mass!r}"):
         integrate_com((0, 1), (1, 0), mass, np.ones((10, 2)), 0.01)
 
 
 def test_fit_mass_time_step_given_as_text():
     from moco_lab.tools.mass_fit import fit_mass
 
-    with pytest.raises(ValueError, match=r"dt must be a positive time step in seconds, got '0\.01'"):
+    with pytest.raises(TypeError, match=r"dt must be a positive time step in seconds, got '0\.01'"):
         fit_mass(np.zeros((10, 2)), np.ones((10, 2)), "0.01")
 
 
@@ -99,7 +101,8 @@ def test_model_operators_arguments():
 
     model = ml.read_osim("2D_gait.osim")
     for factor in (float("inf"), "2", 0.0):
-        with pytest.raises(ValueError, match=rf"scale_max_isometric_force: factor must be a finite number > 0, got "
+        with pytest.raises(TypeError if isinstance(factor, str) else ValueError,
+                           match=rf"scale_max_isometric_force: factor must be a finite number > 0, got "
                                              rf"{re.escape(repr(factor))}"):
             ops.scale_max_isometric_force(model, factor)
     with pytest.raises(TypeError, match=r"muscles must be a list of muscle names or paths, got the string 'rect_fem_r'"):

@@ -37,6 +37,32 @@ def test_tolerances_must_be_finite_and_positive(value):
         settings.validate()
 
 
+@pytest.mark.parametrize("value, error", [
+    ("0.5", TypeError), (True, TypeError), (None, TypeError), (math.nan, ValueError), (-math.inf, ValueError),
+    (0.0, ValueError), (-2, ValueError),
+])
+def test_every_factory_and_tool_refuses_bad_numbers_the_same_way(value, error):
+    """The one shared check (``util.checks.finite_number``): text or a bool is a ``TypeError``, NaN, infinity or a
+    value out of range a ``ValueError``, both naming the argument; numpy scalars are numbers like any other."""
+    from moco_lab.modeling.operators import scale_max_isometric_force
+
+    with pytest.raises(error, match=r"walking_2d_prediction: speed must be a positive number of m/s, got "):
+        ml.examples.walking_2d_study("prediction", speed=value)
+    with pytest.raises(error, match=r"scale_max_isometric_force: factor must be a finite number > 0, got "):
+        scale_max_isometric_force(None, value)  # the factor is checked first
+    if value is not None:  # None is the optimizer's default tolerance
+        with pytest.raises(error, match=r"optim_constraint_tolerance must be a finite number > 0 \(or None"):
+            ml.SolverSettings(optim_constraint_tolerance=value).validate()
+
+
+def test_numpy_scalars_are_accepted_as_numbers():
+    from moco_lab.util.checks import finite_number, whole_number
+
+    assert finite_number(np.float32(0.25), "x", 0, False) == 0.25
+    assert finite_number(np.int64(3), "x") == 3.0 and whole_number(np.int64(3), "n") == 3
+    assert isinstance(finite_number(np.float64(2.0), "x"), float)
+
+
 def test_a_sweep_value_given_as_a_string_is_not_split_into_letters():
     with pytest.raises(TypeError, match=r"grid\(\): the values for 'solver.transcription_scheme' must be a list of "
                                         r"values, got 'trapezoidal' \(one value: \['trapezoidal'\]\)"):

@@ -18,7 +18,6 @@ tracks it, as van den Bogert / Ackermann-style studies do:
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,8 +26,8 @@ from ..modeling.gait2d import GAIT2D_MUSCLES, gait2d
 from ..modeling.model import Model
 from ..ocp.goals import ContactGroup, ContactTrackingGoal, ControlGoal, PeriodicityGoal, StateTrackingGoal
 from ..results.trajectory import Trajectory
-from ..solve.settings import whole_number
 from ..tools.study import Study
+from ..util.checks import finite_number, whole_number
 from ..util.data import WINTER_GAIT
 
 __all__ = ["WinterGait", "winter_gait", "body_weight", "gait2d_tracking_study", "gait2d_prediction_study", "gait2d_walking_guess",
@@ -140,8 +139,7 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
         ``periodic``; the guess of :func:`gait2d_walking_guess`.
     """
     for label, w in (("effort_weight", effort_weight), ("angle_weight", angle_weight), ("grf_weight", grf_weight)):
-        if not (isinstance(w, (int, float)) and math.isfinite(w) and w >= 0):
-            raise ValueError(f"gait2d_tracking_study: {label} must be a finite number >= 0, got {w!r}")
+        finite_number(w, f"gait2d_tracking_study: {label}", 0)
     num_mesh_intervals = whole_number(num_mesh_intervals, "gait2d_tracking_study: num_mesh_intervals")
     max_iterations = whole_number(max_iterations, "gait2d_tracking_study: max_iterations", 0)
     model = model or gait2d()

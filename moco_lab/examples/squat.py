@@ -19,8 +19,8 @@ import re
 from ..modeling.model import Model
 from ..modeling.squat import squat_to_stand
 from ..ocp.goals import ControlGoal, FinalTimeGoal, InitialActivationGoal
-from ..solve.settings import whole_number
 from ..tools.study import Study
+from ..util.checks import finite_number, whole_number
 
 __all__ = ["squat_to_stand_study", "squat_to_stand_guess_values", "SQUAT_POSE"]
 
@@ -53,8 +53,8 @@ def squat_to_stand_study(assisted: bool = False, num_mesh_intervals: int = 50, t
     """
     if assisted and spring is not None:
         raise ValueError("squat_to_stand_study: give either assisted=True (stiffness optimized) or spring=k (fixed)")
-    if spring is not None and not (isinstance(spring, (int, float)) and math.isfinite(spring) and spring >= 0):
-        raise ValueError(f"squat_to_stand_study: spring must be a finite stiffness >= 0 (N·m/rad), got {spring!r}")
+    if spring is not None:
+        spring = finite_number(spring, "squat_to_stand_study: spring", 0, what="a finite stiffness >= 0 (N·m/rad)")
     model = squat_to_stand(lumbar=True, knee_spring=50.0 if assisted else spring)
     study = Study("squat_to_stand_assisted" if assisted else "squat_to_stand")
     p = study.problem

@@ -36,9 +36,9 @@ import math
 from ..modeling import library as models
 from ..ocp.goals import ControlGoal, FinalTimeGoal
 from ..results.trajectory import Trajectory
-from ..solve.settings import whole_number
 from ..tools.study import Study
 from ..tools.track import Track
+from ..util.checks import whole_number
 
 __all__ = ["linear_study", "sliding_mass_study", "double_pendulum_study", "suspended_mass_prediction_study",
            "suspended_mass_tracking_study", "parabola_study", "PARABOLA_MOTIONS", "STUDIES"]

@@ -49,9 +49,9 @@ from ..modeling.model import Model
 from ..modeling.osim import read_osim
 from ..ocp.goals import AverageSpeedGoal, ContactGroup, ContactTrackingGoal, ControlGoal, PeriodicityGoal
 from ..results.trajectory import Trajectory
-from ..solve.settings import whole_number
 from ..tools.study import Study
 from ..tools.track import Track
+from ..util.checks import finite_number, whole_number
 from ..util.data import opensim_file
 from ._reference import rounded_times_resampled
 
@@ -216,8 +216,7 @@ def walking_2d_prediction(guess: Trajectory | None = None, model: Model | None =
     Study
         Goals ``symmetry``, ``speed`` (constraints) and ``effort``.
     """
-    if not (isinstance(speed, (int, float)) and math.isfinite(speed) and speed > 0):
-        raise ValueError(f"walking_2d_prediction: speed must be a positive number of m/s, got {speed!r}")
+    speed = finite_number(speed, "walking_2d_prediction: speed", 0, False, "a positive number of m/s")
     if guess is not None and not isinstance(guess, Trajectory):
         raise TypeError(f"walking_2d_prediction: guess must be a Trajectory or Solution (e.g. "
                         f"ml.read_trajectory(path) for a file), got {type(guess).__name__}")

@@ -19,11 +19,11 @@ Moco (``ModelProcessor`` operator)          moco_lab
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..results.external_loads import read_external_loads
+from ..util.checks import finite_number
 from ..util.data import file_sha256
 from .external_loads import external_forces
 from .forces import PathMuscle
@@ -55,8 +55,7 @@ def _muscles(model: Model, muscles: Sequence[str] | None) -> list[PathMuscle]:
 
 def scale_max_isometric_force(model: Model, factor: float) -> Model:
     """Multiply every muscle's maximum isometric force by ``factor`` (> 0)."""
-    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
-        raise ValueError(f"scale_max_isometric_force: factor must be a finite number > 0, got {factor!r}")
+    factor = finite_number(factor, "scale_max_isometric_force: factor", 0, False)
     for m in model.muscles:
         m.muscle.max_isometric_force = m.muscle.max_isometric_force * float(factor)
     _record(model, "scale_max_isometric_force", factor=float(factor))

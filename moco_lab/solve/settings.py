@@ -9,31 +9,20 @@ defaults, as Moco does (IPOPT: ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ..engine.collocation import MODES, SCHEMES
 from ..results.trajectory import Trajectory
+from ..util.checks import finite_number
 from ..util.names import StrictAttributes
 
-__all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS", "whole_number"]
+__all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS"]
 
 #: Values of ``SolverSettings.optim_hessian_approximation``.
 HESSIAN_APPROXIMATIONS = ("limited-memory", "exact")
-
-
-def whole_number(value: Any, name: str, minimum: int = 1) -> int:
-    """``value`` as an ``int`` >= ``minimum`` (a mesh size, an iteration limit); ``TypeError``/``ValueError`` naming
-    ``name`` for anything else (``2.5``, ``"10"``, ``True``, too small), never a silent rounding."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be a whole number, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 @dataclass
@@ -170,12 +159,13 @@ class SolverSettings(StrictAttributes):
             raise ValueError("optim_hessian_approximation='exact' needs IPOPT with optim_linear_solver='mumps' "
                              f"(got optim_solver={self.optim_solver!r}, optim_linear_solver="
                              f"{self.optim_linear_solver!r}): Drake's own IPOPT and SNOPT take no Hessian.")
-        if not isinstance(self.num_mesh_intervals, (int, np.integer)) or self.num_mesh_intervals < 1:
+        if (isinstance(self.num_mesh_intervals, bool) or not isinstance(self.num_mesh_intervals, (int, np.integer))
+                or self.num_mesh_intervals < 1):
             raise ValueError(f"num_mesh_intervals must be a positive integer, got {self.num_mesh_intervals!r}")
         for name in ("optim_convergence_tolerance", "optim_constraint_tolerance"):
             v = getattr(self, name)
-            if v is not None and not (v > 0 and math.isfinite(v)):
-                raise ValueError(f"{name} must be a finite number > 0 (or None for the optimizer's default), got {v}")
+            if v is not None:
+                finite_number(v, name, 0, False, "a finite number > 0 (or None for the optimizer's default)")
         if self.optim_max_iterations is not None and self.optim_max_iterations < 0:
             raise ValueError("optim_max_iterations must be >= 0")
         if self.guess is not None and not isinstance(self.guess, Trajectory):
@@ -185,8 +175,7 @@ class SolverSettings(StrictAttributes):
                 re.compile(pattern)
             except re.error as err:
                 raise ValueError(f"guess_values: {pattern!r} is not a regular expression ({err})") from None
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"guess_values[{pattern!r}] must be a finite number, got {value!r}")
+            finite_number(value, f"guess_values[{pattern!r}]")
         if self.implicit_acceleration_bounds <= 0:
             raise ValueError("implicit_acceleration_bounds must be > 0")
         if self.kinematic_constraint_method not in ("Posa2016", "Bordalba2023"):

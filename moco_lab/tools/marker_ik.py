@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..modeling.model import Model
+from ..util.checks import finite_number
 from ..util.names import did_you_mean
 
 __all__ = ["Marker", "IKResult", "ik_result", "marker_frames", "marker_positions", "marker_trajectories",
@@ -178,8 +179,7 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
     if blind.size:
         raise ValueError(f"inverse_kinematics: no marker (with a weight > 0) is seen in {blind.size} frame(s), the "
                          f"first {blind[:5].tolist()} (all NaN): cut those frames, or fill the gaps first")
-    if not (isinstance(tolerance, (int, float)) and np.isfinite(tolerance) and tolerance > 0):
-        raise ValueError(f"inverse_kinematics: tolerance must be a finite number > 0, got {tolerance!r}")
+    tolerance = finite_number(tolerance, "inverse_kinematics: tolerance", 0, False)
     plant = model.plant
     frames = marker_frames(model, markers)
     world = plant.world_frame()

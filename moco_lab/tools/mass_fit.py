@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..util.checks import finite_number
+
 __all__ = ["MassFit", "com_linear_map", "integrate_com", "fit_mass", "linear_residual_forces",
            "residual_force_percent"]
 
@@ -38,8 +40,7 @@ def _check(com: ArrayLike | None, forces: ArrayLike, dt: float, gravity: ArrayLi
         raise ValueError(f"forces must have shape (T, d), d = 1, 2 or 3, with T >= 3 frames, got {F.shape}")
     if not np.all(np.isfinite(F)):
         raise ValueError("forces contain NaN or infinite values (fill or cut the frames without force data first)")
-    if not (isinstance(dt, (int, float, np.integer, np.floating)) and np.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt must be a positive time step in seconds, got {dt!r}")
+    finite_number(dt, "dt", 0, False, "a positive time step in seconds")
     d = F.shape[1]
     if gravity is None:
         gravity = {1: (-9.81,), 2: GRAVITY_2D, 3: (0.0, -9.81, 0.0)}[d]
@@ -99,8 +100,7 @@ def integrate_com(initial_position: ArrayLike, initial_velocity: ArrayLike, mass
     """The COM trajectory (T, d) the forces produce, step by step (semi-implicit Euler; the brute-force check of
     :func:`com_linear_map`)."""
     _, F, g = _check(None, forces, dt, gravity)
-    if not (isinstance(mass, (int, float, np.integer, np.floating)) and np.isfinite(mass) and mass > 0):
-        raise ValueError(f"integrate_com: mass must be a positive number of kg, got {mass!r}")
+    finite_number(mass, "integrate_com: mass", 0, False, "a positive number of kg")
     c = np.zeros_like(F)
     c[0] = initial_position
     v = np.asarray(initial_velocity, float).copy()
@@ -179,8 +179,7 @@ def linear_residual_forces(com: ArrayLike, forces: ArrayLike, mass: float, dt: f
     forces and gravity for the motion to be dynamically consistent.
     """
     c, F, g = _check(com, forces, dt, gravity)
-    if not (np.isfinite(mass) and mass > 0):
-        raise ValueError(f"mass must be positive (kg), got {mass}")
+    finite_number(mass, "linear_residual_forces: mass", 0, False, "a positive number of kg")
     accel = (c[2:] - 2 * c[1:-1] + c[:-2]) / dt ** 2
     return mass * accel - F[1:-1] - mass * g
 

@@ -44,6 +44,7 @@ from scipy import sparse
 from ..modeling.model import Model
 from ..solve.optimizer import Progress, run_optimizer
 from ..solve.settings import SolverSettings
+from ..util.checks import finite_number
 from .marker_ik import Marker, ik_result, marker_frames
 
 __all__ = ["residual_wrenches", "residual_percent", "lowpass", "segment_groups", "group_masses", "fit_segment_masses",
@@ -171,8 +172,7 @@ def _check_motion(nq: int, Q: ArrayLike, dt: float, who: str) -> np.ndarray:
         raise ValueError(f"{who}: Q must be (T, {nq}) (one column per coordinate) with T >= 3 frames, got {Q.shape}")
     if not np.all(np.isfinite(Q)):
         raise ValueError(f"{who}: Q has NaN or infinite values (frame {int(np.argwhere(~np.isfinite(Q))[0, 0])})")
-    if not (isinstance(dt, (int, float, np.floating, np.integer)) and np.isfinite(dt) and dt > 0):
-        raise ValueError(f"{who}: dt must be a positive time step in seconds, got {dt!r}")
+    finite_number(dt, f"{who}: dt", 0, False, "a positive time step in seconds")
     return Q
 
 
@@ -250,8 +250,7 @@ def lowpass(Q: ArrayLike, dt: float, cutoff: float = 6.0, order: int = 4) -> np.
     from scipy.signal import butter, filtfilt
 
     Q = np.asarray(Q, float)
-    if not (isinstance(dt, (int, float, np.floating, np.integer)) and np.isfinite(dt) and dt > 0):
-        raise ValueError(f"lowpass: dt must be a positive time step in seconds, got {dt!r}")
+    finite_number(dt, "lowpass: dt", 0, False, "a positive time step in seconds")
     if Q.ndim not in (1, 2) or Q.shape[0] < 2 or not np.all(np.isfinite(Q)):
         raise ValueError(f"lowpass: Q must be (T,) or (T, k) finite values with T >= 2 frames, got shape {Q.shape}"
                          + ("" if Q.size == 0 or np.all(np.isfinite(Q)) else " with NaN or infinite values"))
@@ -578,8 +577,7 @@ def reduce_residuals(model: Model, markers: Sequence[Marker], data: Mapping[str,
     T = Q.shape[0]
     for label, value in (("noise", noise), ("force_sd", force_sd), ("moment_sd", moment_sd), ("mass_sd", mass_sd),
                          ("acceleration_sd", 1.0 if acceleration_sd is None else acceleration_sd)):
-        if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value > 0):
-            raise ValueError(f"reduce_residuals: {label} must be a finite number > 0, got {value!r}")
+        finite_number(value, f"reduce_residuals: {label}", 0, False)
     missing = [m.name for m in markers if m.name not in data]
     if missing:
         raise KeyError(f"reduce_residuals: no data for marker {missing[0]!r}")
