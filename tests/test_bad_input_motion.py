@@ -124,3 +124,70 @@ def test_reduce_residuals_checks_its_numbers_first(walk, markers, kwargs, words)
     with pytest.raises(ValueError, match=f"reduce_residuals: {re.escape(words)}"):
         rr.reduce_residuals(walk.model, markers[0], markers[1], walk.q[:T], dt, walk.forces[:T], walk.cop[:T],
                             **options)
+
+
+def _scale_build(scales):
+    from moco_lab.modeling.gait2d import gait2d
+
+    return gait2d(68.0, 1.75, muscles=False, segment_scales=scales)
+
+
+@pytest.fixture(scope="module")
+def marker_trial(walk):
+    from moco_lab.examples.synthetic import synthetic_markers
+
+    return synthetic_markers(walk, seed=0).data
+
+
+def _short(data, frames=3):
+    return {k: np.asarray(v)[:frames] for k, v in data.items()}
+
+
+@pytest.mark.parametrize("change, error, words", [
+    (dict(segments="thigh"), TypeError, "segments must be a list of segment names, got the string 'thigh'"),
+    (dict(segments=["thigh", "thigh"]), ValueError, "segments lists ['thigh'] more than once"),
+    (dict(build=None), TypeError, "build must be a function, got NoneType"),
+    (dict(place="markers"), TypeError, "place must be a function, got str"),
+    (dict(data=[]), TypeError, "data must be a dict of marker name -> (T, 2) array, got list"),
+    (dict(data={}), ValueError, "data holds no marker"),
+    (dict(noise=float("nan")), ValueError, "noise must be a finite number > 0, got nan"),
+    (dict(noise="5 mm"), TypeError, "noise must be a finite number > 0, got '5 mm'"),
+    (dict(scale_sd=0.0), ValueError, "scale_sd must be a finite number > 0, got 0.0"),
+    (dict(scale_prior={"thight": 1.0}), KeyError, "scale_prior: Unknown segment among those fitted 'thight'"),
+    (dict(scale_prior={"thigh": -1.0}), ValueError, "scale_prior['thigh'] must be a finite number > 0, got -1.0"),
+    (dict(scale_prior=[1.0]), TypeError, "scale_prior must be a dict of segment -> scale, got list"),
+    (dict(offset_sd=float("nan")), ValueError, "offset_sd must be a finite number > 0, got nan"),
+    (dict(offset_sd={"knee_rr": 0.01}), KeyError, "offset_sd: Unknown marker in the data 'knee_rr'"),
+    (dict(offset_sd={"knee_r": 0.0}), ValueError, "offset_sd['knee_r'] must be a finite number > 0, got 0.0"),
+    (dict(max_nfev=2.5), TypeError, "max_nfev must be a whole number, got 2.5"),
+    (dict(tolerance=float("inf")), ValueError, "tolerance must be a finite number > 0, got inf"),
+    (dict(build=lambda s: "model"), TypeError, "build(scales) must return a moco_lab Model, got str"),
+    (dict(place=lambda m: [("knee_r", "thigh_r", (0, 0))]), TypeError,
+     "place(model) must return a list of Marker, got ['tuple']"),
+])
+def test_scale_and_track_checks_every_argument_before_fitting(marker_trial, change, error, words):
+    from moco_lab.examples.synthetic import gait2d_markers
+    from moco_lab.tools.scaling import scale_and_track
+
+    args = dict(build=_scale_build, place=gait2d_markers, data=_short(marker_trial), segments=["thigh", "shank"])
+    args.update(change)
+    with pytest.raises(error, match=re.escape(f"scale_and_track: {words}")):
+        scale_and_track(args.pop("build"), args.pop("place"), args.pop("data"), args.pop("segments"), **args)
+
+
+def test_scale_and_track_names_the_marker_whose_data_is_malformed(marker_trial):
+    from moco_lab.examples.synthetic import gait2d_markers
+    from moco_lab.tools.scaling import scale_and_track
+
+    data = _short(marker_trial)
+    name = next(iter(data))
+    for bad, words in ((data[name][:, :1], f"the data of marker {name!r} must be a (T, 2) array (planar, m), got "
+                                           f"shape (3, 1)"),
+                       (data[name][:2], f"the data of marker {name!r} has 2 frames, that of"),
+                       (np.full((3, 2), np.inf), f"the data of marker {name!r} has infinite values")):
+        other = dict(data)
+        other[name] = bad
+        if words.endswith("that of"):  # a later marker differs from the first
+            other = {"first": data[name], **{k: v for k, v in data.items() if k != name}, name: bad}
+        with pytest.raises(ValueError, match=re.escape(f"scale_and_track: {words}")):
+            scale_and_track(_scale_build, gait2d_markers, other, ["thigh"])

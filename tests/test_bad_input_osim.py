@@ -122,8 +122,8 @@ def test_a_saved_study_notices_that_its_force_data_changed(tmp_path):
     study.save(tmp_path / "study.json")
     ml.Study.load(tmp_path / "study.json")   # unchanged: reloads
     sto.write_text(sto.read_text().replace("endheader", "endheader", 1) + "\n")
-    with pytest.raises(ValueError, match=r"add_external_loads: \[.*referenceGRF\.sto'\] changed since the study "
-                                         r"was saved"):
+    with pytest.raises(ValueError, match=r"add_external_loads: \[.*referenceGRF\.sto'\] changed since they were "
+                                         r"read for this study"):
         ml.Study.load(tmp_path / "study.json")
 
 

@@ -152,7 +152,7 @@ def test_a_study_on_a_model_file_round_trips(tmp_path):
     study.problem.set_model(read_osim(copy))
     study.save(path)
     copy.write_text(copy.read_text().replace("<max_isometric_force>2700", "<max_isometric_force>2701", 1))
-    with pytest.raises(ValueError, match=r"mine.osim' changed since the study was saved"):
+    with pytest.raises(ValueError, match=r"mine.osim' changed since it was read for this study"):
         ml.Study.load(path)
 
 

@@ -1,6 +1,7 @@
 """ml.sweep: one study over many changes, serially and on Dask workers, with the same answers."""
 import os
 import signal
+import warnings
 
 import numpy as np
 import pytest
@@ -218,3 +219,57 @@ def test_load_a_results_folder_and_the_text_bar(study, tmp_path):
     assert text_bar(6, 1, 10, 12.0) == ("sweep [##################............] 6/10 done, 1 failed, 12 s, "
                                         "about 8 s left")
     assert text_bar(10, 0, 10, 20.0).endswith("10/10 done, 0 failed, 20 s")
+
+
+_PENDULUM = """<?xml version="1.0"?>
+<OpenSimDocument Version="40000"><Model name="pendulum">
+  <BodySet><objects><Body name="b"><mass>MASS</mass><mass_center>0 -0.5 0</mass_center>
+    <inertia>0.01 0.01 0.01 0 0 0</inertia></Body></objects></BodySet>
+  <JointSet><objects>
+    <PinJoint name="j"><socket_parent_frame>/ground</socket_parent_frame>
+      <socket_child_frame>/bodyset/b</socket_child_frame>
+      <coordinates><Coordinate name="q"><range>-3 3</range></Coordinate></coordinates></PinJoint>
+  </objects></JointSet>
+  <ForceSet><objects><CoordinateActuator name="tau"><coordinate>q</coordinate><optimal_force>1</optimal_force>
+  </CoordinateActuator></objects></ForceSet>
+</Model></OpenSimDocument>"""
+
+
+def _pendulum_study(path):
+    study = ml.Study("pendulum")
+    study.problem.set_model(ml.read_osim(path))
+    study.problem.set_time_bounds(0, 1.0)
+    study.problem.set_state_info("/jointset/j/q/value", (-3, 3), 0.0, 0.5)
+    study.problem.set_state_info("/jointset/j/q/speed", (-20, 20), 0.0, 0.0)
+    study.problem.add_goal(ml.ControlGoal("effort"))
+    return study
+
+
+def test_a_sweep_folder_notices_when_the_model_file_changes(tmp_path):
+    """The task hash holds the model file's SHA-256: after the file changed, the old study's sweep is refused
+    (naming the file), the re-read study's sweep solves anew rather than reuse the old solution, and
+    load_sweep warns about the tasks solved with the old file."""
+    from moco_lab.tools.sweep import load_sweep
+
+    osim, folder = tmp_path / "pendulum.osim", tmp_path / "results"
+    osim.write_text(_PENDULUM.replace("MASS", "1"))
+    study = _pendulum_study(osim)
+    change = [{"solver.num_mesh_intervals": 5}]
+    first = sweep(study, change, client=None, folder=folder)
+    assert first.rows[0]["success"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # unchanged data: no warning
+        assert load_sweep(folder).reused == 1
+    osim.write_text(_PENDULUM.replace("MASS", "2"))
+    with pytest.raises(ValueError, match=r"sweep: The model file '.*pendulum\.osim' changed since it was read"):
+        sweep(study, change, client=None, folder=folder)
+    again = sweep(_pendulum_study(osim), change, client=None, folder=folder)
+    assert again.reused == 0 and again.rows[0]["task"] != first.rows[0]["task"]
+    assert again.rows[0]["objective"] > 1.5 * first.rows[0]["objective"]   # twice the mass to lift
+    with pytest.warns(UserWarning, match=r"load_sweep: 1 task\(s\) were solved with '.*pendulum\.osim', which has "
+                                         r"changed since .*" + first.rows[0]["task"]):
+        both = load_sweep(folder)
+    assert both.reused == 2
+    osim.unlink()
+    with pytest.warns(UserWarning, match=r"load_sweep: 2 task\(s\) were solved with .*which has gone since"):
+        load_sweep(folder)

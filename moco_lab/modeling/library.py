@@ -226,3 +226,37 @@ def from_spec(spec: dict) -> Model:
         raise ValueError(f"Unknown model factory {name!r}; known: {sorted(FACTORIES)}")
     model = FACTORIES[name](**spec.get("kwargs", {}))
     return apply_operators(model, spec.get("operators", []))
+
+
+def data_files(spec: dict) -> dict[str, str]:
+    """The files a model recipe (``Model.spec``) reads, each with the SHA-256 recorded when it was read.
+
+    ``{absolute path: sha256}`` for the ``.osim`` file of :func:`~moco_lab.modeling.osim.read_osim` and the
+    external-loads ``.xml`` and force table of :func:`~moco_lab.modeling.operators.add_external_loads`: what a
+    saved study or a sweep folder depends on besides its own data, so that a change to any of them is noticed.
+    A recipe of a factory that reads no file gives ``{}``.
+    """
+    from pathlib import Path
+
+    from ..results.external_loads import read_external_loads
+    from ..util.data import opensim_file
+
+    files: dict[str, str] = {}
+    kwargs = spec.get("kwargs", {})
+    if spec.get("factory") == "read_osim" and kwargs.get("sha256"):
+        path = Path(kwargs["path"])
+        files[str((path if path.exists() else opensim_file(str(path))).resolve())] = kwargs["sha256"]
+    for name, op in spec.get("operators", []):
+        if name != "add_external_loads":
+            continue
+        hashes = op.get("sha256") or {}
+        loads = Path(op["loads"])
+        if "loads" in hashes:
+            files[str(loads.resolve())] = hashes["loads"]
+        data = op.get("data")
+        if data is None and loads.is_file():
+            data = read_external_loads(loads).datafile
+        if data is not None and "data" in hashes:
+            files[str(Path(data).resolve())] = hashes["data"]
+    return files
+

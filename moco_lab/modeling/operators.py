@@ -115,8 +115,9 @@ def add_external_loads(model: Model, loads: str | Path, data: str | Path | None 
     hashes = {k: file_sha256(p) for k, p in files.items() if p is not None and p.is_file()}
     changed = [str(files[k]) for k, h in (sha256 or {}).items() if hashes.get(k) != h]
     if changed:
-        raise ValueError(f"add_external_loads: {changed} changed since the study was saved (SHA-256 differs): the "
-                         "study would not be the same problem. Restore the files, or pose the study again on them.")
+        raise ValueError(f"add_external_loads: {changed} changed since they were read for this study (SHA-256 "
+                         "differs): the study would not be the same problem. Restore the files, or apply the loads "
+                         "again and pose the study on them.")
     elements = list(external_forces(loads, data))   # the files are read whole before the model changes
     before = list(model.elements)
     try:

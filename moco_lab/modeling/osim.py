@@ -795,8 +795,9 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
     """
     p = _locate(path)
     if sha256 is not None and file_sha256(p) != sha256:
-        raise ValueError(f"The model file {str(p)!r} changed since the study was saved (its SHA-256 differs): the "
-                         "study would not be the same problem. Restore the file, or pose the study again on it.")
+        raise ValueError(f"The model file {str(p)!r} changed since it was read for this study (its SHA-256 "
+                         "differs from the one recorded then): the study would not be the same problem. Restore "
+                         "the file, or read it again (ml.read_osim) and pose the study on it.")
     return read_osim(p, skip_unsupported=skip_unsupported, replace_millard=replace_millard, weld=weld, unlock=unlock)
 
 

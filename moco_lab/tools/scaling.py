@@ -29,6 +29,8 @@ from scipy import sparse
 from scipy.optimize import least_squares
 
 from ..modeling.model import Model
+from ..util.checks import finite_number, whole_number
+from ..util.names import did_you_mean
 from .marker_ik import IKResult, Marker, ik_result, inverse_kinematics, marker_frames, marker_trajectories
 
 __all__ = ["ScaleResult", "scale_and_track"]
@@ -159,6 +161,60 @@ class _Problem:
                                  shape=(n_rows, x.size))
 
 
+def _check_arguments(build, place, data, segments, noise, scale_prior, scale_sd, offset_sd):
+    """Every argument of :func:`scale_and_track` that can be checked before a model is built; returns the
+    segments, the marker names, the data as a (T, M, 2) array, the scales' prior means and the offsets' prior
+    standard deviations."""
+    who = "scale_and_track"
+    for label, f in (("build", build), ("place", place)):
+        if not callable(f):
+            raise TypeError(f"{who}: {label} must be a function, got {type(f).__name__}")
+    if isinstance(segments, str):
+        raise TypeError(f"{who}: segments must be a list of segment names, got the string {segments!r}")
+    segments = list(segments)
+    if not segments:
+        raise ValueError(f"{who}: give at least one segment to scale")
+    twice = sorted({k for k in segments if segments.count(k) > 1})
+    if twice:
+        raise ValueError(f"{who}: segments lists {twice} more than once")
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{who}: data must be a dict of marker name -> (T, 2) array, got {type(data).__name__}")
+    if not data:
+        raise ValueError(f"{who}: data holds no marker")
+    names = list(data)
+    columns = []
+    for n in names:
+        y = np.asarray(data[n], float)
+        if y.ndim != 2 or y.shape[1] != 2 or y.shape[0] < 1:
+            raise ValueError(f"{who}: the data of marker {n!r} must be a (T, 2) array (planar, m), got shape "
+                             f"{y.shape}")
+        if np.isinf(y).any():
+            raise ValueError(f"{who}: the data of marker {n!r} has infinite values (NaN marks a missing frame)")
+        if columns and y.shape[0] != columns[0].shape[0]:
+            raise ValueError(f"{who}: the data of marker {n!r} has {y.shape[0]} frames, that of {names[0]!r} "
+                             f"{len(columns[0])}")
+        columns.append(y)
+    Y = np.stack(columns, axis=1)
+    finite_number(noise, f"{who}: noise", 0, False)
+    finite_number(scale_sd, f"{who}: scale_sd", 0, False)
+    if scale_prior is not None and not isinstance(scale_prior, Mapping):
+        raise TypeError(f"{who}: scale_prior must be a dict of segment -> scale, got {type(scale_prior).__name__}")
+    for k, v in (scale_prior or {}).items():
+        if k not in segments:
+            raise KeyError(f"{who}: scale_prior: {did_you_mean(k, segments, 'segment among those fitted')}")
+        finite_number(v, f"{who}: scale_prior[{k!r}]", 0, False)
+    prior = np.array([float((scale_prior or {}).get(k, 1.0)) for k in segments])
+    if isinstance(offset_sd, Mapping):
+        for k, v in offset_sd.items():
+            if k not in data:
+                raise KeyError(f"{who}: offset_sd: {did_you_mean(k, names, 'marker in the data')}")
+            finite_number(v, f"{who}: offset_sd[{k!r}]", 0, False)
+        sd = np.array([float(offset_sd.get(n, 0.01)) for n in names])
+    else:
+        sd = np.full(len(names), finite_number(offset_sd, f"{who}: offset_sd", 0, False))
+    return segments, names, Y, prior, sd
+
+
 def scale_and_track(build: Callable[[dict], Model], place: Callable[[Model], Sequence[Marker]],
                     data: Mapping[str, np.ndarray], segments: Sequence[str], *, noise: float = 0.005,
                     scale_prior: Mapping[str, float] | None = None, scale_sd: float = 0.05,
@@ -193,22 +249,18 @@ def scale_and_track(build: Callable[[dict], Model], place: Callable[[Model], Seq
     -------
     ScaleResult
     """
-    segments = list(segments)
-    if not segments:
-        raise ValueError("scale_and_track: give at least one segment to scale")
-    names = list(data)
-    Y = np.stack([np.asarray(data[n], float) for n in names], axis=1)
-    if Y.ndim != 3 or Y.shape[2] != 2:
-        raise ValueError(f"scale_and_track: marker data must be (T, 2) arrays (planar), got {Y.shape[::2]}")
-    if not (noise > 0 and scale_sd > 0):
-        raise ValueError(f"scale_and_track: noise and scale_sd must be positive, got {noise}, {scale_sd}")
-    prior = np.array([float((scale_prior or {}).get(k, 1.0)) for k in segments])
-    sd = np.array([float(offset_sd.get(n, 0.01)) if isinstance(offset_sd, Mapping) else float(offset_sd)
-                   for n in names])
-    if np.any(sd <= 0):
-        raise ValueError("scale_and_track: offset standard deviations must be positive")
+    segments, names, Y, prior, sd = _check_arguments(build, place, data, segments, noise, scale_prior, scale_sd,
+                                                     offset_sd)
+    max_nfev = whole_number(max_nfev, "scale_and_track: max_nfev")
+    tolerance = finite_number(tolerance, "scale_and_track: tolerance", 0, False)
     generic = build(dict(zip(segments, prior)))
-    placed = {m.name: m for m in place(generic)}
+    if not isinstance(generic, Model):
+        raise TypeError(f"scale_and_track: build(scales) must return a moco_lab Model, got {type(generic).__name__}")
+    placed_list = list(place(generic))
+    if not all(isinstance(m, Marker) for m in placed_list):
+        raise TypeError("scale_and_track: place(model) must return a list of Marker, got "
+                        f"{sorted({type(m).__name__ for m in placed_list})}")
+    placed = {m.name: m for m in placed_list}
     unknown = [n for n in names if n not in placed]
     if unknown:
         raise KeyError(f"scale_and_track: data for marker {unknown[0]!r}, which place(model) does not put on the "

@@ -25,6 +25,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
@@ -33,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from ..modeling.library import data_files
 from ..results.trajectory import Solution, read_trajectory
 from ..util.bounds import Bounds
+from ..util.data import file_sha256
 from .study import Study
 
 __all__ = ["sweep", "SweepResult", "grid", "apply_change", "run_task", "load_sweep", "text_bar"]
@@ -163,7 +166,9 @@ def run_task(description: dict, change: Mapping[str, Any], folder: str | None = 
         if not solution.success:
             solution.unseal()
         solution.write_sto(path / f"{row['task']}.sto")
-        (path / f"{row['task']}.json").write_text(json.dumps(row, default=str, indent=1))
+        # the data files the task read, with their hashes: load_sweep warns when one has changed since
+        record = {**row, "files": data_files(description["model"])}
+        (path / f"{row['task']}.json").write_text(json.dumps(record, default=str, indent=1))
     return row, solution
 
 
@@ -236,22 +241,41 @@ def load_sweep(folder: str | os.PathLike) -> SweepResult:
         return tuple((k, *value_key(row[k])) for k in sorted(row) if k.startswith("change:")) + ((row["task"],),)
 
     loaded.sort(key=order)
-    return SweepResult([r for r, _ in loaded], [s for _, s in loaded], 0.0, "folder", len(loaded))
+    _warn_changed_files([(row["task"], files) for row, _, files in loaded], "load_sweep")
+    return SweepResult([r for r, _, _ in loaded], [s for _, s, _ in loaded], 0.0, "folder", len(loaded))
 
 
-def _load_done(folder: str | None, task: str) -> tuple[dict, Solution] | None:
+def _warn_changed_files(tasks: Sequence[tuple[str, dict]], who: str) -> None:
+    """A ``UserWarning`` naming each data file (model, external loads) that tasks (``(task, {path: sha256})``)
+    were solved with and that has changed or gone since: their solutions belong to the old data."""
+    stale: dict[str, list[str]] = {}
+    for task, files in tasks:
+        for path, sha in files.items():
+            now = file_sha256(path) if Path(path).is_file() else None
+            if now != sha:
+                stale.setdefault(path, []).append(task)
+    for path, tasks in stale.items():
+        warnings.warn(f"{who}: {len(tasks)} task(s) were solved with {path!r}, which has "
+                      f"{'changed' if Path(path).is_file() else 'gone'} since (SHA-256 differs); their solutions "
+                      f"belong to the old file (tasks {tasks[:3]}{' ...' if len(tasks) > 3 else ''})", stacklevel=3)
+
+
+def _load_done(folder: str | None, task: str) -> tuple[dict, Solution, dict] | None:
+    """The row, solution and data files (``{path: sha256}``) of a task written to ``folder``, if both its
+    files are there."""
     if folder is None:
         return None
     json_path, sto_path = Path(folder) / f"{task}.json", Path(folder) / f"{task}.sto"
     if not (json_path.exists() and sto_path.exists()):
         return None
     row = json.loads(json_path.read_text())
+    files = row.pop("files", None) or {}
     traj = read_trajectory(sto_path)
     goals = {k[len("goal:"):]: v for k, v in row.items() if k.startswith("goal:")}
     solution = Solution(traj, success=row["success"], status=row["status"], message=f"loaded from {sto_path.name}",
                         objective=row["objective"], goal_values=goals, nit=row["iterations"],
                         solve_time=row["solve_time"])
-    return row, solution
+    return row, solution, files
 
 
 def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequence], *,
@@ -302,7 +326,10 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
     changes = [dict(c) for c in changes]
     if not changes:
         raise ValueError("sweep: no changes to run (an empty list or grid)")
-    description = study.to_dict()  # TypeError for a study that cannot be rebuilt elsewhere
+    try:
+        description = study.to_dict()  # TypeError for a study that cannot be rebuilt elsewhere
+    except (TypeError, ValueError) as err:  # ValueError: a model or data file changed since it was read
+        raise type(err)(f"sweep: {err}") from None
     for i, change in enumerate(changes):  # a change that cannot be applied fails here, not on every worker
         try:
             apply_change(Study.from_dict(description), change)
@@ -316,8 +343,8 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
     todo = []
     for i, change in enumerate(changes):
         done = _load_done(folder, _task_id(description, change))
-        if done is not None:
-            results[i] = done
+        if done is not None:  # same task, so same data files: their hashes are part of the task's hash
+            results[i] = done[:2]
             reused += 1
         else:
             todo.append(i)
