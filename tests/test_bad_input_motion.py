@@ -2,6 +2,7 @@
 names the function and the argument (shape, time step, NaN frame), never a division by zero or Drake's abort."""
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -191,3 +192,101 @@ def test_scale_and_track_names_the_marker_whose_data_is_malformed(marker_trial):
             other = {"first": data[name], **{k: v for k, v in data.items() if k != name}, name: bad}
         with pytest.raises(ValueError, match=re.escape(f"scale_and_track: {words}")):
             scale_and_track(_scale_build, gait2d_markers, other, ["thigh"])
+
+
+def _motion_cases():
+    """(call on the synthetic walk and its markers, exception class, words the message must hold)."""
+    from moco_lab.tools import marker_ik as mik
+    from moco_lab.tools import mass_fit as mf
+
+    F = np.ones((10, 2))
+    return [
+        (lambda w, m, d: rr.lowpass(np.zeros((20, 2)), 0.01, cutoff=math.nan), ValueError,
+         "lowpass: cutoff must be a frequency in Hz > 0, got nan"),
+        (lambda w, m, d: rr.lowpass(np.zeros((20, 2)), 0.01, order=2.5), TypeError,
+         "lowpass: order must be a whole number, got 2.5"),
+        (lambda w, m, d: rr.lowpass(np.zeros((20, 2)), 0.01, order=0), ValueError, "lowpass: order must be >= 1"),
+        (lambda w, m, d: rr.residual_percent(np.ones((5, 3)), np.ones((4, 2)), 1.0), ValueError,
+         "residual_percent: residuals must be (T, 3) (from residual_wrenches) and forces (T, 2) with the same T"),
+        (lambda w, m, d: rr.residual_percent(np.ones((5, 3)), np.ones((5, 2)), 0.0), ValueError,
+         "residual_percent: com_height must be a positive height in m, got 0.0"),
+        (lambda w, m, d: rr.segment_groups(w.model, "trunk"), TypeError,
+         "segment_groups: names must be a list of segment names, got the string 'trunk'"),
+        (lambda w, m, d: rr.group_masses(w.model, {"legs": ["nobody"]}), KeyError,
+         "group_masses: groups['legs']: Unknown body 'nobody'"),
+        (lambda w, m, d: rr.group_masses("gait2d.osim", {}), TypeError,
+         "group_masses: model must be a moco_lab Model, got str (read a file with ml.read_osim(path))"),
+        (lambda w, m, d: rr.residual_wrenches(w.model, w.q, w.dt, w.forces, w.cop, mass_scales={"trunk": math.nan}),
+         ValueError, "residual_wrenches: mass_scales['trunk'] must be a finite number > 0, got nan"),
+        (lambda w, m, d: rr.residual_wrenches(w.model, w.q, w.dt, w.forces, w.cop, mass_scales={"trunc": 1.0}),
+         KeyError, "residual_wrenches: mass_scales: Unknown mass group 'trunc'. Did you mean 'trunk'"),
+        (lambda w, m, d: rr.residual_wrenches(w.model, w.q, w.dt, w.forces, w.cop, groups={"legs": ["nobody"]}),
+         KeyError, "residual_wrenches: groups['legs']: Unknown body 'nobody'"),
+        (lambda w, m, d: rr.residual_wrenches(w.model, w.q, w.dt, w.forces, w.cop, groups={"legs": "thigh_r"}),
+         TypeError, "residual_wrenches: groups['legs'] must be a list of body names, got 'thigh_r'"),
+        (lambda w, m, d: rr.residual_wrenches(w.model, w.q, w.dt, w.forces, w.cop,
+                                              groups={"a": ["thigh_r"], "b": ["thigh_r"]}),
+         ValueError, "residual_wrenches: body 'thigh_r' is in two mass groups, 'a' and 'b'"),
+        (lambda w, m, d: rr.residual_wrenches(w.model, w.q, w.dt, w.forces[:-1], w.cop), ValueError,
+         "residual_wrenches: forces and cop must be (T, 2) arrays"),
+        (lambda w, m, d: rr.residual_wrenches(w.model, w.q, w.dt, np.full_like(w.forces, np.inf), w.cop), ValueError,
+         "residual_wrenches: forces or cop have infinite values"),
+        (lambda w, m, d: rr.fit_segment_masses(w.model, w.q, w.dt, w.forces, w.cop, moment_arm=0), ValueError,
+         "fit_segment_masses: moment_arm must be a positive length in m, got 0"),
+        (lambda w, m, d: rr.fit_segment_masses(w.model, w.q, w.dt, w.forces, w.cop, moment_arm="1"), TypeError,
+         "fit_segment_masses: moment_arm must be a positive length in m, got '1'"),
+        (lambda w, m, d: rr.reduce_residuals(w.model, "markers", d, w.q, w.dt, w.forces, w.cop), TypeError,
+         "reduce_residuals: markers must be a list of Marker (name, body, location), got str"),
+        (lambda w, m, d: rr.reduce_residuals(w.model, m, {k: v[:4] for k, v in d.items()}, w.q, w.dt, w.forces,
+                                             w.cop), ValueError, "reduce_residuals: the data of marker"),
+        (lambda w, m, d: rr.reduce_residuals(w.model, m, d, w.q, w.dt, w.forces, w.cop, settings="fast"), TypeError,
+         "reduce_residuals: settings must be a SolverSettings or None, got str"),
+        (lambda w, m, d: rr.reduce_residuals(w.model, m, d, w.q, w.dt, w.forces, w.cop, progress=3), TypeError,
+         "reduce_residuals: progress must be a function of a Progress, got int"),
+        (lambda w, m, d: rr.reduce_residuals(w.model, m, d, w.q, w.dt, w.forces, w.cop, mass_scales={"arm": 1.0}),
+         KeyError, "reduce_residuals: mass_scales: Unknown mass group 'arm'"),
+        (lambda w, m, d: rr.reduce_residuals(w.model, m, list(d.values()), w.q, w.dt, w.forces, w.cop), TypeError,
+         "reduce_residuals: data must be a dict of marker name -> (T, 2) array, got list"),
+        (lambda w, m, d: mf.com_linear_map(F, 0.01, gravity=[0, 0, -9.81]), ValueError,
+         "com_linear_map: gravity must be 2 finite numbers like the forces"),
+        (lambda w, m, d: mf.com_linear_map(F, 0.01, gravity=[0, math.nan]), ValueError,
+         "com_linear_map: gravity must be 2 finite numbers like the forces, got [0, nan]"),
+        (lambda w, m, d: mf.fit_mass(np.zeros((9, 2)), F, 0.01), ValueError,
+         "fit_mass: com has shape (9, 2) but forces (10, 2)"),
+        (lambda w, m, d: mf.integrate_com((0, 1, 2), (1, 0), 70.0, F, 0.01), ValueError,
+         "integrate_com: initial_position must be 2 finite numbers like the forces, got (0, 1, 2)"),
+        (lambda w, m, d: mf.integrate_com((0, 1), (math.nan, 0), 70.0, F, 0.01), ValueError,
+         "integrate_com: initial_velocity must be 2 finite numbers like the forces, got (nan, 0)"),
+        (lambda w, m, d: mf.linear_residual_forces(np.zeros((10, 2)), F, "70", 0.01), TypeError,
+         "linear_residual_forces: mass must be a positive number of kg, got '70'"),
+        (lambda w, m, d: mf.residual_force_percent(np.ones((8, 2)), np.ones((10, 3))), ValueError,
+         "residual_force_percent: residuals (K, d) and forces (T, d) must have the same d"),
+        (lambda w, m, d: mik.Marker("knee", "thigh_r", "0 0"), TypeError,
+         "marker 'knee': location must be 2 or 3 numbers (x, y[, z]) in m, got '0 0'"),
+        (lambda w, m, d: mik.marker_positions(w.model, m, np.zeros(3)), ValueError,
+         "marker_positions: q must be (9,) (one value per coordinate), got shape (3,)"),
+        (lambda w, m, d: mik.marker_trajectories(w.model, m, np.zeros((3, 2))), ValueError,
+         "marker_trajectories: Q must be (T, 9) finite coordinates"),
+        (lambda w, m, d: mik.marker_trajectories(w.model, [m[0], m[0]], np.zeros((3, 9))), ValueError,
+         "marker_trajectories: two markers are named 'shoulder'"),
+        (lambda w, m, d: mik.marker_frames(w.model, [m[0], ("knee", "thigh_r", (0, 0))]), TypeError,
+         "marker_frames: markers[1] is a tuple, not a Marker"),
+        (lambda w, m, d: mik.inverse_kinematics(w.model, "knee_r", d), TypeError,
+         "inverse_kinematics: markers must be a list of Marker (name, body, location), got str"),
+        (lambda w, m, d: mik.inverse_kinematics(w.model, m, "walk.trc"), TypeError,
+         "inverse_kinematics: data must be a dict of marker name -> (T, 2) or (T, 3) array, got str"),
+        (lambda w, m, d: mik.inverse_kinematics(None, m, d), TypeError,
+         "inverse_kinematics: model must be a moco_lab Model, got NoneType"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_motion_cases())))
+def test_motion_capture_tools_name_the_bad_argument(walk, marker_trial, index):
+    """Shapes, NaN, text where a number goes, unknown bodies, groups and markers, wrong types of settings and
+    callbacks: the standard exception class, before any work, with the function and the argument named."""
+    from moco_lab.examples.synthetic import gait2d_markers
+
+    call, error, words = _motion_cases()[index]
+    markers = gait2d_markers(walk.model)
+    with pytest.raises(error, match=re.escape(words)):
+        call(walk, markers, {k: np.asarray(v) for k, v in marker_trial.items()})

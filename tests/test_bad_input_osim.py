@@ -134,3 +134,29 @@ def test_an_external_loads_file_that_is_not_xml_names_the_file(tmp_path):
     bad.write_text(Path(opensim_file("referenceGRF.xml")).read_text()[:200])
     with pytest.raises(ValueError, match=r"grf\.xml: not a readable XML file \(line \d+, column \d+\)"):
         ops.add_external_loads(ml.read_osim(opensim_file("2D_gait.osim")), bad)
+
+
+@pytest.mark.parametrize("operator, args", [
+    ("scale_max_isometric_force", (2.0,)), ("ignore_passive_fiber_forces", ()), ("remove_muscles", ()),
+    ("set_tendon_compliance", ("rigid",)), ("add_external_loads", ("grf.xml",)),
+])
+def test_model_operators_refuse_what_is_not_a_model(operator, args):
+    """A path or an OpenSim model passed for the model: a TypeError naming the operator, not an AttributeError."""
+    from moco_lab.modeling import operators as ops
+
+    with pytest.raises(TypeError, match=rf"^{operator}: model must be a moco_lab Model, got str \(read a file with "
+                                        r"ml\.read_osim\(path\)\)"):
+        getattr(ops, operator)("2D_gait.osim", *args)
+
+
+def test_planar_ground_reaction_checks_floor_and_threshold():
+    from moco_lab.results.external_loads import planar_ground_reaction
+
+    xml = opensim_file("referenceGRF.xml")
+    with pytest.raises(ValueError, match=r"planar_ground_reaction: floor must be a finite height in m \(or None\), "
+                                         r"got nan"):
+        planar_ground_reaction(xml, floor=float("nan"))
+    with pytest.raises(ValueError, match=r"planar_ground_reaction: min_vertical must be a force >= 0 N, got -1"):
+        planar_ground_reaction(xml, min_vertical=-1)
+    with pytest.raises(ValueError, match=r"planar_ground_reaction: forward and up must be two different axes"):
+        planar_ground_reaction(xml, forward="y")

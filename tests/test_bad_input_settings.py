@@ -49,7 +49,7 @@ def test_every_factory_and_tool_refuses_bad_numbers_the_same_way(value, error):
     with pytest.raises(error, match=r"walking_2d_prediction: speed must be a positive number of m/s, got "):
         ml.examples.walking_2d_study("prediction", speed=value)
     with pytest.raises(error, match=r"scale_max_isometric_force: factor must be a finite number > 0, got "):
-        scale_max_isometric_force(None, value)  # the factor is checked first
+        scale_max_isometric_force(ml.models.sliding_mass(), value)
     if value is not None:  # None is the optimizer's default tolerance
         with pytest.raises(error, match=r"optim_constraint_tolerance must be a finite number > 0 \(or None"):
             ml.SolverSettings(optim_constraint_tolerance=value).validate()
@@ -176,3 +176,56 @@ def test_sweep_metrics_must_be_callables():
     study = ml.examples.double_pendulum_study(num_mesh_intervals=5)
     with pytest.raises(TypeError, match=r"sweep: metrics \['peak'\] are not callables"):
         ml.sweep(study, {"solver.num_mesh_intervals": [5]}, client=None, metrics={"peak": 3.0})
+
+
+def test_reference_tables_name_the_bad_argument():
+    from moco_lab.results.tables import filter_lowpass, interpolating_spline
+
+    t = np.linspace(0, 1, 20)
+    with pytest.raises(ValueError, match=r"interpolating_spline: degree must be odd \(1, 3, 5, \.\.\.\), got 4"):
+        interpolating_spline(t, np.zeros(20), degree=4)
+    with pytest.raises(TypeError, match=r"interpolating_spline: degree must be a whole number, got 5\.0"):
+        interpolating_spline(t, np.zeros(20), degree=5.0)
+    with pytest.raises(ValueError, match="interpolating_spline: times must be finite and increase strictly"):
+        interpolating_spline(t[::-1], np.zeros(20))
+    with pytest.raises(ValueError, match="interpolating_spline: values contain NaN or infinite values"):
+        interpolating_spline(t, np.r_[np.zeros(19), np.nan])
+    with pytest.raises(TypeError, match=r"filter_lowpass: the cutoff frequency must be positive \(Hz\), got '6'"):
+        filter_lowpass(t, {"a": np.zeros(20)}, "6")
+
+
+def test_periodic_symmetry_patterns_must_be_pairs():
+    from moco_lab.results.periodic import create_periodic_trajectory
+
+    half = ml.Trajectory([0.0, 1.0], states={"/jointset/hip_r/hip_flexion_r/value": [0.0, 1.0],
+                                             "/jointset/hip_l/hip_flexion_l/value": [1.0, 0.0]})
+    with pytest.raises(ValueError, match=r"create_periodic_trajectory: symmetry_patterns holds \('_r',\), not a pair "
+                                         r"\(pattern, substitution\)"):
+        create_periodic_trajectory(half, symmetry_patterns=[("_r",)])
+
+
+@pytest.mark.parametrize("option, error, words", [
+    (dict(states_global_tracking_weight=math.nan), ValueError,
+     "Track: states_global_tracking_weight must be a finite number >= 0, got nan"),
+    (dict(states_weights={"/slider/position/value": "2"}), TypeError,
+     "Track: states_weights['/slider/position/value'] must be a finite number >= 0, got '2'"),
+    (dict(states_weights=[1.0]), TypeError, "Track: states_weights must be a dict of state path -> weight, got list"),
+    (dict(state_pattern="(["), ValueError, "Track: state_pattern '([' is not a regular expression"),
+    (dict(control_effort_weight=-1.0), ValueError, "Track: control_effort_weight must be a finite number >= 0"),
+    (dict(control_effort_exponent=math.nan), ValueError,
+     "Track: control_effort_exponent must be a finite number >= 2 (as in Moco), got nan"),
+    (dict(scheme="simpson"), ValueError, "Track: scheme must be one of ['trapezoidal', 'hermite-simpson'], got "
+                                         "'simpson'"),
+    (dict(mode="semi"), ValueError, "Track: mode must be one of ['explicit', 'implicit'], got 'semi'"),
+    (dict(optim_tolerance=math.inf), ValueError, "Track: optim_tolerance must be a finite number > 0"),
+    (dict(initial_time="0.1"), TypeError, "Track: initial_time must be a time in s, got '0.1'"),
+    (dict(final_time=math.nan), ValueError, "Track: final_time must be a time in s, got nan"),
+])
+def test_track_checks_its_options_when_it_is_made(option, error, words):
+    """MocoTrack's options, each checked in the constructor (not at solve time), naming the option."""
+    from moco_lab.tools import Track
+
+    t = np.linspace(0, 1, 11)
+    reference = (t, {"/slider/position/value": t ** 2})
+    with pytest.raises(error, match=re.escape(words)):
+        Track(ml.models.sliding_mass(), reference, **option)

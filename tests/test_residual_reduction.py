@@ -176,7 +176,7 @@ def test_bad_input(walk):
         rr.residual_wrenches(walk.model, Q, walk.dt, np.full_like(walk.forces, np.nan), walk.cop)
     with pytest.raises(ValueError, match=r"Q must be \(T, 9\)"):
         rr.residual_wrenches(walk.model, Q[:, :5], walk.dt, walk.forces, walk.cop)
-    with pytest.raises(KeyError, match="unknown group 'arm'"):
+    with pytest.raises(KeyError, match="Unknown mass group 'arm'"):
         rr.residual_wrenches(walk.model, Q, walk.dt, walk.forces, walk.cop, mass_scales={"arm": 1.1})
     with pytest.raises(KeyError, match="no body named 'arm'"):
         rr.segment_groups(walk.model, ("trunk", "arm"))

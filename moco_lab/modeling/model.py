@@ -514,6 +514,15 @@ class Model:
         )
 
 
+def require_model(value: object, who: str) -> Model:
+    """``value`` if it is a :class:`Model`; a ``TypeError`` naming ``who`` (the function) otherwise, before any
+    attribute of it is used (a path or an OpenSim model given instead)."""
+    if not isinstance(value, Model):
+        hint = " (read a file with ml.read_osim(path))" if isinstance(value, str) else ""
+        raise TypeError(f"{who}: model must be a moco_lab Model, got {type(value).__name__}{hint}")
+    return value
+
+
 def _body_index(i: int):
     from pydrake.multibody.tree import BodyIndex
 

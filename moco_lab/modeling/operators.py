@@ -25,9 +25,10 @@ from pathlib import Path
 from ..results.external_loads import read_external_loads
 from ..util.checks import finite_number
 from ..util.data import file_sha256
+from ..util.names import did_you_mean
 from .external_loads import external_forces
 from .forces import PathMuscle
-from .model import Model
+from .model import Model, require_model
 
 __all__ = ["scale_max_isometric_force", "ignore_passive_fiber_forces", "set_tendon_compliance", "remove_muscles",
            "add_external_loads", "apply_operators", "OPERATORS"]
@@ -39,22 +40,23 @@ def _record(model: Model, name: str, **kwargs) -> None:
         model.spec["operators"] = [*model.spec.get("operators", []), [name, kwargs]]
 
 
-def _muscles(model: Model, muscles: Sequence[str] | None) -> list[PathMuscle]:
+def _muscles(model: Model, muscles: Sequence[str] | None, who: str) -> list[PathMuscle]:
     chosen = list(model.muscles)
     if isinstance(muscles, (str, bytes)):
-        raise TypeError(f"muscles must be a list of muscle names or paths, got the string {muscles!r} (one muscle: "
-                        f"[{muscles!r}])")
+        raise TypeError(f"{who}: muscles must be a list of muscle names or paths, got the string {muscles!r} (one "
+                        f"muscle: [{muscles!r}])")
     if muscles is not None:
         known = {m.path: m for m in chosen} | {m.name: m for m in chosen}
         missing = [n for n in muscles if n not in known]
         if missing:
-            raise KeyError(f"no muscle {missing[0]!r} in the model; muscles: {sorted(m.path for m in chosen)}")
+            raise KeyError(f"{who}: " + did_you_mean(missing[0], sorted(m.path for m in chosen), "muscle"))
         chosen = [known[n] for n in muscles]
     return chosen
 
 
 def scale_max_isometric_force(model: Model, factor: float) -> Model:
     """Multiply every muscle's maximum isometric force by ``factor`` (> 0)."""
+    require_model(model, "scale_max_isometric_force")
     factor = finite_number(factor, "scale_max_isometric_force: factor", 0, False)
     for m in model.muscles:
         m.muscle.max_isometric_force = m.muscle.max_isometric_force * float(factor)
@@ -64,6 +66,7 @@ def scale_max_isometric_force(model: Model, factor: float) -> Model:
 
 def ignore_passive_fiber_forces(model: Model) -> Model:
     """Switch off every DeGrooteFregly2016 muscle's passive fiber force (``ignore_passive_fiber_force``)."""
+    require_model(model, "ignore_passive_fiber_forces")
     for m in model.muscles:
         m.muscle.ignore_passive_fiber_force = True
     _record(model, "ignore_passive_fiber_forces")
@@ -77,9 +80,10 @@ def set_tendon_compliance(model: Model, mode: str, muscles: Sequence[str] | None
     ``ignore_tendon_compliance`` as it is (Moco's ``ModOpTendonComplianceDynamicsModeDGF``); ``muscles``
     (paths or names) limits the change, as a study may make only some tendons compliant.
     """
+    require_model(model, "set_tendon_compliance")
     if mode not in ("rigid", "explicit", "implicit"):
         raise ValueError(f"set_tendon_compliance: mode must be 'rigid', 'explicit' or 'implicit', got {mode!r}")
-    for m in _muscles(model, muscles):
+    for m in _muscles(model, muscles, "set_tendon_compliance"):
         if mode == "rigid":
             m.muscle.ignore_tendon_compliance = True
         else:
@@ -111,6 +115,7 @@ def add_external_loads(model: Model, loads: str | Path, data: str | Path | None 
         See :func:`~moco_lab.modeling.external_loads.external_forces`; ``KeyError`` also for a body the model
         does not have. On any error the model is left as it was (no force of the file added).
     """
+    require_model(model, "add_external_loads")
     files = {"loads": Path(loads), "data": Path(data) if data is not None else read_external_loads(loads).datafile}
     hashes = {k: file_sha256(p) for k, p in files.items() if p is not None and p.is_file()}
     changed = [str(files[k]) for k, h in (sha256 or {}).items() if hashes.get(k) != h]
@@ -133,6 +138,7 @@ def add_external_loads(model: Model, loads: str | Path, data: str | Path | None 
 
 def remove_muscles(model: Model) -> Model:
     """Remove every muscle (their states and controls go with them)."""
+    require_model(model, "remove_muscles")
     model.muscles.clear()
     _record(model, "remove_muscles")
     return model

@@ -17,6 +17,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..util.checks import finite_number
 from ..util.names import did_you_mean
 from .sto import read_table
 
@@ -134,7 +135,11 @@ def planar_ground_reaction(loads: ExternalLoads | str | Path, data: str | Path |
     if not isinstance(loads, ExternalLoads):
         loads = read_external_loads(loads)
     if forward not in _AXES or up not in _AXES or forward == up:
-        raise ValueError(f"forward and up must be two different axes of x, y, z; got {forward!r}, {up!r}")
+        raise ValueError(f"planar_ground_reaction: forward and up must be two different axes of x, y, z; got "
+                         f"{forward!r}, {up!r}")
+    if floor is not None:
+        finite_number(floor, "planar_ground_reaction: floor", what="a finite height in m (or None)")
+    finite_number(min_vertical, "planar_ground_reaction: min_vertical", 0, True, "a force >= 0 N")
     source = Path(data) if data is not None else loads.datafile
     if source is None:
         raise ValueError(f"external loads {loads.name!r} name no data file; pass data=")

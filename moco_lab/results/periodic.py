@@ -72,6 +72,9 @@ def create_periodic_trajectory(half: Trajectory, add_patterns: Sequence[str] = A
             raise TypeError(f"create_periodic_trajectory: {label} must be a list of patterns, got the string "
                             f"{patterns!r} (one pattern: [{patterns!r}])")
         for item in patterns:
+            if label == "symmetry_patterns" and (isinstance(item, str) or len(tuple(item)) != 2):
+                raise ValueError(f"create_periodic_trajectory: symmetry_patterns holds {item!r}, not a pair "
+                                 "(pattern, substitution) such as ('_r(/|_|$)', '_l\\1')")
             pattern = item[0] if label == "symmetry_patterns" else item
             try:
                 re.compile(pattern)

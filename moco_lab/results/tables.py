@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 if TYPE_CHECKING:
     from scipy.interpolate import BSpline
 
+from ..util.checks import finite_number, whole_number
 from . import sto
 from .trajectory import Trajectory, read_trajectory
 
@@ -134,8 +135,7 @@ def filter_lowpass(time: ArrayLike, columns: Mapping[str, ArrayLike], cutoff_fre
         A non-positive cutoff, fewer than 4 rows, or times that do not increase.
     """
     t = np.asarray(time, float).reshape(-1)
-    if not (cutoff_frequency > 0) or not np.isfinite(cutoff_frequency):
-        raise ValueError(f"filter_lowpass: the cutoff frequency must be positive (Hz), got {cutoff_frequency!r}")
+    finite_number(cutoff_frequency, "filter_lowpass: the cutoff frequency", 0, False, "positive (Hz)")
     if t.size < 4:
         raise ValueError(f"filter_lowpass: needs at least 4 rows, got {t.size}")
     if np.any(np.diff(t) <= 0):
@@ -182,8 +182,14 @@ def interpolating_spline(time: ArrayLike, values: ArrayLike, degree: int = 5) ->
 
     t = np.asarray(time, float).reshape(-1)
     y = np.asarray(values, float)
-    if y.shape[0] != t.size:
-        raise ValueError(f"interpolating_spline: {y.shape[0]} rows of values for {t.size} times")
+    if y.ndim == 0 or y.shape[0] != t.size:
+        raise ValueError(f"interpolating_spline: {y.shape[0] if y.ndim else 0} rows of values for {t.size} times")
+    if whole_number(degree, "interpolating_spline: degree") % 2 == 0:
+        raise ValueError(f"interpolating_spline: degree must be odd (1, 3, 5, ...), got {degree}")
+    if not (np.all(np.isfinite(t)) and np.all(np.diff(t) > 0)):
+        raise ValueError("interpolating_spline: times must be finite and increase strictly")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("interpolating_spline: values contain NaN or infinite values")
     degree = min(int(degree), t.size - 1)
     if degree % 2 == 0:
         degree -= 1

@@ -13,16 +13,16 @@ kinematics must be Drake's (no OpenSim ``CustomJoint`` carriers; gait2d qualifie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..modeling.model import Model
+from ..modeling.model import Model, require_model
 from ..util.checks import finite_number
 from ..util.names import did_you_mean
 
-__all__ = ["Marker", "IKResult", "ik_result", "marker_frames", "marker_positions", "marker_trajectories",
+__all__ = ["Marker", "IKResult", "ik_result", "marker_list", "marker_frames", "marker_positions", "marker_trajectories",
            "inverse_kinematics"]
 
 
@@ -35,7 +35,11 @@ class Marker:
     location: tuple
 
     def __post_init__(self):
-        loc = tuple(float(v) for v in self.location)
+        try:
+            loc = tuple(float(v) for v in self.location)
+        except (TypeError, ValueError):
+            raise TypeError(f"marker {self.name!r}: location must be 2 or 3 numbers (x, y[, z]) in m, got "
+                            f"{self.location!r}") from None
         if len(loc) == 2:
             loc = (*loc, 0.0)
         if len(loc) != 3 or not all(np.isfinite(loc)):
@@ -80,8 +84,27 @@ def ik_result(model: Model, Q: np.ndarray, errors: np.ndarray, names: Sequence[s
                     float(np.sqrt(np.mean(finite ** 2))), float(finite.max()), bool(success))
 
 
+def marker_list(markers: Sequence[Marker], who: str) -> list[Marker]:
+    """``markers`` as a list of :class:`Marker`; a ``TypeError`` naming ``who`` for a string, a non-sequence or
+    an item that is not a Marker, a ``ValueError`` for two markers of one name."""
+    if isinstance(markers, (str, bytes, Mapping)) or not isinstance(markers, Iterable):
+        raise TypeError(f"{who}: markers must be a list of Marker (name, body, location), got "
+                        f"{type(markers).__name__}")
+    markers = list(markers)
+    wrong = [i for i, m in enumerate(markers) if not isinstance(m, Marker)]
+    if wrong:
+        raise TypeError(f"{who}: markers[{wrong[0]}] is a {type(markers[wrong[0]]).__name__}, not a Marker")
+    names = [m.name for m in markers]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{who}: two markers are named {twice[0]!r}")
+    return markers
+
+
 def marker_frames(model: Model, markers: Sequence[Marker]) -> list:
     """The Drake body frame each marker is fixed to (``KeyError`` naming an unknown body)."""
+    require_model(model, "marker_frames")
+    markers = marker_list(markers, "marker_frames")
     plant = model.plant
     bodies = {b: plant.GetBodyByName(b) for b in model.body_paths}
     out = []
@@ -95,12 +118,17 @@ def marker_frames(model: Model, markers: Sequence[Marker]) -> list:
 def marker_trajectories(model: Model, markers: Sequence[Marker], Q: ArrayLike) -> np.ndarray:
     """World positions (T, M, 3) of ``markers`` with the model at each row of ``Q`` (T, nq), in
     ``model.coordinates`` order."""
-    model.require_drake_kinematics("marker_positions")
+    require_model(model, "marker_trajectories").require_drake_kinematics("marker_trajectories")
+    markers = marker_list(markers, "marker_trajectories")
     plant = model.plant
     frames = marker_frames(model, markers)
     context = plant.CreateDefaultContext()
     world = plant.world_frame()
     Q = np.atleast_2d(np.asarray(Q, float))
+    if Q.ndim != 2 or Q.shape[1] != plant.num_positions() or not np.all(np.isfinite(Q)):
+        raise ValueError(f"marker_trajectories: Q must be (T, {plant.num_positions()}) finite coordinates (one "
+                         f"column per coordinate of the model), got shape {Q.shape}"
+                         + ("" if Q.size == 0 or np.all(np.isfinite(Q)) else " with NaN or infinite values"))
     P = np.empty((Q.shape[0], len(frames), 3))
     for t, q in enumerate(Q):
         plant.SetPositions(context, q)
@@ -111,7 +139,11 @@ def marker_trajectories(model: Model, markers: Sequence[Marker], Q: ArrayLike) -
 
 def marker_positions(model: Model, markers: Sequence[Marker], q: ArrayLike) -> np.ndarray:
     """World positions (M, 3) of ``markers`` with the model at coordinates ``q`` (``model.coordinates`` order)."""
-    return marker_trajectories(model, markers, np.asarray(q, float)[None])[0]
+    q = np.asarray(q, float)
+    nq = require_model(model, "marker_positions").plant.num_positions()
+    if q.shape != (nq,):
+        raise ValueError(f"marker_positions: q must be ({nq},) (one value per coordinate), got shape {q.shape}")
+    return marker_trajectories(model, markers, q[None])[0]
 
 
 def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[str, ArrayLike], *,
@@ -146,8 +178,11 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
     from pydrake.multibody.inverse_kinematics import InverseKinematics
     from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
 
-    model.require_drake_kinematics("inverse_kinematics")
-    markers = list(markers)
+    require_model(model, "inverse_kinematics").require_drake_kinematics("inverse_kinematics")
+    markers = marker_list(markers, "inverse_kinematics")
+    if not isinstance(data, Mapping):
+        raise TypeError(f"inverse_kinematics: data must be a dict of marker name -> (T, 2) or (T, 3) array, got "
+                        f"{type(data).__name__}")
     names = [m.name for m in markers]
     missing = [n for n in names if n not in data]
     if missing:

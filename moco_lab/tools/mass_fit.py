@@ -34,27 +34,37 @@ __all__ = ["MassFit", "com_linear_map", "integrate_com", "fit_mass", "linear_res
 GRAVITY_2D = (0.0, -9.81)
 
 
-def _check(com: ArrayLike | None, forces: ArrayLike, dt: float, gravity: ArrayLike | None):
+def _check(com: ArrayLike | None, forces: ArrayLike, dt: float, gravity: ArrayLike | None, who: str):
     F = np.asarray(forces, float)
     if F.ndim != 2 or F.shape[1] not in (1, 2, 3) or F.shape[0] < 3:
-        raise ValueError(f"forces must have shape (T, d), d = 1, 2 or 3, with T >= 3 frames, got {F.shape}")
+        raise ValueError(f"{who}: forces must have shape (T, d), d = 1, 2 or 3, with T >= 3 frames, got {F.shape}")
     if not np.all(np.isfinite(F)):
-        raise ValueError("forces contain NaN or infinite values (fill or cut the frames without force data first)")
-    finite_number(dt, "dt", 0, False, "a positive time step in seconds")
+        raise ValueError(f"{who}: forces contain NaN or infinite values (fill or cut the frames without force data "
+                         "first)")
+    finite_number(dt, f"{who}: dt", 0, False, "a positive time step in seconds")
     d = F.shape[1]
     if gravity is None:
         gravity = {1: (-9.81,), 2: GRAVITY_2D, 3: (0.0, -9.81, 0.0)}[d]
-    g = np.asarray(gravity, float).reshape(-1)
-    if g.shape != (d,):
-        raise ValueError(f"gravity must have {d} components like the forces, got {g.shape}")
+    g = _vector(gravity, d, f"{who}: gravity", "like the forces")
     if com is None:
         return None, F, g
     c = np.asarray(com, float)
     if c.shape != F.shape:
-        raise ValueError(f"com has shape {c.shape} but forces {F.shape}: one position and one force per frame")
+        raise ValueError(f"{who}: com has shape {c.shape} but forces {F.shape}: one position and one force per frame")
     if not np.all(np.isfinite(c)):
-        raise ValueError("com contains NaN or infinite values")
+        raise ValueError(f"{who}: com contains NaN or infinite values")
     return c, F, g
+
+
+def _vector(value: ArrayLike, d: int, name: str, why: str = "") -> np.ndarray:
+    """``value`` as d finite numbers; ``ValueError`` naming ``name`` otherwise."""
+    try:
+        v = np.asarray(value, float).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be {d} numbers, got {value!r}") from None
+    if v.shape != (d,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must be {d} finite numbers{' ' + why if why else ''}, got {value!r}")
+    return v
 
 
 def _double_sums(F: np.ndarray, dt: float) -> np.ndarray:
@@ -84,7 +94,7 @@ def com_linear_map(forces: ArrayLike, dt: float, gravity: ArrayLike | None = Non
     b : (T·d,) array
         The gravity term G_t, flattened the same way.
     """
-    _, F, g = _check(None, forces, dt, gravity)
+    _, F, g = _check(None, forces, dt, gravity, "com_linear_map")
     T, d = F.shape
     t = np.arange(T) * dt
     A = np.zeros((T, d, 2 * d + 1))
@@ -99,11 +109,11 @@ def integrate_com(initial_position: ArrayLike, initial_velocity: ArrayLike, mass
                   gravity: ArrayLike | None = None) -> np.ndarray:
     """The COM trajectory (T, d) the forces produce, step by step (semi-implicit Euler; the brute-force check of
     :func:`com_linear_map`)."""
-    _, F, g = _check(None, forces, dt, gravity)
+    _, F, g = _check(None, forces, dt, gravity, "integrate_com")
     finite_number(mass, "integrate_com: mass", 0, False, "a positive number of kg")
     c = np.zeros_like(F)
-    c[0] = initial_position
-    v = np.asarray(initial_velocity, float).copy()
+    c[0] = _vector(initial_position, F.shape[1], "integrate_com: initial_position", "like the forces")
+    v = _vector(initial_velocity, F.shape[1], "integrate_com: initial_velocity", "like the forces").copy()
     for t in range(F.shape[0] - 1):
         v = v + (F[t] / mass + g) * dt
         c[t + 1] = c[t] + v * dt
@@ -154,7 +164,7 @@ def fit_mass(com: ArrayLike, forces: ArrayLike, dt: float, gravity: ArrayLike | 
         Bad shapes or values, or a fit whose inverse mass is not positive (the forces do not hold the body up:
         wrong units, a missing force plate, or the wrong sign of gravity).
     """
-    c, F, g = _check(com, forces, dt, gravity)
+    c, F, g = _check(com, forces, dt, gravity, "fit_mass")
     A, b = com_linear_map(F, dt, g)
     scale = np.linalg.norm(A, axis=0)  # columns of very different size (m, m/s, m/kg): equilibrate
     x, *_ = np.linalg.lstsq(A / scale, c.reshape(-1) - b, rcond=None)
@@ -178,7 +188,7 @@ def linear_residual_forces(com: ArrayLike, forces: ArrayLike, mass: float, dt: f
     Returns an array of shape (T − 2, d): the force that would have to act besides the measured ground reaction
     forces and gravity for the motion to be dynamically consistent.
     """
-    c, F, g = _check(com, forces, dt, gravity)
+    c, F, g = _check(com, forces, dt, gravity, "linear_residual_forces")
     finite_number(mass, "linear_residual_forces: mass", 0, False, "a positive number of kg")
     accel = (c[2:] - 2 * c[1:-1] + c[:-2]) / dt ** 2
     return mass * accel - F[1:-1] - mass * g
@@ -190,8 +200,13 @@ def residual_force_percent(residuals: ArrayLike, forces: ArrayLike) -> float:
     Hicks et al. (2015) and the AddBiomechanics paper's scripts draw the line at 5 %; AddBiomechanics reports
     below 2 % on its data sets.
     """
-    R = np.asarray(residuals, float)
-    peak = float(np.max(np.linalg.norm(np.asarray(forces, float), axis=1)))
+    R, F = np.asarray(residuals, float), np.asarray(forces, float)
+    if R.ndim != 2 or F.ndim != 2 or R.shape[1] != F.shape[1] or R.shape[0] > F.shape[0] or R.size == 0:
+        raise ValueError(f"residual_force_percent: residuals (K, d) and forces (T, d) must have the same d and "
+                         f"K <= T (K = T − 2 from linear_residual_forces), got {R.shape} and {F.shape}")
+    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(F))):
+        raise ValueError("residual_force_percent: residuals or forces contain NaN or infinite values")
+    peak = float(np.max(np.linalg.norm(F, axis=1)))
     if not peak > 0:
         raise ValueError("residual_force_percent: the ground reaction forces are all zero")
     return 100.0 * float(np.sqrt(np.mean(np.sum(R ** 2, axis=1)))) / peak

@@ -34,18 +34,20 @@ z (checked).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
-from ..modeling.model import Model
+from ..modeling.model import Model, require_model
 from ..solve.optimizer import Progress, run_optimizer
 from ..solve.settings import SolverSettings
-from ..util.checks import finite_number
-from .marker_ik import Marker, ik_result, marker_frames
+from ..util.checks import finite_number, whole_number
+from ..util.names import did_you_mean
+from .marker_ik import Marker, ik_result, marker_frames, marker_list
 
 __all__ = ["residual_wrenches", "residual_percent", "lowpass", "segment_groups", "group_masses", "fit_segment_masses",
            "MassFitResult", "ResidualReduction", "reduce_residuals"]
@@ -59,8 +61,8 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class _Kinematics:
     """Bodies' centres of mass, angles and chosen marker points over frames, with their Jacobians wrt q."""
 
-    def __init__(self, model: Model, markers: Sequence[Marker] = ()):
-        model.require_drake_kinematics("residual reduction")
+    def __init__(self, model: Model, markers: Sequence[Marker] = (), who: str = "residual reduction"):
+        require_model(model, who).require_drake_kinematics(who)
         self.model, self.plant = model, model.plant
         plant = self.plant
         self.bodies = [plant.GetBodyByName(b) for b in model.body_paths]
@@ -122,28 +124,65 @@ class _Kinematics:
         return P, TH, PM
 
 
-def _check_forces(forces: ArrayLike, cop: ArrayLike, T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _check_forces(forces: ArrayLike, cop: ArrayLike, T: int, who: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     F, r = np.asarray(forces, float), np.asarray(cop, float)
     if F.shape != (T, 2) or r.shape != (T, 2):
-        raise ValueError(f"forces and cop must be (T, 2) arrays with T = {T} frames (one per row of Q); got "
+        raise ValueError(f"{who}: forces and cop must be (T, 2) arrays with T = {T} frames (one per row of Q); got "
                          f"{F.shape} and {r.shape}")
+    if np.isinf(F).any() or np.isinf(r).any():
+        raise ValueError(f"{who}: forces or cop have infinite values (NaN marks a frame without force data)")
     has = np.all(np.isfinite(F), axis=1) & np.all(np.isfinite(r), axis=1)
     has[[0, -1]] = False  # second differences need a frame on each side
     if has.sum() < 1:
-        raise ValueError("no frame has force data (forces and cop are NaN everywhere but the first and last frame)")
+        raise ValueError(f"{who}: no frame has force data (forces and cop are NaN everywhere but the first and last "
+                         "frame)")
     return F, r, has
 
 
+def _check_groups(names: Sequence[str], groups: Mapping[str, Sequence[str]] | None, who: str) -> dict[str, list]:
+    """``groups`` checked against the model's body ``names`` (default: each body its own group)."""
+    if groups is None:
+        return {n: [n] for n in names}
+    if not isinstance(groups, Mapping):
+        raise TypeError(f"{who}: groups must be a dict of group name -> list of body names, got "
+                        f"{type(groups).__name__}")
+    out = {}
+    for g, bodies in groups.items():
+        if isinstance(bodies, str) or not isinstance(bodies, Iterable):
+            raise TypeError(f"{who}: groups[{g!r}] must be a list of body names, got {bodies!r}")
+        out[g] = list(bodies)
+        for b in out[g]:
+            if b not in names:
+                raise KeyError(f"{who}: groups[{g!r}]: " + did_you_mean(b, list(names), "body"))
+    seen: dict[str, str] = {}
+    for g, bodies in out.items():
+        for b in bodies:
+            if b in seen:
+                raise ValueError(f"{who}: body {b!r} is in two mass groups, {seen[b]!r} and {g!r}")
+            seen[b] = g
+    return out
+
+
+def _check_scales(groups: Mapping[str, Sequence[str]], scales: Mapping[str, float] | None, who: str,
+                  name: str = "mass_scales") -> dict[str, float]:
+    """``scales`` (group -> factor) checked: known groups, finite positive factors."""
+    if scales is None:
+        return {}
+    if not isinstance(scales, Mapping):
+        raise TypeError(f"{who}: {name} must be a dict of group -> factor, got {type(scales).__name__}")
+    for g in scales:
+        if g not in groups:
+            raise KeyError(f"{who}: {name}: " + did_you_mean(g, list(groups), "mass group"))
+    return {g: finite_number(v, f"{who}: {name}[{g!r}]", 0, False) for g, v in scales.items()}
+
+
 def _scale_per_body(names: Sequence[str], groups: Mapping[str, Sequence[str]] | None,
-                    scales: Mapping[str, float] | None) -> np.ndarray:
+                    scales: Mapping[str, float] | None, who: str) -> np.ndarray:
+    groups = _check_groups(names, groups, who)
     s = np.ones(len(names))
-    if scales:
-        groups = groups or {n: [n] for n in names}
-        for g, v in scales.items():
-            if g not in groups:
-                raise KeyError(f"mass scale for unknown group {g!r}; groups are {sorted(groups)}")
-            for b in groups[g]:
-                s[names.index(b)] = float(v)
+    for g, v in _check_scales(groups, scales, who).items():
+        for b in groups[g]:
+            s[names.index(b)] = v
     return s
 
 
@@ -201,10 +240,10 @@ def residual_wrenches(model: Model, Q: ArrayLike, dt: float, forces: ArrayLike, 
     (T, 3) array
         Columns F_res,x, F_res,y (N), M_res (N·m); NaN in the first and last frame and where force data are missing.
     """
-    kin = _Kinematics(model)
+    kin = _Kinematics(model, who="residual_wrenches")
     Q = _check_motion(kin.nq, Q, dt, "residual_wrenches")
-    F, r, has = _check_forces(forces, cop, Q.shape[0])
-    s = _scale_per_body(kin.names, groups, mass_scales)
+    F, r, has = _check_forces(forces, cop, Q.shape[0], "residual_wrenches")
+    s = _scale_per_body(kin.names, groups, mass_scales, "residual_wrenches")
     P, TH, _ = kin(Q, jacobians=False)
     g = np.asarray(model.plant.gravity_field().gravity_vector(), float)[:2]
     force, moment, _ = _wrenches(P, TH, kin.mass * s, kin.inertia * s, np.nan_to_num(F), np.nan_to_num(r), dt, g)
@@ -232,13 +271,17 @@ def residual_percent(residuals: ArrayLike, forces: ArrayLike, com_height: float)
         100 · RMS |F_res| / peak |F| (lines at 5 % and 2 %) and 100 · RMS |M_res| / (peak |F| · com_height) (line
         at 1 %).
     """
-    R = np.asarray(residuals, float)
+    R, F = np.asarray(residuals, float), np.asarray(forces, float)
+    if R.ndim != 2 or R.shape[1] != 3 or F.ndim != 2 or F.shape != (R.shape[0], 2):
+        raise ValueError(f"residual_percent: residuals must be (T, 3) (from residual_wrenches) and forces (T, 2) "
+                         f"with the same T, got {R.shape} and {F.shape}")
+    finite_number(com_height, "residual_percent: com_height", 0, False, "a positive height in m")
     ok = np.all(np.isfinite(R), axis=1)
     if not ok.any():
         raise ValueError("residual_percent: no frame has finite residuals")
-    peak = float(np.nanmax(np.linalg.norm(np.asarray(forces, float), axis=1)))
-    if not (peak > 0 and com_height > 0):
-        raise ValueError(f"residual_percent: peak force and COM height must be positive, got {peak}, {com_height}")
+    peak = float(np.nanmax(np.linalg.norm(F, axis=1))) if np.isfinite(F).any() else math.nan
+    if not peak > 0:
+        raise ValueError(f"residual_percent: the ground reaction forces must not all be zero or NaN (peak {peak})")
     rms_f = np.sqrt(np.mean(np.sum(R[ok, :2] ** 2, axis=1)))
     rms_m = np.sqrt(np.mean(R[ok, 2] ** 2))
     return float(100 * rms_f / peak), float(100 * rms_m / (peak * com_height))
@@ -254,6 +297,8 @@ def lowpass(Q: ArrayLike, dt: float, cutoff: float = 6.0, order: int = 4) -> np.
     if Q.ndim not in (1, 2) or Q.shape[0] < 2 or not np.all(np.isfinite(Q)):
         raise ValueError(f"lowpass: Q must be (T,) or (T, k) finite values with T >= 2 frames, got shape {Q.shape}"
                          + ("" if Q.size == 0 or np.all(np.isfinite(Q)) else " with NaN or infinite values"))
+    order = whole_number(order, "lowpass: order")
+    cutoff = finite_number(cutoff, "lowpass: cutoff", 0, False, "a frequency in Hz > 0")
     nyquist = 0.5 / dt
     if not (0 < cutoff < nyquist):
         raise ValueError(f"lowpass: cutoff must be between 0 and the Nyquist frequency {nyquist:g} Hz, got {cutoff}")
@@ -264,7 +309,10 @@ def lowpass(Q: ArrayLike, dt: float, cutoff: float = 6.0, order: int = 4) -> np.
 def segment_groups(model: Model, names: Sequence[str] = ("trunk", "thigh", "shank", "foot")) -> dict[str, list]:
     """Bodies grouped by name prefix (``thigh`` → ``thigh_r``, ``thigh_l``): the two sides of a leg share one
     mass scale, as a scaled model's segments do."""
-    bodies = [model.plant.GetBodyByName(b).name() for b in model.body_paths]
+    if isinstance(names, str):
+        raise TypeError(f"segment_groups: names must be a list of segment names, got the string {names!r} (one "
+                        f"segment: [{names!r}])")
+    bodies = [b.name() for b in _bodies(require_model(model, "segment_groups"))]
     out = {n: [b for b in bodies if b == n or b.startswith(n + "_")] for n in names}
     empty = [n for n, v in out.items() if not v]
     if empty:
@@ -295,7 +343,16 @@ class MassFitResult:
 
 def group_masses(model: Model, groups: Mapping[str, Sequence[str]]) -> dict[str, float]:
     """Each group's total mass (kg) in ``model`` (e.g. the groups of :func:`segment_groups`)."""
-    return {k: float(sum(model.plant.GetBodyByName(b).default_mass() for b in v)) for k, v in groups.items()}
+    bodies = {b.name(): b for b in _bodies(require_model(model, "group_masses"))}
+    if groups is None:
+        raise TypeError("group_masses: groups must be a dict of group name -> list of body names, got None")
+    groups = _check_groups(list(bodies), groups, "group_masses")
+    return {k: float(sum(bodies[b].default_mass() for b in v)) for k, v in groups.items()}
+
+
+def _bodies(model: Model) -> list:
+    """The model's Drake bodies, in ``model.body_paths`` order."""
+    return [model.plant.GetBodyByName(b) for b in model.body_paths]
 
 
 def _fitted_masses(kin, G, groups, sigma) -> tuple[dict, dict, float]:
@@ -333,10 +390,11 @@ def fit_segment_masses(model: Model, Q: ArrayLike, dt: float, forces: ArrayLike,
     -------
     MassFitResult
     """
-    kin = _Kinematics(model)
+    kin = _Kinematics(model, who="fit_segment_masses")
     Q = _check_motion(kin.nq, Q, dt, "fit_segment_masses")
-    F, r, has = _check_forces(forces, cop, Q.shape[0])
-    groups = dict(groups) if groups else {n: [n] for n in kin.names}
+    F, r, has = _check_forces(forces, cop, Q.shape[0], "fit_segment_masses")
+    moment_arm = finite_number(moment_arm, "fit_segment_masses: moment_arm", 0, False, "a positive length in m")
+    groups = _check_groups(kin.names, groups, "fit_segment_masses")
     G = _group_matrix(kin.names, groups)
     P, TH, _ = kin(Q, jacobians=False)
     g = np.asarray(model.plant.gravity_field().gravity_vector(), float)[:2]
@@ -571,9 +629,16 @@ def reduce_residuals(model: Model, markers: Sequence[Marker], data: Mapping[str,
 
     from ..engine.callbacks import drake_callable
 
-    markers = list(markers)
-    kin = _Kinematics(model, markers)
+    markers = marker_list(markers, "reduce_residuals")
+    kin = _Kinematics(model, markers, "reduce_residuals")
     Q = _check_motion(kin.nq, Q, dt, "reduce_residuals")
+    if settings is not None and not isinstance(settings, SolverSettings):
+        raise TypeError(f"reduce_residuals: settings must be a SolverSettings or None, got {type(settings).__name__}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"reduce_residuals: progress must be a function of a Progress, got {type(progress).__name__}")
+    if not isinstance(data, Mapping):
+        raise TypeError(f"reduce_residuals: data must be a dict of marker name -> (T, 2) array, got "
+                        f"{type(data).__name__}")
     T = Q.shape[0]
     for label, value in (("noise", noise), ("force_sd", force_sd), ("moment_sd", moment_sd), ("mass_sd", mass_sd),
                          ("acceleration_sd", 1.0 if acceleration_sd is None else acceleration_sd)):
@@ -581,11 +646,17 @@ def reduce_residuals(model: Model, markers: Sequence[Marker], data: Mapping[str,
     missing = [m.name for m in markers if m.name not in data]
     if missing:
         raise KeyError(f"reduce_residuals: no data for marker {missing[0]!r}")
-    Y = np.stack([np.asarray(data[m.name], float)[:, :2] for m in markers], axis=1)
-    if Y.shape[0] != T:
-        raise ValueError(f"marker data have {Y.shape[0]} frames but Q has {T}")
-    F, r, has = _check_forces(forces, cop, T)
-    groups = dict(groups) if groups else {n: [n] for n in kin.names}
+    columns = []
+    for m in markers:
+        y = np.asarray(data[m.name], float)
+        if y.ndim != 2 or y.shape[0] != T or y.shape[1] not in (2, 3):
+            raise ValueError(f"reduce_residuals: the data of marker {m.name!r} must be (T, 2) or (T, 3) with T = {T} "
+                             f"frames (one per row of Q), got shape {y.shape}")
+        columns.append(y[:, :2])
+    Y = np.stack(columns, axis=1)
+    F, r, has = _check_forces(forces, cop, T, "reduce_residuals")
+    groups = _check_groups(kin.names, groups, "reduce_residuals")
+    mass_scales = _check_scales(groups, mass_scales, "reduce_residuals")
     G = _group_matrix(kin.names, groups)
     g = np.asarray(model.plant.gravity_field().gravity_vector(), float)[:2]
     valid = np.all(np.isfinite(Y), axis=2)

@@ -44,10 +44,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import numpy as np
 
+from ..engine.collocation import MODES, SCHEMES
 from ..modeling.model import Model
 from ..modeling.units import coordinate_motion
 from ..ocp.goals import ControlGoal, StateTrackingGoal
@@ -55,6 +56,7 @@ from ..results import sto
 from ..results.tables import filter_lowpass, interpolating_spline, reference_columns
 from ..results.trajectory import Trajectory
 from ..solve.settings import HESSIAN_APPROXIMATIONS
+from ..util.checks import finite_number
 from ..util.names import StrictAttributes, did_you_mean
 from .study import Study
 
@@ -188,7 +190,7 @@ class Track(StrictAttributes):
         self.reference = columns
         for label, value, inside in (("initial_time", initial_time, lambda v: v >= time[0]),
                                      ("final_time", final_time, lambda v: v <= time[-1])):
-            if value is not None and not (math.isfinite(float(value)) and inside(float(value))):
+            if value is not None and not inside(finite_number(value, f"Track: {label}", what="a time in s")):
                 raise ValueError(f"{label} {value!r} is outside the states reference ({self._source}), which "
                                  f"covers [{time[0]:g}, {time[-1]:g}] s")
         t0 = float(time[0]) if initial_time is None else float(initial_time)
@@ -196,17 +198,23 @@ class Track(StrictAttributes):
         if not tf > t0:
             raise ValueError(f"final_time {tf:g} must be after initial_time {t0:g}")
         self._time_range = (t0, tf)
-        self.states_global_tracking_weight = float(states_global_tracking_weight)
-        self.states_weights = dict(states_weights or {})
+        self.states_global_tracking_weight = finite_number(states_global_tracking_weight,
+                                                           "Track: states_global_tracking_weight", 0)
+        if states_weights is not None and not isinstance(states_weights, Mapping):
+            raise TypeError(f"Track: states_weights must be a dict of state path -> weight, got "
+                            f"{type(states_weights).__name__}")
+        self.states_weights = {k: finite_number(v, f"Track: states_weights[{k!r}]", 0)
+                               for k, v in (states_weights or {}).items()}
         if state_pattern is not None:
-            re.compile(state_pattern)
+            try:
+                re.compile(state_pattern)
+            except (re.error, TypeError) as err:
+                raise ValueError(f"Track: state_pattern {state_pattern!r} is not a regular expression ({err})") \
+                    from None
         self.state_pattern = state_pattern
-        self.control_effort_weight = float(control_effort_weight)
-        if self.control_effort_weight < 0 or not math.isfinite(self.control_effort_weight):
-            raise ValueError(f"control_effort_weight must be finite and >= 0, got {control_effort_weight}")
-        self.control_effort_exponent = float(control_effort_exponent)
-        if self.control_effort_exponent < 2:
-            raise ValueError(f"control_effort_exponent must be >= 2 (as in Moco), got {control_effort_exponent}")
+        self.control_effort_weight = finite_number(control_effort_weight, "Track: control_effort_weight", 0)
+        self.control_effort_exponent = finite_number(control_effort_exponent, "Track: control_effort_exponent", 2,
+                                                     what="a finite number >= 2 (as in Moco)")
         try:
             interval = float(mesh_interval)
         except (TypeError, ValueError):
@@ -216,8 +224,15 @@ class Track(StrictAttributes):
                              f"positive'), got {mesh_interval!r}")
         self.mesh_interval = interval
         self.allow_unused_references = bool(allow_unused_references)
+        if scheme not in SCHEMES:
+            raise ValueError(f"Track: scheme must be one of {list(SCHEMES)}, got {scheme!r}")
+        if mode not in MODES:
+            raise ValueError(f"Track: mode must be one of {list(MODES)}, got {mode!r}")
         self.scheme = scheme
         self.mode = mode
+        if optim_tolerance is not None:
+            optim_tolerance = finite_number(optim_tolerance, "Track: optim_tolerance", 0, False,
+                                            "a finite number > 0 (or None for IPOPT's default)")
         self.optim_tolerance = optim_tolerance
         if optim_hessian_approximation not in HESSIAN_APPROXIMATIONS:
             raise ValueError(f"optim_hessian_approximation must be one of {list(HESSIAN_APPROXIMATIONS)}, got "
