@@ -229,3 +229,117 @@ def test_track_checks_its_options_when_it_is_made(option, error, words):
     reference = (t, {"/slider/position/value": t ** 2})
     with pytest.raises(error, match=re.escape(words)):
         Track(ml.models.sliding_mass(), reference, **option)
+
+
+def _study_cases():
+    """(call, exception class, the message's start): the factories, Inverse, sweeps and study files."""
+    from moco_lab.examples import walking_2d as w2
+    from moco_lab.tools.inverse import Inverse
+    from moco_lab.tools.sweep import apply_change, sweep
+
+    t = np.linspace(0, 1, 11)
+    kinematics = (t, {"/slider/position/value": t})
+    sliding = ml.examples.sliding_mass_study
+    change = [{"solver.num_mesh_intervals": 5}]
+    return [
+        (lambda: squat_to_stand_study(tol=math.nan), ValueError, "squat_to_stand_study: tol must be a finite number "
+                                                                 "> 0, got nan"),
+        (lambda: squat_to_stand_study(linear_solver="ma27"), ValueError,
+         "squat_to_stand_study: linear_solver must be one of ['mumps', 'spral'], got 'ma27'"),
+        (lambda: squat_to_stand_study(assisted="yes"), TypeError,
+         "squat_to_stand_study: assisted must be True or False, got 'yes'"),
+        (lambda: gait2d_tracking_study(5, scheme="simpson"), ValueError,
+         "gait2d_tracking_study: scheme must be one of ['trapezoidal', 'hermite-simpson'], got 'simpson'"),
+        (lambda: gait2d_tracking_study(5, model="gait2d.osim"), TypeError,
+         "gait2d_tracking_study: model must be a moco_lab Model, got str (read a file with ml.read_osim(path))"),
+        (lambda: w2.walking_2d_study("tracking", tol=0), ValueError,
+         "walking_2d_tracking: tol must be a finite number > 0, got 0"),
+        (lambda: w2.walking_2d_study("tracking", grf_weight="1"), TypeError,
+         "walking_2d_tracking: grf_weight must be a finite number >= 0, got '1'"),
+        (lambda: w2.walking_2d_study("tracking", linear_solver="pardiso"), ValueError,
+         "walking_2d_tracking: linear_solver must be one of ['mumps', 'spral'], got 'pardiso'"),
+        (lambda: w2.walking_2d_study("prediction", effort_exponent=1), ValueError,
+         "walking_2d_prediction: effort_exponent must be a finite number >= 2 (as in Moco), got 1"),
+        (lambda: w2.walking_2d_study("prediction", time_bounds=(0.6, 0.4)), ValueError,
+         "walking_2d_prediction: time_bounds must be (low, high) with low <= high, got (0.6, 0.4)"),
+        (lambda: w2.walking_2d_study("prediction", time_bounds=0.5), TypeError,
+         "walking_2d_prediction: time_bounds must be two final times (low, high) in s"),
+        (lambda: w2.walking_2d_study("prediction", divide_by_displacement="no"), TypeError,
+         "walking_2d_prediction: divide_by_displacement must be True or False, got 'no'"),
+        (lambda: sliding(tol="1e-3"), TypeError,
+         "sliding_mass: tol must be a finite number > 0 (or None for IPOPT's default), got '1e-3'"),
+        (lambda: Inverse(ml.models.sliding_mass(), kinematics, mesh_interval=0), ValueError,
+         "Inverse: mesh_interval must be a positive number of seconds, got 0"),
+        (lambda: Inverse(ml.models.sliding_mass(), kinematics, reserves_optimal_force=math.nan), ValueError,
+         "Inverse: reserves_optimal_force must be a force >= 0"),
+        (lambda: Inverse(ml.models.sliding_mass(), kinematics, constraint_tolerance="1e-3"), TypeError,
+         "Inverse: constraint_tolerance must be a finite number > 0, got '1e-3'"),
+        (lambda: Inverse(ml.models.sliding_mass(), kinematics, max_iterations=2.5), TypeError,
+         "Inverse: max_iterations must be a whole number, got 2.5"),
+        (lambda: Inverse(ml.models.sliding_mass(), kinematics, initial_time=5.0), ValueError,
+         "Inverse: initial_time: the time range [5.0, 1.0] must be increasing and inside the kinematics' range"),
+        (lambda: Inverse(ml.models.sliding_mass(), kinematics, final_time="1"), TypeError,
+         "Inverse: final_time must be a time in s"),
+        (lambda: Inverse("sliding_mass.osim", kinematics), TypeError,
+         "Inverse: model must be a moco_lab Model, got str"),
+        (lambda: sweep("study.json", change, client=None), TypeError, "sweep: study must be a moco_lab Study, got str"),
+        (lambda: sweep(sliding(num_mesh_intervals=5), [5], client=None), TypeError,
+         "sweep: change 0 is 5, not a dict {setting: value}"),
+        (lambda: sweep(sliding(num_mesh_intervals=5), change, client="remote"), ValueError,
+         "sweep: client 'remote' is neither 'local' nor a scheduler address"),
+        (lambda: sweep(sliding(num_mesh_intervals=5), change, client=3), TypeError,
+         "sweep: client must be 'local', None, a distributed.Client or a scheduler address, got int"),
+        (lambda: sweep(sliding(num_mesh_intervals=5), change, client=None, progress=3), TypeError,
+         "sweep: progress must be True, False or a function (done, failed, total), got 3"),
+        (lambda: apply_change(sliding(), {"time.final": "1"}), TypeError, "time.final must be a final time in s, "
+                                                                          "got '1'"),
+        (lambda: apply_change(sliding(), {"property./actuator/optimal_force": math.nan}), ValueError,
+         "property./actuator/optimal_force must be a finite number, got nan"),
+        (lambda: sliding().evaluate("solution.sto"), TypeError,
+         "Study.evaluate: trajectory must be a Trajectory or Solution, got str (read a file with "
+         "ml.read_trajectory(path))"),
+        (lambda: ml.SolverSettings(optim_max_iterations="5").validate(), TypeError,
+         "optim_max_iterations must be a whole number, got '5' (str)"),
+        (lambda: ml.SolverSettings(implicit_acceleration_bounds=math.nan).validate(), ValueError,
+         "implicit_acceleration_bounds must be a finite number > 0, got nan"),
+        (lambda: ml.read_osim("2D_gait.osim", weld="knee_r"), TypeError,
+         "read_osim: weld must be a list of joint names, got the string 'knee_r' (one name: ['knee_r'])"),
+        (lambda: ml.read_osim(3), TypeError, "read_osim: path must be a file path"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_study_cases())))
+def test_factories_inverse_sweeps_and_settings_name_the_bad_argument(index):
+    """Every argument checked before anything is built or solved: the standard class, the function and the
+    argument named (never silently stored to fail at solve time, split into letters or used as a truth value)."""
+    call, error, words = _study_cases()[index]
+    with pytest.raises(error, match="^" + re.escape(words)):
+        call()
+
+
+def test_a_sweep_folder_that_is_a_file_and_study_files_that_are_not_studies(tmp_path):
+    from moco_lab.tools.sweep import sweep
+
+    (tmp_path / "results").write_text("not a folder")
+    with pytest.raises(ValueError, match=r"sweep: folder '.*results' is a file, not a folder"):
+        sweep(ml.examples.sliding_mass_study(num_mesh_intervals=5), [{}], client=None, folder=tmp_path / "results")
+    (tmp_path / "broken.json").write_text("{not json")
+    with pytest.raises(ValueError, match=r"'.*broken\.json' is not a moco_lab study file: not JSON \(Expecting "
+                                         r"property name .* at line 1, column 2\)"):
+        ml.Study.load(tmp_path / "broken.json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"'.*list\.json': Not a moco_lab study \(a JSON object with 'format': "
+                                         r"'moco_lab\.study/1'\), got a list"):
+        ml.Study.load(tmp_path / "list.json")
+
+
+def test_external_loads_and_recorded_operators_of_the_wrong_kind():
+    from moco_lab.modeling import operators as ops
+
+    with pytest.raises(TypeError, match="^add_external_loads: loads must be a path to a file, got int"):
+        ops.add_external_loads(ml.models.sliding_mass(), 3)
+    with pytest.raises(TypeError, match=r"^apply_operators: operators must be a list of \[name, kwargs\] pairs, got "
+                                        r"str"):
+        ops.apply_operators(ml.models.sliding_mass(), "remove_muscles")
+    with pytest.raises(ValueError, match=r"^apply_operators: operators\[0\] is \['remove_muscles'\], not a pair"):
+        ops.apply_operators(ml.models.sliding_mass(), [["remove_muscles"]])

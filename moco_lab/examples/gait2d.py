@@ -22,12 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.collocation import SCHEMES
 from ..modeling.gait2d import GAIT2D_MUSCLES, gait2d
-from ..modeling.model import Model
+from ..modeling.model import Model, require_model
 from ..ocp.goals import ContactGroup, ContactTrackingGoal, ControlGoal, PeriodicityGoal, StateTrackingGoal
 from ..results.trajectory import Trajectory
 from ..tools.study import Study
-from ..util.checks import finite_number, whole_number
+from ..util.checks import finite_number, one_of, whole_number
 from ..util.data import WINTER_GAIT
 
 __all__ = ["WinterGait", "winter_gait", "body_weight", "gait2d_tracking_study", "gait2d_prediction_study", "gait2d_walking_guess",
@@ -138,8 +139,13 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
         Goals ``angles`` (:class:`StateTrackingGoal`), ``grf`` (:class:`ContactTrackingGoal`), ``effort`` and
         ``periodic``; the guess of :func:`gait2d_walking_guess`.
     """
+    who = "gait2d_tracking_study"
     for label, w in (("effort_weight", effort_weight), ("angle_weight", angle_weight), ("grf_weight", grf_weight)):
-        finite_number(w, f"gait2d_tracking_study: {label}", 0)
+        finite_number(w, f"{who}: {label}", 0)
+    one_of(scheme, f"{who}: scheme", SCHEMES)
+    tol = finite_number(tol, f"{who}: tol", 0, False)
+    if model is not None:
+        require_model(model, who)
     num_mesh_intervals = whole_number(num_mesh_intervals, "gait2d_tracking_study: num_mesh_intervals")
     max_iterations = whole_number(max_iterations, "gait2d_tracking_study: max_iterations", 0)
     model = model or gait2d()

@@ -20,7 +20,7 @@ from ..modeling.model import Model
 from ..modeling.squat import squat_to_stand
 from ..ocp.goals import ControlGoal, FinalTimeGoal, InitialActivationGoal
 from ..tools.study import Study
-from ..util.checks import finite_number, whole_number
+from ..util.checks import finite_number, flag, one_of, whole_number
 
 __all__ = ["squat_to_stand_study", "squat_to_stand_guess_values", "SQUAT_POSE"]
 
@@ -51,6 +51,10 @@ def squat_to_stand_study(assisted: bool = False, num_mesh_intervals: int = 50, t
         IPOPT's linear solver (``SolverSettings.optim_linear_solver``): ``"mumps"``, as Moco (IPOPT from the
         ``casadi`` wheel: about 3x faster here), or ``"spral"`` (Drake's own IPOPT).
     """
+    who = "squat_to_stand_study"
+    assisted = flag(assisted, f"{who}: assisted")
+    tol = finite_number(tol, f"{who}: tol", 0, False)
+    one_of(linear_solver, f"{who}: linear_solver", ("mumps", "spral"))
     if assisted and spring is not None:
         raise ValueError("squat_to_stand_study: give either assisted=True (stiffness optimized) or spring=k (fixed)")
     if spring is not None:
@@ -76,8 +80,8 @@ def squat_to_stand_study(assisted: bool = False, num_mesh_intervals: int = 50, t
     s.minimize_implicit_auxiliary_derivatives = True
     s.implicit_auxiliary_derivatives_weight = 0.001
     s.num_mesh_intervals = whole_number(num_mesh_intervals, "squat_to_stand_study: num_mesh_intervals")
-    s.optim_convergence_tolerance = float(tol)
-    s.optim_constraint_tolerance = float(tol)
+    s.optim_convergence_tolerance = tol
+    s.optim_constraint_tolerance = tol
     s.guess_values = squat_to_stand_guess_values(model)
     s.optim_linear_solver = linear_solver
     return study

@@ -38,7 +38,7 @@ from ..ocp.goals import ControlGoal, FinalTimeGoal
 from ..results.trajectory import Trajectory
 from ..tools.study import Study
 from ..tools.track import Track
-from ..util.checks import whole_number
+from ..util.checks import finite_number, whole_number
 
 __all__ = ["linear_study", "sliding_mass_study", "double_pendulum_study", "suspended_mass_prediction_study",
            "suspended_mass_tracking_study", "parabola_study", "PARABOLA_MOTIONS", "STUDIES"]
@@ -58,8 +58,9 @@ def _settings(study: Study, scheme: str, mode: str, num_mesh_intervals: int, tol
     solver.multibody_dynamics_mode = mode
     solver.num_mesh_intervals = whole_number(num_mesh_intervals, f"{study.name}: num_mesh_intervals")
     if tol is not None:
-        solver.optim_convergence_tolerance = float(tol)
-        solver.optim_constraint_tolerance = float(tol)
+        tol = finite_number(tol, f"{study.name}: tol", 0, False, "a finite number > 0 (or None for IPOPT's default)")
+        solver.optim_convergence_tolerance = tol
+        solver.optim_constraint_tolerance = tol
     solver.validate()
     return study
 

@@ -45,13 +45,13 @@ import math
 import re
 from typing import Any
 
-from ..modeling.model import Model
+from ..modeling.model import Model, require_model
 from ..modeling.osim import read_osim
 from ..ocp.goals import AverageSpeedGoal, ContactGroup, ContactTrackingGoal, ControlGoal, PeriodicityGoal
 from ..results.trajectory import Trajectory
 from ..tools.study import Study
 from ..tools.track import Track
-from ..util.checks import finite_number, whole_number
+from ..util.checks import finite_number, flag, one_of, whole_number
 from ..util.data import opensim_file
 from ._reference import rounded_times_resampled
 
@@ -116,6 +116,14 @@ def walking_2d_bounds(study: Study) -> Study:
     return study
 
 
+def _check_solver_arguments(who: str, model: Model | None, tol: float, linear_solver: str) -> None:
+    """The arguments both walking factories share, checked before any model is built."""
+    if model is not None:
+        require_model(model, who)
+    finite_number(tol, f"{who}: tol", 0, False)
+    one_of(linear_solver, f"{who}: linear_solver", ("mumps", "spral"))
+
+
 def _solver(study: Study, num_mesh_intervals: int, tol: float, max_iterations: int, linear_solver: str) -> None:
     s = study.solver
     s.optim_linear_solver = linear_solver
@@ -172,6 +180,11 @@ def walking_2d_tracking(model: Model | None = None, *, num_mesh_intervals: int =
         Goals ``state_tracking``, ``control_effort``, ``symmetry`` (constraints) and ``contact``; the guess holds
         the tracked states.
     """
+    who = "walking_2d_tracking"
+    _check_solver_arguments(who, model, tol, linear_solver)
+    for label, w in (("tracking_weight", tracking_weight), ("effort_weight", effort_weight),
+                     ("grf_weight", grf_weight)):
+        finite_number(w, f"{who}: {label}", 0)
     track = walking_2d_track(model, tracking_weight=tracking_weight, effort_weight=effort_weight)
     study = track.initialize()
     study.name = "walking_2d_tracking"
@@ -216,7 +229,19 @@ def walking_2d_prediction(guess: Trajectory | None = None, model: Model | None =
     Study
         Goals ``symmetry``, ``speed`` (constraints) and ``effort``.
     """
-    speed = finite_number(speed, "walking_2d_prediction: speed", 0, False, "a positive number of m/s")
+    who = "walking_2d_prediction"
+    speed = finite_number(speed, f"{who}: speed", 0, False, "a positive number of m/s")
+    _check_solver_arguments(who, model, tol, linear_solver)
+    finite_number(effort_weight, f"{who}: effort_weight", 0)
+    finite_number(effort_exponent, f"{who}: effort_exponent", 2, what="a finite number >= 2 (as in Moco)")
+    flag(divide_by_displacement, f"{who}: divide_by_displacement")
+    try:
+        low, high = (finite_number(v, f"{who}: time_bounds", 0, False) for v in time_bounds)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{who}: time_bounds must be two final times (low, high) in s, 0 < low <= high, got "
+                        f"{time_bounds!r}") from None
+    if low > high:
+        raise ValueError(f"{who}: time_bounds must be (low, high) with low <= high, got {time_bounds!r}")
     if guess is not None and not isinstance(guess, Trajectory):
         raise TypeError(f"walking_2d_prediction: guess must be a Trajectory or Solution (e.g. "
                         f"ml.read_trajectory(path) for a file), got {type(guess).__name__}")

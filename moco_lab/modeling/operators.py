@@ -19,6 +19,7 @@ Moco (``ModelProcessor`` operator)          moco_lab
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -116,6 +117,9 @@ def add_external_loads(model: Model, loads: str | Path, data: str | Path | None 
         does not have. On any error the model is left as it was (no force of the file added).
     """
     require_model(model, "add_external_loads")
+    for label, f in (("loads", loads), ("data", data)):
+        if not (f is None and label == "data") and not isinstance(f, (str, os.PathLike)):
+            raise TypeError(f"add_external_loads: {label} must be a path to a file, got {type(f).__name__}")
     files = {"loads": Path(loads), "data": Path(data) if data is not None else read_external_loads(loads).datafile}
     hashes = {k: file_sha256(p) for k, p in files.items() if p is not None and p.is_file()}
     changed = [str(files[k]) for k, h in (sha256 or {}).items() if hashes.get(k) != h]
@@ -153,6 +157,12 @@ OPERATORS = {"scale_max_isometric_force": scale_max_isometric_force,
 
 def apply_operators(model: Model, operators: Sequence) -> Model:
     """Apply recorded operators (``[[name, kwargs], ...]`` from ``model.spec["operators"]``) in order."""
+    if isinstance(operators, (str, bytes)) or not isinstance(operators, Sequence):
+        raise TypeError(f"apply_operators: operators must be a list of [name, kwargs] pairs, got "
+                        f"{type(operators).__name__}")
+    for i, item in enumerate(operators):
+        if isinstance(item, str) or len(item) != 2 or not isinstance(item[1], dict):
+            raise ValueError(f"apply_operators: operators[{i}] is {item!r}, not a pair [name, {{argument: value}}]")
     for name, kwargs in operators:
         if name not in OPERATORS:
             raise ValueError(f"unknown model operator {name!r}; known: {sorted(OPERATORS)}")

@@ -38,6 +38,7 @@ couplers, wrapping over ellipsoids, spheres and tori. Millard muscles are read o
 from __future__ import annotations
 
 import math
+import os
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -757,6 +758,13 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
     >>> model.coordinate("knee_angle_r").path           # doctest: +SKIP
     '/jointset/knee_r/knee_angle_r'
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"read_osim: path must be a file path (or the name of a shipped model), got "
+                        f"{type(path).__name__}")
+    for label, names in (("weld", weld), ("unlock", unlock)):
+        if isinstance(names, (str, bytes)):
+            raise TypeError(f"read_osim: {label} must be a list of {'joint' if label == 'weld' else 'coordinate'} "
+                            f"names, got the string {names!r} (one name: [{names!r}])")
     p = _locate(path)
     model = _Reader(p, skip_unsupported, replace_millard, weld=weld, unlock=unlock).read()
     # the recipe a study file records: the file as named (a shipped file by its name), and its content's hash

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine.collocation import MODES, SCHEMES
 from ..results.trajectory import Trajectory
-from ..util.checks import finite_number
+from ..util.checks import finite_number, whole_number
 from ..util.names import StrictAttributes
 
 __all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS"]
@@ -166,8 +166,8 @@ class SolverSettings(StrictAttributes):
             v = getattr(self, name)
             if v is not None:
                 finite_number(v, name, 0, False, "a finite number > 0 (or None for the optimizer's default)")
-        if self.optim_max_iterations is not None and self.optim_max_iterations < 0:
-            raise ValueError("optim_max_iterations must be >= 0")
+        if self.optim_max_iterations is not None:
+            whole_number(self.optim_max_iterations, "optim_max_iterations", 0)
         if self.guess is not None and not isinstance(self.guess, Trajectory):
             raise TypeError("guess must be a Trajectory/Solution or None")
         for pattern, value in dict(self.guess_values).items():
@@ -176,8 +176,7 @@ class SolverSettings(StrictAttributes):
             except re.error as err:
                 raise ValueError(f"guess_values: {pattern!r} is not a regular expression ({err})") from None
             finite_number(value, f"guess_values[{pattern!r}]")
-        if self.implicit_acceleration_bounds <= 0:
-            raise ValueError("implicit_acceleration_bounds must be > 0")
+        finite_number(self.implicit_acceleration_bounds, "implicit_acceleration_bounds", 0, False)
         if self.kinematic_constraint_method not in ("Posa2016", "Bordalba2023"):
             raise ValueError(f"Unknown kinematic_constraint_method {self.kinematic_constraint_method!r}; "
                              "choose 'Posa2016' or 'Bordalba2023'.")

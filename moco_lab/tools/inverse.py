@@ -54,7 +54,7 @@ from ..engine.collocation import SCHEMES, Grid
 from ..engine.transcription import PrescribedKinematics, Transcription
 from ..modeling.constraints import constraint_values
 from ..modeling.forces import CoordinateActuator
-from ..modeling.model import Model
+from ..modeling.model import Model, require_model
 from ..ocp.goals import ControlGoal, InitialActivationGoal, SumSquaredStateGoal
 from ..ocp.problem import Problem
 from ..results.tables import reference_columns
@@ -63,6 +63,7 @@ from ..solve.guess import guess_from_bounds, set_guess
 from ..solve.optimizer import Progress, run_optimizer
 from ..solve.settings import SolverSettings
 from ..solve.solution import package_solution, trajectory_from_solution
+from ..util.checks import finite_number, whole_number
 from ..util.names import StrictAttributes, did_you_mean
 
 if TYPE_CHECKING:
@@ -261,16 +262,28 @@ class Inverse(StrictAttributes):
                  max_iterations: int | None = None, transcription_scheme: str = "hermite-simpson",
                  implicit_auxiliary_derivatives_weight: float = 0.01, optim_solver: str = "ipopt",
                  initial_activation_from_excitation: bool = True, spline_boundary: str = "natural"):
-        if not isinstance(model, Model):
-            raise TypeError(f"model must be a moco_lab Model, got {type(model).__name__}")
+        who = "Inverse"
+        require_model(model, who)
         if transcription_scheme not in SCHEMES:
             raise ValueError(f"Unknown transcription scheme {transcription_scheme!r}; choose from {SCHEMES}")
         if spline_boundary not in SPLINE_BOUNDARIES:
             raise ValueError(f"Unknown spline_boundary {spline_boundary!r}; choose from {SPLINE_BOUNDARIES}")
-        if not mesh_interval > 0:
-            raise ValueError(f"mesh_interval must be positive, got {mesh_interval}")
-        if reserves_weight < 0:
-            raise ValueError(f"reserves_weight must be >= 0, got {reserves_weight}")
+        mesh_interval = finite_number(mesh_interval, f"{who}: mesh_interval", 0, False,
+                                      "a positive number of seconds")
+        reserves_weight = finite_number(reserves_weight, f"{who}: reserves_weight", 0)
+        if reserves_optimal_force is not None:
+            reserves_optimal_force = finite_number(reserves_optimal_force, f"{who}: reserves_optimal_force", 0,
+                                                   True, "a force >= 0 (N or N·m; 0 or None: no reserves)")
+        implicit_auxiliary_derivatives_weight = finite_number(
+            implicit_auxiliary_derivatives_weight, f"{who}: implicit_auxiliary_derivatives_weight", 0)
+        if max_iterations is not None:
+            max_iterations = whole_number(max_iterations, f"{who}: max_iterations", 0)
+        for label, tol in (("convergence_tolerance", convergence_tolerance),
+                           ("constraint_tolerance", constraint_tolerance)):
+            finite_number(tol, f"{who}: {label}", 0, False)
+        for label, value in (("initial_time", initial_time), ("final_time", final_time)):
+            if value is not None:
+                finite_number(value, f"{who}: {label}", what="a time in s (or None: the kinematics' own)")
         self.model = add_reserves(model, reserves_optimal_force) if reserves_optimal_force else model
         time, columns, self._source = reference_columns(kinematics, "kinematics")
         self.splines = _spline_kinematics(self.model, time, columns, kinematics_allow_extra_columns,
@@ -279,8 +292,10 @@ class Inverse(StrictAttributes):
         tf = float(time[-1]) if final_time is None else float(final_time)
         eps = 1e-12 * max(1.0, abs(time[-1]))
         if not (time[0] - eps <= t0 < tf <= time[-1] + eps):
-            raise ValueError(f"Time range [{t0}, {tf}] must be increasing and inside the kinematics' "
-                             f"range [{time[0]}, {time[-1]}]")
+            culprit = ("initial_time" if not time[0] - eps <= t0 <= time[-1] + eps else
+                       "final_time" if not time[0] - eps <= tf <= time[-1] + eps else "initial_time and final_time")
+            raise ValueError(f"{who}: {culprit}: the time range [{t0}, {tf}] must be increasing and inside the "
+                             f"kinematics' range [{time[0]}, {time[-1]}]")
         self.initial_time, self.final_time = t0, tf
         self.mesh_interval = float(mesh_interval)
         self.num_mesh_intervals = max(1, math.ceil((tf - t0) / self.mesh_interval - 1e-9))

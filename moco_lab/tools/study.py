@@ -106,6 +106,12 @@ class Study:
         """``trajectory`` judged by this study's problem without solving: objective, each goal's value and the
         largest constraint violation (:func:`~moco_lab.solve.solution.evaluate_trajectory`). Use it to score a
         solution from another tool, an earlier study, or a guess."""
+        from ..results.trajectory import Trajectory
+
+        if not isinstance(trajectory, Trajectory):
+            hint = " (read a file with ml.read_trajectory(path))" if isinstance(trajectory, (str, os.PathLike)) else ""
+            raise TypeError(f"Study.evaluate: trajectory must be a Trajectory or Solution, got "
+                            f"{type(trajectory).__name__}{hint}")
         return evaluate_trajectory(self.transcribe(), trajectory)
 
     def analyze(self, trajectory: Trajectory, outputs: Sequence[str] | str | None = None) -> "OutputTable":
@@ -146,6 +152,9 @@ class Study:
     @classmethod
     def from_dict(cls, d: dict) -> "Study":
         """Rebuild a study written by :meth:`to_dict`."""
+        if not isinstance(d, dict):
+            raise ValueError(f"Not a moco_lab study (a JSON object with 'format': {FORMAT!r}), got a "
+                             f"{type(d).__name__}")
         if d.get("format") != FORMAT:
             written = d.get("moco_lab_version", "unknown")
             if isinstance(d.get("format"), str) and d["format"].startswith("moco_lab.study/"):
@@ -161,8 +170,17 @@ class Study:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Study":
-        """Read a study written by :meth:`save`."""
-        return cls.from_dict(json.loads(Path(path).read_text()))
+        """Read a study written by :meth:`save`; ``ValueError`` naming the file for one that is not such a study."""
+        text = Path(path).read_text()
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{str(path)!r} is not a moco_lab study file: not JSON ({err.msg} at line {err.lineno}, "
+                             f"column {err.colno})") from None
+        try:
+            return cls.from_dict(d)
+        except ValueError as err:
+            raise ValueError(f"{str(path)!r}: {err}") from None
 
     def __repr__(self) -> str:
         s = self.solver

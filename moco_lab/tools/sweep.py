@@ -37,6 +37,7 @@ import numpy as np
 from ..modeling.library import data_files
 from ..results.trajectory import Solution, read_trajectory
 from ..util.bounds import Bounds
+from ..util.checks import finite_number
 from ..util.data import file_sha256
 from .study import Study
 
@@ -74,15 +75,17 @@ def apply_change(study: Study, change: Mapping[str, Any]) -> Study:
                 raise KeyError(f"sweep: goal {name!r} has no attribute {attr!r}")
             setattr(goal, attr, value)
         elif head == "property" and rest:
-            study.problem.model.set_property(rest, float(value))
+            study.problem.model.set_property(rest, finite_number(value, key))
         elif head == "parameter" and rest:
             match = [p for p in study.problem.parameters if p.name == rest]
             if not match:
                 raise KeyError(f"sweep: the problem has no parameter {rest!r}; it has "
                                f"{[p.name for p in study.problem.parameters]}")
-            match[0].bounds = Bounds.parse((float(value), float(value)), f"parameter {rest!r}")
+            value = finite_number(value, key)
+            match[0].bounds = Bounds.parse((value, value), f"parameter {rest!r}")
         elif key == "time.final":
-            study.problem.set_time_bounds(study.problem.time_initial.lower, float(value))
+            study.problem.set_time_bounds(study.problem.time_initial.lower,
+                                          finite_number(value, "time.final", what="a final time in s"))
         else:
             raise KeyError(f"sweep: cannot apply {key!r}; use 'solver.<setting>', 'goal.<name>.<attribute>', "
                            "'property.<model property path>', 'parameter.<name>' or 'time.final'")
@@ -314,6 +317,19 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
     -------
     SweepResult
     """
+    if not isinstance(study, Study):
+        raise TypeError(f"sweep: study must be a moco_lab Study, got {type(study).__name__}")
+    if not (progress is None or isinstance(progress, bool) or callable(progress)):
+        raise TypeError(f"sweep: progress must be True, False or a function (done, failed, total), got "
+                        f"{progress!r}")
+    if not (client is None or isinstance(client, str) or hasattr(client, "submit")):
+        raise TypeError(f"sweep: client must be 'local', None, a distributed.Client or a scheduler address, got "
+                        f"{type(client).__name__}")
+    if isinstance(client, str) and client != "local" and "://" not in client and ":" not in client:
+        raise ValueError(f"sweep: client {client!r} is neither 'local' nor a scheduler address such as "
+                         "'tcp://host:8786'")
+    if folder is not None and Path(folder).exists() and not Path(folder).is_dir():
+        raise ValueError(f"sweep: folder {str(folder)!r} is a file, not a folder")
     if workers is not None and not (isinstance(workers, (int, np.integer)) and not isinstance(workers, bool)
                                     and workers >= 1):
         raise ValueError(f"sweep: workers must be a positive integer (or None for one per CPU), got {workers!r}")
@@ -323,6 +339,11 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
                         "e.g. lambda sol: sol.final_time)")
     if isinstance(changes, Mapping):
         changes = grid(**changes)
+    if isinstance(changes, (str, bytes)) or not isinstance(changes, Sequence):
+        raise TypeError(f"sweep: changes must be a list of dicts or a dict of lists, got {type(changes).__name__}")
+    wrong = [i for i, c in enumerate(changes) if not isinstance(c, Mapping)]
+    if wrong:
+        raise TypeError(f"sweep: change {wrong[0]} is {changes[wrong[0]]!r}, not a dict {{setting: value}}")
     changes = [dict(c) for c in changes]
     if not changes:
         raise ValueError("sweep: no changes to run (an empty list or grid)")

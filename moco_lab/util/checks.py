@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Sequence
 
-__all__ = ["finite_number", "whole_number"]
+import numpy as np
+
+__all__ = ["finite_number", "flag", "one_of", "whole_number"]
 
 
 def whole_number(value: Any, name: str, minimum: int = 1) -> int:
@@ -59,3 +61,19 @@ def finite_number(value: Any, name: str, minimum: float | None = None, inclusive
     if not math.isfinite(x) or (minimum is not None and (x < minimum if inclusive else x <= minimum)):
         raise ValueError(message)
     return x
+
+
+def one_of(value: Any, name: str, options: Sequence[str]) -> str:
+    """``value`` if it is one of ``options`` (names such as a scheme or a linear solver); a ``ValueError`` naming
+    ``name`` and listing the options otherwise."""
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
+    return value
+
+
+def flag(value: Any, name: str) -> bool:
+    """``value`` if it is a ``bool`` (``True``/``False``, numpy's too); a ``TypeError`` naming ``name`` for
+    anything else (``"yes"``, ``1``): text would always count as true."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
