@@ -87,13 +87,15 @@ def library_violations(root: Path, library: str, allowed: set) -> list[str]:
 
 
 def import_cycles(root: Path) -> list[list[str]]:
-    """Cycles among module-level imports (what Python executes when the package loads)."""
+    """Cycles among the modules' imports, every one of them: module level, inside functions (lazy imports) and
+    under ``if TYPE_CHECKING:`` (a dependency for the reader even where Python does not execute it), so that no
+    two modules depend on each other, directly or through others."""
     mods = {m for _, m, _ in modules(root)}
     graph = {}
     for path, module, is_package in modules(root):
-        top_level = [n for n in ast.parse(path.read_text()).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        every = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, (ast.Import, ast.ImportFrom))]
         deps = set()
-        for target, _ in imports(top_level, module, is_package):
+        for target, _ in imports(every, module, is_package):
             while target and target not in mods:
                 target = target.rpartition(".")[0]
             # a package's __init__ importing its own children is how packages re-export
@@ -164,6 +166,8 @@ def test_checkers_find_planted_violations(tmp_path):
         "util/__init__.py": "", "modeling/__init__.py": "", "viz/__init__.py": "",
         "modeling/a.py": "from . import b\n\ndef f():\n    from ..viz import draw  # upward, hidden in a function\n",
         "modeling/b.py": "from .a import f\nimport plotly.graph_objects as go\n",
+        "modeling/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .d import D\n",
+        "modeling/d.py": "def g():\n    from .c import C\n",
         "viz/draw.py": "from ..modeling import a\n",
         "util/x.py": "import pydrake.all\n",
     })
@@ -171,7 +175,9 @@ def test_checkers_find_planted_violations(tmp_path):
                                       "pkg/modeling/a.py:4: modeling imports pkg.viz.draw (viz is above)"]
     assert library_violations(root, "plotly", {"viz", "ui"}) == ["pkg/modeling/b.py:2: plotly.graph_objects"]
     assert library_violations(root, "pydrake", set(LAYERS) - {"util"}) == ["pkg/util/x.py:1: pydrake.all"]
-    assert import_cycles(root) == [["pkg.modeling.a", "pkg.modeling.b", "pkg.modeling.a"]]
+    assert import_cycles(root) == [["pkg.modeling.a", "pkg.modeling.b", "pkg.modeling.a"],
+                                   ["pkg.modeling.a", "pkg.viz.draw", "pkg.modeling.a"],  # through a function
+                                   ["pkg.modeling.c", "pkg.modeling.d", "pkg.modeling.c"]]  # TYPE_CHECKING
 
 
 # ------------------------------------------------------------------ private names, hints, docstrings

@@ -40,7 +40,7 @@ Functions (numpy, float ``q``): :func:`constraint_values`,
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -50,13 +50,31 @@ from ..util.names import did_you_mean
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from .model import Model
-
 __all__ = [
-    "KinematicConstraint", "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint",
+    "ConstraintModel", "KinematicConstraint", "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint",
     "FixedDistanceConstraint", "constraint_values", "constraint_jacobian", "constraint_bias",
     "project_positions", "project_speeds", "coupling_vector", "body_point_positions",
 ]
+
+
+class ConstraintModel(Protocol):
+    """What kinematic constraints use of a model; :class:`~moco_lab.modeling.model.Model` is one.
+
+    Written as a protocol so that this module does not import the model module, which imports this one (the
+    model holds its constraints, a constraint is bound to its model).
+    """
+
+    nq: int
+    coordinates: list
+    body_paths: list
+    constraints: list
+    plant: Any
+
+    def coordinate(self, name: str) -> Any:
+        """The coordinate named ``name`` (or by path)."""
+
+    def require_drake_kinematics(self, what: str) -> None:
+        """Raise if the model's kinematics are not Drake's own (``what`` names the caller)."""
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -168,7 +186,7 @@ class KinematicConstraint:
                 if b not in ("ground", "world") and b not in bodies:
                     raise KeyError(f"{self.path}: " + did_you_mean(b, ["ground", *bodies], "body"))
 
-    def bind(self, model: Model) -> None:
+    def bind(self, model: ConstraintModel) -> None:
         """Resolve names against ``model`` (called by :meth:`Model.add_constraint`)."""
         coords = [(c.name, c.path) for c in model.coordinates]
         bodies = list(model.body_paths)
@@ -178,7 +196,7 @@ class KinematicConstraint:
                        for c in self.coordinate_names()}
 
     @property
-    def model(self) -> Model | None:
+    def model(self) -> ConstraintModel | None:
         """The model the constraint belongs to (RuntimeError before it is added to one)."""
         if self._model is None:
             raise RuntimeError(f"Constraint {self.path} is not part of a model yet "
@@ -428,7 +446,7 @@ def _plant_for(model, kind: str):
     return cache[kind]
 
 
-def body_point_positions(model: Model, q: ArrayLike, points: Sequence[tuple[str, ArrayLike]]) -> list[np.ndarray]:
+def body_point_positions(model: ConstraintModel, q: ArrayLike, points: Sequence[tuple[str, ArrayLike]]) -> list[np.ndarray]:
     """Ground-frame positions of points fixed on bodies, at ``q``, for any Drake scalar type.
 
     Parameters
@@ -493,7 +511,7 @@ def _float_q(model, q) -> np.ndarray:
     return q
 
 
-def constraint_values(model: Model, q: ArrayLike) -> np.ndarray:
+def constraint_values(model: ConstraintModel, q: ArrayLike) -> np.ndarray:
     """All constraint violations ``φ(q)`` stacked in :attr:`Model.constraints` order.
 
     Parameters
@@ -511,7 +529,7 @@ def constraint_values(model: Model, q: ArrayLike) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-def constraint_jacobian(model: Model, q: ArrayLike) -> np.ndarray:
+def constraint_jacobian(model: ConstraintModel, q: ArrayLike) -> np.ndarray:
     """Constraint Jacobian ``G = ∂φ/∂q`` by forward-mode AutoDiff (``AutoDiffXd``).
 
     Returns
@@ -563,7 +581,7 @@ def _symbolic_bias(model):
     return cache["expr"]
 
 
-def constraint_bias(model: Model, q: ArrayLike, u: ArrayLike) -> np.ndarray:
+def constraint_bias(model: ConstraintModel, q: ArrayLike, u: ArrayLike) -> np.ndarray:
     """Velocity-dependent part of the constraint acceleration, ``Ġ(q, u) u``.
 
     ``φ̈ = G u̇ + Ġ u``. Computed exactly from the symbolic second derivative of
@@ -610,7 +628,7 @@ def _free_columns(model, fixed) -> np.ndarray:
     return mask
 
 
-def project_positions(model: Model, q: ArrayLike, fixed: str | Sequence[str] | None = (), tolerance: float = 1e-12,
+def project_positions(model: ConstraintModel, q: ArrayLike, fixed: str | Sequence[str] | None = (), tolerance: float = 1e-12,
                       max_iterations: int = 50) -> np.ndarray:
     """Assemble: change the free coordinates minimally so that ``φ(q) = 0``.
 
@@ -657,7 +675,7 @@ def project_positions(model: Model, q: ArrayLike, fixed: str | Sequence[str] | N
                        f"after {max_iterations} iterations (fixed: {list(fixed) if not isinstance(fixed, str) else [fixed]})")
 
 
-def project_speeds(model: Model, q: ArrayLike, u: ArrayLike, fixed: str | Sequence[str] | None = ()) -> np.ndarray:
+def project_speeds(model: ConstraintModel, q: ArrayLike, u: ArrayLike, fixed: str | Sequence[str] | None = ()) -> np.ndarray:
     """Minimal change of the free speeds so that ``G(q) u = 0`` (Simbody's ``projectU``).
 
     ``u_free ← u_free − G_free⁺ (G u)`` (least squares, minimum norm).
@@ -712,7 +730,7 @@ def _held_coordinates(model, q, theta_index: int) -> list[int]:
     return held
 
 
-def coupling_vector(model: Model, q: ArrayLike, coordinate: str, hold_independent: bool = True) -> np.ndarray:
+def coupling_vector(model: ConstraintModel, q: ArrayLike, coordinate: str, hold_independent: bool = True) -> np.ndarray:
     """Coupling vector ``C_θ``: the generalized speeds produced by ``θ̇ = 1`` (Sherman, Seth & Delp 2013, Eq. 13).
 
     As OpenSim's ``MomentArmSolver``: set ``u = 0`` and ``θ̇ = 1``, project

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .forces import ForceContext, ForceContribution, ForceElement
+from .force_element import ForceContext, ForceContribution, ForceElement
 
 __all__ = ["SmoothSphereHalfSpaceForce", "Gait2dContactPoint"]
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..results.external_loads import external_force_data, read_external_loads
 from ..results.sto import read_table
-from .forces import ForceContext, ForceContribution, ForceElement
+from .force_element import ForceContext, ForceContribution, ForceElement
 
 __all__ = ["ExternalForce", "external_forces", "EXTERNAL_LOADS_PATH"]
 

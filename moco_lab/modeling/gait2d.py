@@ -56,7 +56,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
 
 from ..util.data import GAIT2D_PARAMETERS
 from .contact import Gait2dContactPoint
-from .forces import ForceContext, ForceContribution, ForceElement
+from .force_element import ForceContext, ForceContribution, ForceElement
 from .model import Model, ModelBuilder
 from .passive import PassiveJointMoment
 from .xp import where_positive

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .forces import GENERALIZED_FORCE, ForceContext, ForceContribution, ForceElement
+from .force_element import GENERALIZED_FORCE, ForceContext, ForceContribution, ForceElement
 
 if TYPE_CHECKING:
     from .muscle import ArrayOrExpr

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pydrake.multibody.plant import MultibodyPlant
     from pydrake.systems.framework import Context
 
-    from .forces import ForceContext
+    from .force_element import ForceContext
 
 
 @dataclass
