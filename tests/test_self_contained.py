@@ -94,3 +94,61 @@ def test_documents_name_modules_that_exist():
             if missing:
                 bad[str(path.relative_to(ROOT))] = missing
     assert not bad, bad
+
+
+# ---------------------------------------------------------------------- names of the package's own objects
+DOTTED = re.compile(r"(?<![\w./])(moco_lab|ml)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w/])")
+
+
+def _resolves(dotted: str) -> bool:
+    """``moco_lab.a.b.C.d`` names a module or an attribute that exists."""
+    import importlib
+
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+            break
+        except ImportError:
+            continue
+    for name in parts[i:]:
+        if not hasattr(obj, name):
+            return False
+        obj = getattr(obj, name)
+    return True
+
+
+def _prose_and_code():
+    """(file, text) of the package's modules, the Markdown guides and the lessons' and dashboards' cells."""
+    import json
+
+    for path in sorted((ROOT / "moco_lab").rglob("*.py")):
+        yield path, path.read_text()
+    for path in sorted([*ROOT.glob("*.md"), *(ROOT / "docs").glob("*.md")]):
+        yield path, path.read_text()
+    for path in sorted([*(ROOT / "lessons").glob("*.ipynb"), *(ROOT / "widgets").glob("*.ipynb")]):
+        cells = json.loads(path.read_text())["cells"]
+        yield path, "\n".join("".join(c["source"]) for c in cells)
+
+
+def stale_names(files) -> list[str]:
+    bad = set()
+    for path, text in files:
+        for m in DOTTED.finditer(text):
+            dotted = "moco_lab" + m.group(2)
+            if not _resolves(dotted):
+                bad.add(f"{path.relative_to(ROOT) if path.is_absolute() else path}: {m.group(0)}")
+    return sorted(bad)
+
+
+def test_every_dotted_name_of_the_package_exists():
+    """Docstrings, guides, lessons and dashboards name ``moco_lab.x.y`` / ``ml.x`` objects that exist: modules that
+    moved (``moco_lab.widgets`` became ``moco_lab.ui.widgets``) or functions a guide promises leave no stale name."""
+    bad = stale_names(_prose_and_code())
+    assert not bad, "\n".join(bad)
+
+
+def test_stale_names_are_found():
+    text = "see :class:`~moco_lab.trajectory.Solution`, ml.examples.nothing_here and ml.sweep; FORMAT moco_lab.study/1"
+    where = ROOT / "notes.txt"
+    assert stale_names([(where, text)]) == ["notes.txt: ml.examples.nothing_here", "notes.txt: moco_lab.trajectory.Solution"]

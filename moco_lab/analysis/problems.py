@@ -78,7 +78,7 @@ def suspended_mass_activation_rms(solution: Solution, prediction: Solution) -> f
 
     Moco's ``compareContinuousVariablesRMSPattern(..., "/forceset.*activation$")``
     (``sqrt(∫ Σ err² dt / (T · ncols))``) on the common time range
-    (:meth:`~moco_lab.trajectory.Trajectory.rms_difference` with
+    (:meth:`~moco_lab.results.trajectory.Trajectory.rms_difference` with
     ``per_column=True``), divided by the peak predicted activation. The Moco
     paper (N = 100 prediction, N = 138 tracking) reports 0.21–0.33 % for
     effort exponent 2 and 10.7–11.1 % for exponent 4.

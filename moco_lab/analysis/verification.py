@@ -14,7 +14,7 @@ Error measures
     accuracy from a mesh-refinement study).
 
 A closed form is a function ``t -> {name: values}`` over the problem's state or
-control names, so it can be compared with a :class:`~moco_lab.trajectory.Trajectory`
+control names, so it can be compared with a :class:`~moco_lab.results.trajectory.Trajectory`
 name by name::
 
     import moco_lab as ml
@@ -247,7 +247,7 @@ def solution_errors(reference: str | Callable, solution: Trajectory, metrics: It
     reference : object or None
         The known solution, with attributes ``states`` and ``controls``
         (callables ``t -> {name: values}`` or None) and ``objective`` and
-        ``final_time`` (floats or None), e.g. a :class:`moco_lab.demos.Reference`.
+        ``final_time`` (floats or None), e.g. a :class:`moco_lab.ui.demos.Reference`.
         None gives no errors.
     solution : Trajectory or Solution
         The numerical solution (``objective`` needs a :class:`Solution`).

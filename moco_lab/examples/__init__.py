@@ -2,30 +2,31 @@
 Moco paper's squat-to-stand predictions, gait2d tracking Winter's normal gait, Moco's torque-driven
 tracking of a measured walking trial under its ground reaction forces (``gait10dof``), and Moco's 2-D walking
 example: tracking, then prediction (``walking_2d``)."""
-from .gait2d import WINTER_JOINTS, WinterGait, gait2d_tracking_study, gait2d_walking_guess, winter_gait
+from .gait2d import WINTER_JOINTS, WinterGait, gait2d_prediction_study, gait2d_tracking_study, gait2d_walking_guess, winter_gait
 from .gait10dof import GAIT10DOF_TRACK_SETTINGS, gait10dof_torque_model, gait10dof_track
 from .squat import SQUAT_POSE, squat_to_stand_guess_values, squat_to_stand_study
 from .verification import (
-                         PARABOLA_MOTIONS,
-                         STUDIES,
-                         double_pendulum_study,
-                         linear_study,
-                         parabola_study,
-                         sliding_mass_study,
-                         suspended_mass_prediction_study,
-                         suspended_mass_tracking_study,
+                     PARABOLA_MOTIONS,
+                     STUDIES,
+                     double_pendulum_study,
+                     linear_study,
+                     parabola_study,
+                     sliding_mass_study,
+                     suspended_mass_prediction_study,
+                     suspended_mass_tracking_study,
 )
 from .walking_2d import (
-                         WALKING_2D_BOUNDS,
-                         walking_2d_model,
-                         walking_2d_prediction,
-                         walking_2d_study,
-                         walking_2d_symmetry,
-                         walking_2d_tracking,
+                     WALKING_2D_BOUNDS,
+                     walking_2d_model,
+                     walking_2d_prediction,
+                     walking_2d_study,
+                     walking_2d_symmetry,
+                     walking_2d_tracking,
 )
 
 __all__ = ["GAIT10DOF_TRACK_SETTINGS", "gait10dof_torque_model", "gait10dof_track",
-           "WINTER_JOINTS", "WinterGait", "gait2d_tracking_study", "gait2d_walking_guess", "winter_gait",
+           "WINTER_JOINTS", "WinterGait", "gait2d_prediction_study", "gait2d_tracking_study", "gait2d_walking_guess",
+           "winter_gait",
            "SQUAT_POSE", "squat_to_stand_guess_values", "squat_to_stand_study",
            "PARABOLA_MOTIONS", "STUDIES", "double_pendulum_study", "linear_study", "parabola_study",
            "sliding_mass_study", "suspended_mass_prediction_study", "suspended_mass_tracking_study",

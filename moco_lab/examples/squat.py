@@ -1,6 +1,6 @@
 """The Moco paper's squat-to-stand predictions (Dembia et al. 2020, Figure 6), posed as the paper's code poses them.
 
-:func:`squat_to_stand_study` returns a :class:`~moco_lab.study.Study` on
+:func:`squat_to_stand_study` returns a :class:`~moco_lab.tools.study.Study` on
 :func:`moco_lab.models.squat_to_stand`: rise from a deep squat (lumbar −22°, hip −98°,
 knee −104°, ankle −30°) to upright (all 0), at rest at both ends, in a free final time
 t_f ∈ [0.1, 2] s, minimizing squared controls (effort, weight 1) plus the final time

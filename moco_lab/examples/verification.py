@@ -1,9 +1,9 @@
 """Ready-made studies: Moco's verification problems, posed exactly as Moco 4.6 poses them.
 
 See ``VERIFICATION.md`` (a), (b). Each function
-returns a fresh :class:`~moco_lab.study.Study` (with a fresh model, so studies
+returns a fresh :class:`~moco_lab.tools.study.Study` (with a fresh model, so studies
 never share state) that you can inspect, change and solve; lessons,
-dashboards (:mod:`moco_lab.demos`), tests and benchmarks all start from these.
+dashboards (:mod:`moco_lab.ui.demos`), tests and benchmarks all start from these.
 Problem, bounds, goals and state/control paths mirror, line for line, the
 OpenSim Moco studies of ``benchmarks/moco_reference.py``, so results can be
 compared name by name::

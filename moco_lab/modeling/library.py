@@ -1,6 +1,6 @@
 """Model factories: the systems of Moco's verification problems and classics.
 
-Each factory returns a :class:`~moco_lab.model.Model` whose names follow the
+Each factory returns a :class:`~moco_lab.modeling.model.Model` whose names follow the
 OpenSim models that Moco's examples and tests build, so the same state and
 control paths work in moco_lab and in OpenSim Moco.
 

@@ -77,7 +77,7 @@ class PathConstraint:
     """``lower <= func(t, states, controls, parameters) <= upper`` at every mesh point.
 
     ``func`` returns a sequence of length ``len(lower)``; its arguments are
-    :class:`~moco_lab.goals.NamedValues` (floats or Drake ``AutoDiffXd``).
+    :class:`~moco_lab.util.names.NamedValues` (floats or Drake ``AutoDiffXd``).
     """
 
     name: str

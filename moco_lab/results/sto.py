@@ -436,7 +436,7 @@ def write_trajectory(traj: Any, path: PathLike) -> None:
     Parameters
     ----------
     traj : Trajectory or Solution
-        For a :class:`~moco_lab.trajectory.Solution` the header also records
+        For a :class:`~moco_lab.results.trajectory.Solution` the header also records
         ``success``, ``status``, ``objective``, ``objective_<goal>``,
         ``num_iterations`` and ``solver_duration`` (Moco's names) plus
         ``solver``, ``message`` and ``constraint_violation``. Key/values in a

@@ -12,7 +12,7 @@ Every series has the same length as ``time`` (for Hermite–Simpson: mesh points
 and interval midpoints, ``2N + 1`` values). A :class:`Solution` adds the solver
 outcome with SciPy ``OptimizeResult`` names (``success``, ``status``,
 ``message``, ``fun``, ``nit``). Both read and write OpenSim's tab-delimited
-``.sto`` format (:mod:`moco_lab.sto`) and can be the initial guess of a study.
+``.sto`` format (:mod:`moco_lab.results.sto`) and can be the initial guess of a study.
 """
 from __future__ import annotations
 

@@ -219,7 +219,7 @@ def simulate(
         ``(n,)``, for every name in :meth:`Model.control_names`). Hermite–Simpson
         solutions include interval midpoints; they are used as further knots.
         Other columns (multipliers, derivatives) are ignored. A failed
-        (sealed) :class:`~moco_lab.trajectory.Solution` raises; unseal it first.
+        (sealed) :class:`~moco_lab.results.trajectory.Solution` raises; unseal it first.
     parameters : dict of str -> float, optional
         Model property path -> value to apply (see :meth:`Model.properties`),
         e.g. ``{"/body/mass": 4.0, "/forceset/spring/viscosity": 0.5}``. Body

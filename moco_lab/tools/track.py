@@ -17,9 +17,9 @@ As in ``MocoTrack::initialize`` (OpenSim Moco 4.6) the study has
   ``final_time`` when given (within the reference);
 * ``N = ceil((tf - t0) / mesh_interval)`` mesh intervals (never a larger
   interval than requested);
-* goal ``"state_tracking"``: a :class:`~moco_lab.goals.StateTrackingGoal`
+* goal ``"state_tracking"``: a :class:`~moco_lab.ocp.goals.StateTrackingGoal`
   with weight ``states_global_tracking_weight``;
-* goal ``"control_effort"``: a :class:`~moco_lab.goals.ControlGoal` with
+* goal ``"control_effort"``: a :class:`~moco_lab.ocp.goals.ControlGoal` with
   weight ``control_effort_weight`` (default 0.001);
 * the model's default bounds (coordinate ranges, speeds ``[-50, 50]``,
   activations ``[0, 1]``, actuator control limits); no initial or final
@@ -74,14 +74,14 @@ class Track(StrictAttributes):
     Parameters
     ----------
     model : Model
-        The model to track with (a :class:`~moco_lab.model.Model`, e.g. from
+        The model to track with (a :class:`~moco_lab.modeling.model.Model`, e.g. from
         :mod:`moco_lab.models`). Every study built by :meth:`initialize` uses
         this same object.
     states_reference : Trajectory, str or path-like, or (time, dict)
-        Reference states. A :class:`~moco_lab.trajectory.Trajectory` or
-        :class:`~moco_lab.trajectory.Solution` contributes its states (as
+        Reference states. A :class:`~moco_lab.results.trajectory.Trajectory` or
+        :class:`~moco_lab.results.trajectory.Solution` contributes its states (as
         Moco's ``exportToStatesTable``). A path is read as an OpenSim ``.sto``
-        table (:func:`moco_lab.sto.read_table`); if the file is a Moco
+        table (:func:`moco_lab.results.sto.read_table`); if the file is a Moco
         trajectory (its header has Moco's ``num_states``, ... counts), only its
         states are used. A file in degrees (``inDegrees=yes``) is converted to
         radians for the model's rotational coordinates (values and speeds).

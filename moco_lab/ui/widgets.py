@@ -15,16 +15,16 @@ Voila page:
     (``N = 10, 20, 40, 80``, run by :func:`moco_lab.sweep`) and plot the errors on
     log–log axes with the observed orders of accuracy.
 
-Both work on *demo problems* (:mod:`moco_lab.demos`): ``DEMO_PROBLEMS`` maps a
+Both work on *demo problems* (:mod:`moco_lab.ui.demos`): ``DEMO_PROBLEMS`` maps a
 name to a ``DemoProblem``, whose ``build(settings)`` returns a ready
-:class:`~moco_lab.study.Study`. The panel applies the generic settings
+:class:`~moco_lab.tools.study.Study`. The panel applies the generic settings
 (scheme, mode, mesh, optimizer, goal weights and exponents, see
-:func:`moco_lab.demos.apply_settings`) itself, so a builder only poses the
+:func:`moco_lab.ui.demos.apply_settings`) itself, so a builder only poses the
 problem; errors against a known solution and observed orders come from
 :mod:`moco_lab.analysis`. The names of those modules that the panels use are
-re-exported here too (``from moco_lab.widgets import DEMO_PROBLEMS`` works)::
+re-exported here too (``from moco_lab.ui.widgets import DEMO_PROBLEMS`` works)::
 
-    from moco_lab.widgets import SolvePanel
+    from moco_lab.ui.widgets import SolvePanel
     SolvePanel(["linear", "sliding_mass"])          # two verification problems
 
     def my_builder(settings):                         # any study works too
@@ -84,7 +84,7 @@ from .demos import (
 
 __all__ = [
     "SolvePanel", "ConvergencePanel",
-    # Re-exported from moco_lab.demos and moco_lab.analysis, where they live:
+    # Re-exported from moco_lab.ui.demos and moco_lab.analysis, where they live:
     "Option", "Reference", "DemoProblem", "DEMO_PROBLEMS", "register_demo_problem", "get_demo_problem",
     "default_settings", "apply_settings", "linear_reference", "sliding_mass_reference",
     "METRIC_LABELS", "solution_errors", "observed_orders", "LINEAR_C2", "LINEAR_C3",
@@ -405,8 +405,8 @@ class SolvePanel(_Panel):
     ``history_out``, ``extra_outs`` (figure name -> Output, one per figure of
     the problem's ``extra_figures`` hook, below the states and controls).
 
-    Problem hooks (see :class:`~moco_lab.demos.DemoProblem`): an
-    :class:`~moco_lab.demos.Option` with ``rebuild=True`` re-poses the
+    Problem hooks (see :class:`~moco_lab.ui.demos.DemoProblem`): an
+    :class:`~moco_lab.ui.demos.Option` with ``rebuild=True`` re-poses the
     problem when it changes (new goal widgets, then a solve), after selecting
     its ``presets``; ``extra_figures`` adds figures, ``extra_numbers`` adds
     entries to the numbers line, ``weight_sliders`` shows goal weights as

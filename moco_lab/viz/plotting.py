@@ -129,7 +129,7 @@ def plot_trajectories(trajectories: Trajectory | Sequence[Trajectory], names: Se
     ----------
     trajectories : Trajectory or sequence of Trajectory
         Drawn in order, each in its own color (Plotly's default palette); a
-        :class:`~moco_lab.trajectory.Solution` must be unsealed.
+        :class:`~moco_lab.results.trajectory.Solution` must be unsealed.
     names : str or sequence of str, optional
         Variables to plot: any state, control, multiplier or derivative name.
         Default: every state, then every control.
@@ -364,7 +364,7 @@ def plot_path(trajectories: Trajectory | Sequence[Trajectory], x: str, y: str, *
     ----------
     trajectories : Trajectory or sequence of Trajectory
         Paths drawn in colour (lines with the grid points as markers); a
-        :class:`~moco_lab.trajectory.Solution` must be unsealed.
+        :class:`~moco_lab.results.trajectory.Solution` must be unsealed.
     x, y : str
         Names of the two variables (states, controls, ...), e.g.
         ``"/jointset/tx/tx/value"`` and ``"/jointset/ty/ty/value"``.

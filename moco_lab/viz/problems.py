@@ -41,7 +41,7 @@ def suspended_mass_path_figure(solution: Solution, previous: Solution | None = N
     Returns
     -------
     plotly.graph_objects.Figure
-        Made by :func:`moco_lab.plotting.plot_path`.
+        Made by :func:`moco_lab.viz.plotting.plot_path`.
     """
     ok = getattr(solution, "success", True)
     label = "solution" if ok else f"last iterate ({solution.status})"
@@ -62,7 +62,7 @@ def suspended_mass_path_figure(solution: Solution, previous: Solution | None = N
 def parabola_path_figure(solution: Solution, previous: Solution | None = None, motion: str = "move") -> go.Figure:
     """The parabola, the bead's path and the arrows of the constraint force ``−Gᵀλ`` (and of the actuators).
 
-    Made by :func:`moco_lab.plotting.plot_path_forces`; trace names ``"y = x²"``,
+    Made by :func:`moco_lab.viz.plotting.plot_path_forces`; trace names ``"y = x²"``,
     ``"previous"`` (with ``previous``), ``"path"`` (``"last iterate"`` for a
     failed solve), ``"constraint force −Gᵀλ"`` and ``"actuator force"`` (drawn
     magnified, e.g. ``"actuator force ×5"``, when it is much smaller than the
