@@ -68,11 +68,10 @@ import numpy as np  # noqa: E402
 
 import moco_lab as ml  # noqa: E402
 from benchmarks import moco_reference as mr  # noqa: E402
+from moco_lab.engine.collocation import DYNAMICS_MODES as MODES  # noqa: E402
+from moco_lab.engine.collocation import SCHEMES  # noqa: E402
 from moco_lab.engine.kernel import clear_kernel_cache  # noqa: E402
 from moco_lab.symbolic import codegen  # noqa: E402
-
-SCHEMES = ("trapezoidal", "hermite-simpson")
-MODES = ("explicit", "implicit")
 
 #: Problem name -> (Moco solver from benchmarks.moco_reference, its keyword arguments);
 #: the moco_lab side is moco_lab.examples.STUDIES[name]. Also used by tests/test_against_moco.py.

@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
+from moco_lab.engine.collocation import SCHEMES
 from moco_lab.modeling.constraints import constraint_jacobian
 from moco_lab.tools.inverse import Inverse, reserve_path
 
@@ -39,7 +40,6 @@ TX, TY = "/jointset/tx/tx/value", "/jointset/ty/ty/value"
 AX, AY = "/jointset/tx/tx/accel", "/jointset/ty/ty/accel"
 FX, FY = "/forceset/force_x", "/forceset/force_y"
 LAMBDA = "/constraintset/curve/lambda_0"
-SCHEMES = ["hermite-simpson", "trapezoidal"]
 TIGHT = dict(convergence_tolerance=1e-10, constraint_tolerance=1e-10)
 
 T = 2 * np.pi

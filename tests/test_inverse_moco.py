@@ -16,23 +16,18 @@ to 1e-8 at Moco's solution). The assertions below check what is established:
 Moco's solution is feasible in ours with Moco's objective, ours is no worse,
 and the two agree to 2e-3 in objective and 0.03 in activation.
 """
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("opensim")
 
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
 
-from test_inverse import _driven_suspended_mass  # noqa: E402
+from test_inverse import _driven_suspended_mass
 
-from benchmarks import moco_reference as mr  # noqa: E402
-from moco_lab.solve.optimizer import max_constraint_violation  # noqa: E402
-from moco_lab.tools.inverse import Inverse  # noqa: E402
+from benchmarks import moco_reference as mr
+from moco_lab.solve.optimizer import max_constraint_violation
+from moco_lab.tools.inverse import Inverse
 
 pytestmark = pytest.mark.opensim
 

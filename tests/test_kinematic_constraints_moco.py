@@ -6,21 +6,16 @@ multipliers have opposite signs. Measured (bead, explicit): states agree to 6e-9
 to 7e-7 (range 47) at mesh points and midpoints alike; actuated: objectives equal to 3e-16,
 states 1.5e-10, multipliers 1.9e-8 (range 28).
 """
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("opensim")
 
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
 
-from test_kinematic_constraints import LAM, XD, YD, X, Y, actuated_study, bead_study  # noqa: E402
+from test_kinematic_constraints import LAM, XD, YD, X, Y, actuated_study, bead_study
 
-from benchmarks import moco_reference as mr  # noqa: E402
+from benchmarks import moco_reference as mr
 
 pytestmark = pytest.mark.opensim
 

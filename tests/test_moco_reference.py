@@ -7,8 +7,6 @@ importable. Reference values come from
 
 import math
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,11 +14,8 @@ import pytest
 pytest.importorskip("opensim")
 
 # Make the repository root importable however pytest is invoked.
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
 
-from benchmarks import moco_reference as mr  # noqa: E402
+from benchmarks import moco_reference as mr
 
 # Analytic solution of problem (a) (same optimal states for both variants).
 C2 = -7.2917920742

@@ -1,19 +1,13 @@
-"""Tests of ``moco_lab.plotting``: ``plot_trajectories``, ``plot_path`` and ``plot_path_forces``."""
+"""Tests of ``moco_lab.viz.plotting``: ``plot_trajectories``, ``plot_path`` and ``plot_path_forces``."""
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-
-import moco_lab as ml  # noqa: E402
-from moco_lab.results.trajectory import Solution, Trajectory  # noqa: E402
-from moco_lab.viz.plotting import plot_path, plot_path_forces, plot_trajectories, short_names  # noqa: E402
+import moco_lab as ml
+from moco_lab.results.trajectory import Solution, Trajectory
+from moco_lab.viz.plotting import plot_path, plot_path_forces, plot_trajectories, short_names
 
 Q = "/jointset/slider/position/value"
 U = "/jointset/slider/position/speed"

@@ -6,18 +6,12 @@ reproduces the states the collocation predicted, to the accuracy the
 transcription can deliver.
 """
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-
-import moco_lab as ml  # noqa: E402
-from moco_lab.tools.simulate import ForceElementSystem, integration_schemes, simulate, simulate_solution  # noqa: E402
+import moco_lab as ml
+from moco_lab.tools.simulate import ForceElementSystem, integration_schemes, simulate, simulate_solution
 
 SQ, SU, SX = "/slider/position/value", "/slider/position/speed", "/actuator"
 LQ, LU, LX = "/jointset/j/coord/value", "/jointset/j/coord/speed", "/forceset/coordinateactuator"

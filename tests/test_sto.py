@@ -1,23 +1,18 @@
 """Tests of ``moco_lab.results.sto``: OpenSim ``.sto`` files as Moco reads and writes them."""
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-
-from moco_lab.results.sto import (  # noqa: E402
+from moco_lab.results.sto import (
     StoFormatError,
     read_table,
     write_table,
     write_trajectory,
 )
-from moco_lab.results.trajectory import Solution, Trajectory, read_trajectory  # noqa: E402
+from moco_lab.results.trajectory import Solution, Trajectory, read_trajectory
 
 GROUPS = ("states", "controls", "multipliers", "derivatives")
 

@@ -60,8 +60,6 @@ once and shared by the tests of this module.
 from __future__ import annotations
 
 import functools
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,9 +67,6 @@ import pytest
 osim = pytest.importorskip("opensim")
 
 # Make the repository root importable however pytest is invoked.
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
 
 from moco_compare import assert_same_objective, assert_same_trajectories  # noqa: E402
 

@@ -1,5 +1,5 @@
 """The engine: compiled dynamics, collocation and the transcription into a Drake ``MathematicalProgram``."""
-from .collocation import MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
+from .collocation import DYNAMICS_MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
 from .transcription import Transcription
 
-__all__ = ["MODES", "SCHEMES", "Grid", "collocation_defects", "quadrature_weights", "Transcription"]
+__all__ = ["DYNAMICS_MODES", "SCHEMES", "Grid", "collocation_defects", "quadrature_weights", "Transcription"]

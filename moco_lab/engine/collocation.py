@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SCHEMES", "MODES", "Grid", "quadrature_weights", "collocation_defects"]
+__all__ = ["SCHEMES", "DYNAMICS_MODES", "Grid", "quadrature_weights", "collocation_defects"]
 
 SCHEMES = ("trapezoidal", "hermite-simpson")
-MODES = ("explicit", "implicit")
+DYNAMICS_MODES = ("explicit", "implicit")
 
 
 def quadrature_weights(scheme: str, dtau: np.ndarray) -> np.ndarray:

@@ -52,7 +52,7 @@ from ..ocp.goals import BoundGoal, EndpointData, NodeData
 from ..ocp.problem import Problem
 from ..util.names import NamedValues, did_you_mean
 from .callbacks import drake_callable
-from .collocation import MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
+from .collocation import DYNAMICS_MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
 from .hessian import ChunkHessian, EndpointHessian, unsupported_for_exact_hessian
 from .kernel import kernel_for
 from .layout import NodeLayout
@@ -61,7 +61,7 @@ from .patterns import output_patterns, patterned
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["Transcription", "PrescribedKinematics", "SCHEMES", "MODES", "MAX_CHUNK_ENTRIES"]
+__all__ = ["Transcription", "PrescribedKinematics", "SCHEMES", "DYNAMICS_MODES", "MAX_CHUNK_ENTRIES"]
 
 #: Largest dense Jacobian (rows × variables) of one automatic dynamics chunk (see
 #: :meth:`Transcription.chunk_intervals`).

@@ -666,7 +666,7 @@ _FLOAT_FIELDS = (
     "tendon_strain_at_one_norm_force", "min_control", "max_control",
 )
 _BOOL_FIELDS = ("ignore_passive_fiber_force", "ignore_tendon_compliance", "ignore_activation_dynamics")
-_MODES = ("explicit", "implicit")
+_TENDON_MODES = ("explicit", "implicit")
 
 
 @dataclass(eq=True)
@@ -776,7 +776,7 @@ class DeGrooteFregly2016Muscle:
                 raise self._err(f"name must be a non-empty string, got {value!r}")
             return value
         if key == "tendon_compliance_dynamics_mode":
-            if value not in _MODES:
+            if value not in _TENDON_MODES:
                 raise self._err(f"tendon_compliance_dynamics_mode must be 'explicit' or 'implicit', got {value!r}")
             return str(value)
         if key in _BOOL_FIELDS:
@@ -1075,7 +1075,7 @@ class DeGrooteFregly2016Muscle:
             lt_norm = _ones_like(mt_length)
         else:
             mode = mode or self.tendon_compliance_dynamics_mode
-            if mode not in _MODES:
+            if mode not in _TENDON_MODES:
                 raise ValueError(f"mode must be 'explicit' or 'implicit', got {mode!r}")
             if norm_tendon_force is None:
                 raise ValueError(f"muscle {self.name!r} has a compliant tendon: norm_tendon_force is required")

@@ -56,7 +56,7 @@ __all__ = ["Goal", "BoundGoal", "NodeData", "EndpointData", "GoalContext", "Cont
            "ContactTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "UserGoal", "goal_from_dict", "GOAL_TYPES",
            "explain_autodiff_error"]
 
-MODES = ("cost", "endpoint_constraint")
+GOAL_MODES = ("cost", "endpoint_constraint")
 
 
 # ---------------------------------------------------------------------------------------- data a bound goal sees
@@ -249,8 +249,8 @@ class Goal:
         self.weight = weight
         self.enabled = bool(enabled)
         self.mode = mode or self.default_mode
-        if self.mode not in MODES:
-            raise ValueError(f"Goal {self.name!r}: mode must be one of {list(MODES)}, got {mode!r}")
+        if self.mode not in GOAL_MODES:
+            raise ValueError(f"Goal {self.name!r}: mode must be one of {list(GOAL_MODES)}, got {mode!r}")
         if self.mode == "endpoint_constraint" and not self.supports_endpoint_constraint:
             raise ValueError(f"{type(self).__name__} {self.name!r} cannot be an endpoint constraint")
         self.bounds = self._parse_bounds(bounds)
@@ -683,7 +683,7 @@ class PeriodicityGoal(Goal):
 
     def __init__(self, name: str | None = None, weight: float = 1.0, pairs: Sequence = (), mode: str = "endpoint_constraint",
                  enabled: bool = True):
-        if mode not in MODES:
+        if mode not in GOAL_MODES:
             raise ValueError(f"PeriodicityGoal mode must be 'endpoint_constraint' or 'cost', got {mode!r}")
         super().__init__(name, weight, enabled, mode=mode)
         self.pairs = []

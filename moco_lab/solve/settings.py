@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engine.collocation import MODES, SCHEMES
+from ..engine.collocation import DYNAMICS_MODES, SCHEMES
 from ..results.trajectory import Trajectory
 from ..util.checks import finite_number, whole_number
 from ..util.names import StrictAttributes
@@ -144,8 +144,9 @@ class SolverSettings(StrictAttributes):
         scheme = self.transcription_scheme
         if scheme not in SCHEMES:
             raise ValueError(f"Unknown transcription_scheme {scheme!r}; choose one of {list(SCHEMES)}.")
-        if self.multibody_dynamics_mode not in MODES:
-            raise ValueError(f"Unknown multibody_dynamics_mode {self.multibody_dynamics_mode!r}; choose one of {list(MODES)}.")
+        if self.multibody_dynamics_mode not in DYNAMICS_MODES:
+            raise ValueError(f"Unknown multibody_dynamics_mode {self.multibody_dynamics_mode!r}; choose one of "
+                             f"{list(DYNAMICS_MODES)}.")
         if self.optim_solver not in ("ipopt", "snopt"):
             raise ValueError(f"Unknown optim_solver {self.optim_solver!r}; choose 'ipopt' or 'snopt'.")
         if self.optim_linear_solver not in ("spral", "mumps"):

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 import numpy as np
 
-from ..engine.collocation import MODES, SCHEMES
+from ..engine.collocation import DYNAMICS_MODES, SCHEMES
 from ..modeling.model import Model
 from ..modeling.units import coordinate_motion
 from ..ocp.goals import ControlGoal, StateTrackingGoal
@@ -226,8 +226,8 @@ class Track(StrictAttributes):
         self.allow_unused_references = bool(allow_unused_references)
         if scheme not in SCHEMES:
             raise ValueError(f"Track: scheme must be one of {list(SCHEMES)}, got {scheme!r}")
-        if mode not in MODES:
-            raise ValueError(f"Track: mode must be one of {list(MODES)}, got {mode!r}")
+        if mode not in DYNAMICS_MODES:
+            raise ValueError(f"Track: mode must be one of {list(DYNAMICS_MODES)}, got {mode!r}")
         self.scheme = scheme
         self.mode = mode
         if optim_tolerance is not None:

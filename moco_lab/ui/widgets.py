@@ -62,8 +62,10 @@ from ..analysis.verification import (
     observed_orders,
     solution_errors,
 )
+from ..engine.collocation import DYNAMICS_MODES, SCHEMES
 from ..results.trajectory import Solution
 from ..solve.optimizer import IPOPT_STATUS_EXPLANATIONS, Progress, status_level
+from ..solve.settings import SolverSettings
 from ..tools.sweep import SweepResult, sweep
 from ..util.config import fast_mode
 from ..viz.plotting import plot_trajectories
@@ -91,8 +93,8 @@ __all__ = [
     "linear_exact_states", "linear_exact_control",
 ]
 
-SCHEMES = ("hermite-simpson", "trapezoidal")
-MODES = ("explicit", "implicit")
+#: The schemes in the menus: the engine's, Moco's default (``SolverSettings``'s) first.
+SCHEMES = tuple(sorted(SCHEMES, key=lambda s: s != SolverSettings().transcription_scheme))
 OPTIMIZERS = ("ipopt", "snopt")
 #: Tolerance choices offered by the panels (label, value); ``None`` keeps the optimizer's defaults.
 TOLERANCES = (("optimizer default", None), ("1e-2", 1e-2), ("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-6", 1e-6),
@@ -298,7 +300,7 @@ class _Panel(W.VBox):
 
     def _solver_widgets(self) -> None:
         """The ``mode``, ``optimizer`` and ``tolerance`` dropdowns."""
-        self.mode = W.Dropdown(options=list(MODES), description="dynamics mode", style=_STYLE, layout=_wide())
+        self.mode = W.Dropdown(options=list(DYNAMICS_MODES), description="dynamics mode", style=_STYLE, layout=_wide())
         self.optimizer = W.Dropdown(options=list(OPTIMIZERS), description="optimizer", style=_STYLE,
                                     layout=_wide())
         self.tolerance = W.Dropdown(
