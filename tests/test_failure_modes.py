@@ -20,17 +20,12 @@ SPEED = "/slider/position/speed"
 
 
 def sliding_mass(N=10, final_time=(0, 5), goal=True):
-    study = ml.Study("sliding")
-    p = study.problem
-    p.set_model(ml.models.sliding_mass())
-    p.set_time_bounds(0, final_time)
-    p.set_state_info(POS, (-5, 5), 0, 1)
-    p.set_state_info(SPEED, (-50, 50), 0, 0)
-    p.set_control_info("/actuator", (-50, 50))
-    if goal:
-        p.add_goal(ml.FinalTimeGoal())
-    study.solver.num_mesh_intervals = N
-    study.solver.transcription_scheme = "trapezoidal"
+    """The library's minimum-time sliding mass, trapezoidal, with another final-time range or no goal."""
+    study = ml.examples.sliding_mass_study(scheme="trapezoidal")
+    study.solver.num_mesh_intervals = N   # unchecked here: some tests set bad sizes on purpose
+    study.problem.set_time_bounds(0, final_time)
+    if not goal:
+        study.problem.goals.clear()
     return study
 
 

@@ -26,17 +26,8 @@ def constant_control(model, time, value, control):
 
 # --------------------------------------------------------------- solves
 def sliding_mass_study(scheme):
-    """Minimum-time sliding mass: rest at 0 to rest at 1 m, |F| <= 50 N."""
-    study = ml.Study()
-    problem = study.problem
-    problem.set_model(ml.models.sliding_mass(mass=2.0))
-    problem.set_time_bounds(0, (0, 5))
-    problem.set_state_info(SQ, (-5, 5), 0, 1)
-    problem.set_state_info(SU, (-50, 50), 0, 0)
-    problem.set_control_info(SX, (-50, 50))
-    problem.add_goal(ml.FinalTimeGoal())
-    study.solver.transcription_scheme = scheme
-    study.solver.num_mesh_intervals = 50
+    """Minimum-time sliding mass (the library's): rest at 0 to rest at 1 m, |F| <= 50 N."""
+    study = ml.examples.sliding_mass_study(scheme=scheme, num_mesh_intervals=50)
     solution = study.solve()
     assert solution.success, solution.summary()
     return study, solution
