@@ -214,7 +214,7 @@ def write_table(rows: dict, cross: dict, env: dict, measured: dict, stored: dict
               "At tolerance 1e-4 the prediction stops somewhere on a flat valley of effort per distance, and where "
               "depends on the iterates' path (tests/test_walking_2d.py: objectives -4e-4 to +1.4e-2 relative to "
               "Moco's, 324-462 iterations over IPOPT option sets); continued to 1e-6 both tools' valley has one "
-              "bottom (lesson 11, README)."]
+              "bottom (lesson 11, docs/verification.md)."]
     lines += ["", "Each tool's solution in the other tool's problem: Moco's judged by moco_lab's problem as it is "
               "(`Study.evaluate`, no optimizer); Moco's solve started from moco_lab's solution (its Python interface "
               "cannot evaluate goals at a given trajectory):", "",

@@ -152,3 +152,56 @@ def test_stale_names_are_found():
     text = "see :class:`~moco_lab.trajectory.Solution`, ml.examples.nothing_here and ml.sweep; FORMAT moco_lab.study/1"
     where = ROOT / "notes.txt"
     assert stale_names([(where, text)]) == ["notes.txt: ml.examples.nothing_here", "notes.txt: moco_lab.trajectory.Solution"]
+
+
+# ---------------------------------------------------------------------- links between the Markdown documents
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", text))
+
+
+def _anchors(path: Path) -> set[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return {_slug(line.lstrip("#")) for line in lines if re.match(r"#{1,6} ", line)}
+
+
+def broken_links(paths) -> list[str]:
+    """Relative links (``[text](file#anchor)``, ``[text](#anchor)``) whose file or heading does not exist."""
+    bad = []
+    for path in paths:
+        for target in LINK.findall(path.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue  # http(s), mailto: outside the repository
+            file, _, anchor = target.partition("#")
+            goal = (path.parent / file).resolve() if file else path
+            where = f"{path.relative_to(ROOT)}: {target}"
+            if not goal.exists():
+                bad.append(where + " (no such file)")
+            elif anchor and goal.suffix == ".md" and anchor not in _anchors(goal):
+                bad.append(where + " (no such heading)")
+    return bad
+
+
+def test_every_link_between_the_documents_works():
+    """The README's guide list, the guides' links back and to each other and to their sections all resolve."""
+    bad = broken_links([p for p in tracked_files() if p.suffix == ".md"])
+    assert not bad, "\n".join(bad)
+
+
+def test_broken_links_are_found(tmp_path):
+    md = ".m" + "d"  # assembled, so that this file names no Markdown document that does not exist
+    (tmp_path / f"a{md}").write_text(f"# Top\n## A section\n[ok](b{md}#b-part) [ok](#a-section) [web](https://x.org/y)\n"
+                                     f"[gone](c{md}) [no heading](b{md}#nothing) [self](#none)\n")
+    (tmp_path / f"b{md}").write_text("# B part\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        assert broken_links([tmp_path / f"a{md}"]) == [f"a{md}: c{md} (no such file)",
+                                                       f"a{md}: b{md}#nothing (no such heading)",
+                                                       f"a{md}: #none (no such heading)"]
+    finally:
+        ROOT = saved

@@ -38,7 +38,7 @@ with several wraps, slides them until the straight pieces are tangent to within
 than the geodesic when the path runs obliquely to the axis. For paths with several
 wraps it also iterates the wraps until the length changes by less than 0.5 mm.
 The differences on the squat-to-stand model are measured in
-``tests/test_osim_opensim.py`` and reported in the README.
+``tests/test_osim_opensim.py`` and reported in ``docs/models.md``.
 """
 from __future__ import annotations
 
