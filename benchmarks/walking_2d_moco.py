@@ -46,7 +46,7 @@ def _bounds(problem) -> None:
         problem.setStateInfo(path, [lo, hi])
 
 
-def _symmetry(osim, problem, model) -> None:
+def add_symmetry_goal(osim, problem, model) -> None:
     """The C++ example's symmetry goal (coordinates by their state names, then muscle activations)."""
     goal = osim.MocoPeriodicityGoal("symmetryGoal")
     problem.addGoal(goal)
@@ -170,7 +170,7 @@ def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, guess: Pat
         problem = study.updProblem()
         model = processor.process()
         model.initSystem()
-        _symmetry(osim, problem, model)
+        add_symmetry_goal(osim, problem, model)
         effort = osim.MocoControlGoal.safeDownCast(problem.updGoal("control_effort"))
         effort.setWeight(10)
         contact = osim.MocoContactTrackingGoal("contact", 1)
@@ -208,7 +208,7 @@ def prediction_study(tol: float = 1e-4, num_mesh_intervals: int = 50, speed: flo
     problem.setModelProcessor(processor)
     model = processor.process()
     model.initSystem()
-    _symmetry(osim, problem, model)
+    add_symmetry_goal(osim, problem, model)
     speed_goal = osim.MocoAverageSpeedGoal("speed")
     problem.addGoal(speed_goal)
     speed_goal.set_desired_average_speed(speed)

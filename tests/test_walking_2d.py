@@ -195,14 +195,14 @@ def test_symmetry_goal_equals_mocos():
     import tempfile
     import xml.etree.ElementTree as ET
 
-    from benchmarks.walking_2d_moco import _symmetry
+    from benchmarks.walking_2d_moco import add_symmetry_goal
     from moco_lab.util.data import opensim_file
 
     opensim.Logger.setLevelString("error")
     model = opensim.Model(str(opensim_file("2D_gait.osim")))
     model.initSystem()
     study = opensim.MocoStudy()
-    _symmetry(opensim, study.updProblem(), model)
+    add_symmetry_goal(opensim, study.updProblem(), model)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "study.omoco"
         study.printToXML(str(path))

@@ -111,10 +111,10 @@ def _q(model, state_or_q) -> np.ndarray:
 def model_context(model: Model, q: ArrayLike) -> tuple[MultibodyPlant, Context]:
     """The model's Drake context (one per model, reused) set to positions ``q`` and zero velocities."""
     model.require_drake_kinematics("This Drake-numeric moment-arm function")
-    ctx = model.__dict__.get("_moment_arm_context")
-    if ctx is None:
-        ctx = model.plant.CreateDefaultContext()
-        model.__dict__["_moment_arm_context"] = ctx
+    cache = model.derived("moment_arms")
+    if "context" not in cache:
+        cache["context"] = model.plant.CreateDefaultContext()
+    ctx = cache["context"]
     model.plant.SetPositions(ctx, q)
     model.plant.SetVelocities(ctx, np.zeros(model.plant.num_velocities()))
     return ctx

@@ -76,6 +76,9 @@ class ConstraintModel(Protocol):
     def require_drake_kinematics(self, what: str) -> None:
         """Raise if the model's kinematics are not Drake's own (``what`` names the caller)."""
 
+    def derived(self, name: str) -> dict:
+        """A dictionary kept with the model for what is derived from it (emptied when the model changes)."""
+
 
 # ---------------------------------------------------------------------------- helpers
 def _scalar_kind(q) -> str:
@@ -434,7 +437,7 @@ def _plant_for(model, kind: str):
     """(plant, context) of the model for scalar ``kind``, cached on the model."""
     if hasattr(model, "require_drake_kinematics"):
         model.require_drake_kinematics("A point-based kinematic constraint")
-    cache = model.__dict__.setdefault("_constraint_plants", {})
+    cache = model.derived("constraint_plants")
     if kind not in cache:
         if kind == "float":
             plant = model.plant
@@ -495,7 +498,10 @@ def _check_qdot_is_u(model, q) -> None:
     if plant.num_positions() != plant.num_velocities():
         raise ValueError("constraint functions need nq == nv (q̇ = u); this plant has "
                          f"nq = {plant.num_positions()}, nv = {plant.num_velocities()}")
-    context = model.__dict__.setdefault("_constraint_qdot_context", plant.CreateDefaultContext())
+    cache = model.derived("constraint_qdot")
+    if "context" not in cache:
+        cache["context"] = plant.CreateDefaultContext()
+    context = cache["context"]
     plant.SetPositions(context, q)
     N = plant.MakeVelocityToQDotMap(context)
     N = N.toarray() if hasattr(N, "toarray") else np.asarray(N)
@@ -560,7 +566,7 @@ def constraint_jacobian(model: ConstraintModel, q: ArrayLike) -> np.ndarray:
 
 def _symbolic_bias(model):
     """Cached symbolic ``(q_vars, u_vars, Ġu expression)``, or ``None`` if φ is not symbolic-friendly."""
-    cache = model.__dict__.setdefault("_constraint_bias_sym", {})
+    cache = model.derived("constraint_bias")
     if "expr" not in cache:
         try:
             from pydrake.symbolic import Expression, Jacobian, Variable

@@ -198,6 +198,7 @@ class Model:
             self.add_force_element(element)
         #: Kinematic constraints (:mod:`moco_lab.modeling.constraints`), OpenSim's ``ConstraintSet``.
         self.constraints = []
+        self._derived: dict[str, dict] = {}  # see derived()
         for constraint in constraints or []:
             self.add_constraint(constraint)
 
@@ -380,9 +381,14 @@ class Model:
             raise ValueError(f"Duplicate constraint name {constraint.name!r}")
         constraint.bind(self)
         self.constraints.append(constraint)
-        for key in ("_constraint_bias_sym",):  # cached symbolic derivatives of the old constraint set
-            self.__dict__.pop(key, None)
+        self._derived.clear()  # e.g. the symbolic derivatives of the old constraint set
         return constraint
+
+    def derived(self, name: str) -> dict:
+        """A dictionary kept with this model for what other modules derive from it and reuse (``name`` tells
+        them apart): plants of other scalar types, Drake contexts, symbolic derivatives. Emptied whenever the
+        model changes (:meth:`add_constraint`), so nothing derived from an older model is used."""
+        return self._derived.setdefault(name, {})
 
     def multiplier_names(self) -> list[str]:
         """Lagrange multiplier paths ``/constraintset/<name>/lambda_<i>``, in :attr:`constraints` order."""

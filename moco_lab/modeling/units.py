@@ -28,7 +28,7 @@ def coordinate_motion(model: Model, coordinate: str | Coordinate) -> str:
     joint's x and y translate.
     """
     c = coordinate if hasattr(coordinate, "q_index") else model.coordinate(coordinate)
-    cache = model.__dict__.setdefault("_motion_cache", {})
+    cache = model.derived("coordinate_motion")
     key = id(model.plant)
     if key not in cache:
         kinds = {}

@@ -129,11 +129,6 @@ class Study:
         model = self.problem.model
         if model is None:
             raise RuntimeError("No model to save: call problem.set_model first.")
-        if model.spec is None:
-            raise TypeError(
-                "This study's model was not built by a moco_lab.models factory, so it cannot be written to a "
-                "study file (save your plant-building code instead)."
-            )
         if self.solver.guess is not None:
             raise TypeError("Studies with a guess trajectory cannot be saved; write the guess to .sto separately.")
         return {
