@@ -11,7 +11,7 @@ from moco_lab.modeling.gait2d import gait2d
 from moco_lab.results.trajectory import Trajectory, read_trajectory
 from moco_lab.ui import demos
 from moco_lab.ui import gait2d_walking as gw
-from moco_lab.ui.widgets import SolvePanel
+from moco_lab.ui.solve_panel import SolvePanel
 from moco_lab.util.data import GAIT2D_PREDICTED_WALK
 
 

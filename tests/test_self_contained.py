@@ -143,7 +143,7 @@ def stale_names(files) -> list[str]:
 
 def test_every_dotted_name_of_the_package_exists():
     """Docstrings, guides, lessons and dashboards name ``moco_lab.x.y`` / ``ml.x`` objects that exist: modules that
-    moved (``moco_lab.widgets`` became ``moco_lab.ui.widgets``) or functions a guide promises leave no stale name."""
+    moved (``moco_lab.widgets`` became ``moco_lab.ui.solve_panel``) or functions a guide promises leave no stale name."""
     bad = stale_names(_prose_and_code())
     assert not bad, "\n".join(bad)
 

@@ -9,7 +9,7 @@ import moco_lab as ml
 from moco_lab.analysis.walking_2d import walking_2d_summary
 from moco_lab.ui import demos
 from moco_lab.ui import walking_2d as w2
-from moco_lab.ui.widgets import SolvePanel
+from moco_lab.ui.solve_panel import SolvePanel
 from moco_lab.util.data import WALKING_2D_PREDICTED
 
 

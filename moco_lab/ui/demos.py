@@ -1,4 +1,4 @@
-"""Demo problems: the registry the dashboard panels (:mod:`moco_lab.ui.widgets`) offer.
+"""Demo problems: the registry the dashboard panels (:mod:`moco_lab.ui.solve_panel`, :mod:`moco_lab.ui.convergence_panel`) offer.
 
 :data:`DEMO_PROBLEMS` maps a name to a :class:`DemoProblem`, whose
 ``build(settings)`` poses a :class:`~moco_lab.tools.study.Study` (the built-in ones
@@ -160,7 +160,7 @@ class DemoProblem:
     mesh_full, mesh_fast : int
         Initial mesh intervals normally and under ``MOCO_LAB_FAST=1``.
     extra_figures : callable ``(solution, previous, settings) -> {name: plotly Figure}``, optional
-        Figures the problem adds to :class:`~moco_lab.ui.widgets.SolvePanel`
+        Figures the problem adds to :class:`~moco_lab.ui.solve_panel.SolvePanel`
         besides ``"trajectories"``, ``"cost"`` and ``"history"`` (which
         ``name`` must not be); each is shown in its own output area.
         ``solution`` is the panel's (unsealed) last solution, also when it

@@ -11,7 +11,7 @@ from ..analysis.moment_arms import METHOD_LABELS, assemble, moment_arm, moment_a
 from ..modeling import coupled
 from ..util.config import fast_mode
 from ..viz.moment_arms import draw_configuration, plot_generalized_forces, plot_moment_arm_curves
-from .widgets import PANEL_CSS
+from .components import PANEL_CSS
 
 if TYPE_CHECKING:
     import ipywidgets as widgets

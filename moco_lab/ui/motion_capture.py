@@ -13,7 +13,7 @@ from ..analysis.motion_capture import MotionCaptureRun, MotionCaptureSettings, r
 from ..solve.optimizer import Progress
 from ..util.config import fast_mode
 from ..viz.motion_capture import plot_fit_over_truth, plot_marker_errors, plot_residual_bars
-from .widgets import PANEL_CSS, action_button, blank_figure, error_text, group_box, html_widget, show_figure
+from .components import PANEL_CSS, action_button, blank_figure, error_text, group_box, html_widget, show_figure
 
 __all__ = ["MotionCapturePanel"]
 

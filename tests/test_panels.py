@@ -16,7 +16,8 @@ import moco_lab.tools.sweep as sweep_module
 from moco_lab.analysis import problems
 from moco_lab.analysis.verification import solution_errors
 from moco_lab.ui import demos
-from moco_lab.ui.widgets import ConvergencePanel, SolvePanel
+from moco_lab.ui.convergence_panel import ConvergencePanel
+from moco_lab.ui.solve_panel import SolvePanel
 
 PLOTLY = "application/vnd.plotly.v1+json"
 
