@@ -25,13 +25,9 @@ interval midpoints interleaved, Hermite–Simpson) on a uniform mesh in
 normalized time ``tau`` in [0, 1], ``t = t0 + tau (tf - t0)``.
 
 Defects, residuals and kinematic-constraint rows are evaluated in *chunks* of
-``chunk_size`` mesh intervals: one Python callback per chunk evaluates every
-node of the chunk with the compiled kernel (:mod:`moco_lab.engine.kernel`)
-and returns exact Jacobians. Each binding declares its Jacobian's structural
-non-zeros exactly: the chunk's own Jacobian assembly is run once on the
-structural patterns of the kernel's derivatives (random positive entries where
-an entry can be non-zero, so nothing cancels), and its non-zeros are the
-declared pattern.
+``chunk_size`` mesh intervals, each one Python callback with exact Jacobians
+whose structural non-zeros are declared (:mod:`moco_lab.engine.chunks`);
+endpoint goals are bound by :mod:`moco_lab.engine.endpoints`.
 
 Goals are bound to the problem (:meth:`moco_lab.ocp.goals.Goal.bind`): plain
 integral costs are summed chunk by chunk; goals whose value needs the
@@ -52,11 +48,13 @@ from ..ocp.goals import BoundGoal, EndpointData, NodeData
 from ..ocp.problem import Problem
 from ..util.names import NamedValues, did_you_mean
 from .callbacks import drake_callable
-from .collocation import DYNAMICS_MODES, SCHEMES, Grid, collocation_defects, quadrature_weights
+from .chunks import Chunk, NodeCache
+from .collocation import DYNAMICS_MODES, SCHEMES, Grid
+from .endpoints import Endpoint, goal_value
 from .hessian import ChunkHessian, EndpointHessian, unsupported_for_exact_hessian
 from .kernel import kernel_for
 from .layout import NodeLayout
-from .patterns import output_patterns, patterned
+from .patterns import output_patterns
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -120,46 +118,6 @@ class _NativeTerms:
     def endpoint_variable(self, name: str, row: int):
         """The variable of a state or control ``name`` at grid row ``row`` (0 or -1)."""
         return self._tr.endpoint(self.Y, self.X, name, row)
-
-
-class _NodeCache:
-    """Every grid point's dynamics and goal data at the optimizer's latest point, computed in one pass.
-
-    Drake's IPOPT calls the program's visualization callbacks with the full
-    decision vector whenever it evaluates the objective at a new point, which
-    it does before it evaluates the constraints there. This cache is such a
-    callback: it evaluates the kernel for all grid points at once (one compiled
-    call instead of one per chunk) and keeps the result with the point. A chunk
-    uses it only if its own variables equal the cached point's, bit for bit;
-    otherwise it computes its nodes itself, so the cache can only save time,
-    never change a result.
-    """
-
-    def __init__(self, tr: "Transcription"):
-        self.tr = tr
-        self.x = None
-        self.terms = None
-        self.data = None
-        self.hits = self.misses = 0
-
-    def update(self, x: np.ndarray) -> None:
-        tr = self.tr
-        x = np.array(x, float)
-        t0, tf, P, B = tr.split_full(x)
-        idx = np.arange(tr.grid.num_points)
-        self.x = None  # invalid while computing (an exception leaves no stale data)
-        self.terms = tr.node_dynamics(idx, B, P, True)
-        T = t0 + tr.grid.tau * (tf - t0)
-        self.data = tr.node_data(idx, B, P, T, True) if tr.outputs or tr.integral_goals or tr.integral_costs \
-            else None
-        self.x = x
-
-    def lookup(self, var_index: np.ndarray, z: np.ndarray) -> bool:
-        if self.x is not None and np.array_equal(self.x[var_index], z):
-            self.hits += 1
-            return True
-        self.misses += 1
-        return False
 
 
 class Transcription:
@@ -283,14 +241,14 @@ class Transcription:
             if b.native is not None:
                 b.native(terms)
         self._add_path_constraints()
-        # the all-grid-point evaluation cache (see _NodeCache); chunks look up their variables in it
+        # the all-grid-point evaluation cache (see NodeCache); chunks look up their variables in it
         all_vars = prog.decision_variables()
         self._full_index = {
             "t0": prog.FindDecisionVariableIndex(self.t0), "tf": prog.FindDecisionVariableIndex(self.tf),
             "P": prog.FindDecisionVariableIndices(self.P) if self.npar else np.zeros(0, int),
             "B": np.array([prog.FindDecisionVariableIndices(np.concatenate([self.Y[k], self.X[k], self.A[k]]))
                            for k in range(ng)], dtype=int).reshape(ng, self.nb)}
-        self.cache = _NodeCache(self)
+        self.cache = NodeCache(self)
         if settings.optim_solver == "ipopt":
             prog.AddVisualizationCallback(self.cache.update, all_vars)
         if settings.optim_hessian_approximation == "exact":
@@ -577,7 +535,7 @@ class Transcription:
         size = self.chunk_intervals()
         self.chunks = []
         for i0 in range(0, N, size):
-            chunk = _Chunk(self, i0, min(N, i0 + size))
+            chunk = Chunk(self, i0, min(N, i0 + size))
             self.chunks.append(chunk)
             b = self.prog.AddConstraint(drake_callable(chunk.constraint, scalar=False), chunk.lower, chunk.upper,
                                         chunk.vars, description=f"dynamics [{i0}, {chunk.i1})")
@@ -752,7 +710,7 @@ class Transcription:
         self.endpoint_goals = [b for b in self.bound_goals if b.native is None and not b.plain_integral_cost]
         self.endpoints = []
         for b in self.endpoint_goals:
-            ep = _Endpoint(self, b)
+            ep = Endpoint(self, b)
             self.endpoints.append(ep)
             if b.mode == "cost":
                 ep.evaluator = self._exact(self.prog.AddCost(drake_callable(ep.cost, scalar=True), ep.vars), ep.cost)
@@ -828,7 +786,7 @@ class Transcription:
                 values[b.name] = b.weight * integral
                 continue
             E = EndpointData(t0, tf, P, integral, data.row(0), data.row(ng - 1))
-            g = _goal_value(b, E, False)[0]
+            g = goal_value(b, E, False)[0]
             values[b.name] = b.weight * float(np.sum(g)) if b.mode == "cost" else 0.0
         return values
 
@@ -847,357 +805,3 @@ class Transcription:
             "num_dynamics_bindings": len(self.chunks),
             "declared_dynamics_nonzeros": int(sum(len(c.sparsity) for c in self.chunks)),
         }
-
-
-def _goal_value(b: BoundGoal, E: EndpointData, jac: bool):
-    """A bound goal's value vector ``g`` (its endpoint function or ``[I]``, then the divisions) and derivatives."""
-    if b.endpoint is not None:
-        g, d = b.endpoint(E, jac)
-        g = np.atleast_1d(np.asarray(g, float))
-    else:
-        g, d = np.array([E.integral]), ({"integral": np.array([1.0])} if jac else {})
-    m = g.size
-    if not (b.divide_by_displacement or b.divide_by_duration or b.divide_by_mass):
-        return g, d
-    d = {k: v for k, v in d.items()}
-    if b.divide_by_mass:
-        g = g / b.total_mass
-        if jac:
-            d = _scale_derivatives(d, 1.0 / b.total_mass)
-    if b.divide_by_duration:
-        T = E.tf - E.t0
-        if jac:
-            d = _scale_derivatives(d, 1.0 / T)
-            d["t0"] = d.get("t0", np.zeros(m)) + g / T ** 2
-            d["tf"] = d.get("tf", np.zeros(m)) - g / T ** 2
-        g = g / T
-    if b.divide_by_displacement:
-        r0 = E.first.outputs["/com_position"][0]
-        r1 = E.last.outputs["/com_position"][0]
-        dv = r1 - r0
-        D = float(np.sqrt(dv @ dv))
-        if jac:
-            d = _scale_derivatives(d, 1.0 / D)
-            unit = dv / D if D > 0 else np.zeros(3)
-            for side, sign in (("first", -1.0), ("last", 1.0)):
-                block = dict(d.get(side, {}))
-                outs = dict(block.get("outputs", {}))
-                extra = -(g / D ** 2)[:, None, None] * (sign * unit)[None, None, :]
-                outs["/com_position"] = outs.get("/com_position", 0.0) + extra
-                block["outputs"] = outs
-                d[side] = block
-        g = g / D
-    return g, d
-
-
-def _scale_derivatives(d: dict, f: float) -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out[k] = _scale_derivatives(v, f)
-        elif v is None:
-            out[k] = None
-        else:
-            out[k] = np.asarray(v) * f
-    return out
-
-
-class _Endpoint:
-    """The binding of one goal's endpoint value: variables t0, tf, P, the first and last node blocks, its ``I``."""
-
-    def __init__(self, tr: Transcription, b: BoundGoal):
-        self.tr, self.b = tr, b
-        ng = tr.grid.num_points
-        self.idx = np.array([0, ng - 1])
-        blocks = [np.concatenate([tr.Y[k], tr.X[k], tr.A[k]]) for k in self.idx]
-        extra = [tr.I[b.name]] if b.name in tr.I else []
-        self.vars = np.concatenate([[tr.t0, tr.tf], tr.P, *blocks, extra])
-        self.off = 2 + tr.npar
-
-    def _evaluate(self, z, jac):
-        tr, b, o, nb = self.tr, self.b, self.off, self.tr.nb
-        t0, tf, P = z[0], z[1], z[2:o]
-        B = z[o:o + 2 * nb].reshape(2, nb)
-        integral = z[o + 2 * nb] if b.name in tr.I else 0.0
-        t = t0 + tr.grid.tau[self.idx] * (tf - t0)
-        data, douts = tr.node_data(self.idx, B, P, t, jac)
-        E = EndpointData(t0, tf, P, integral, data.row(0), data.row(1))
-        g, d = _goal_value(b, E, jac)
-        if not jac:
-            return g, None
-        m = g.size
-        J = np.zeros((m, self.vars.size))
-        J[:, 0] += np.broadcast_to(d.get("t0", 0.0), (m,))
-        J[:, 1] += np.broadcast_to(d.get("tf", 0.0), (m,))
-        if d.get("P") is not None:
-            J[:, 2:o] += np.asarray(d["P"]).reshape(m, tr.npar)
-        for k, side in enumerate(("first", "last")):
-            sd = d.get(side) or {}
-            sub = {name: (Jb[k:k + 1], Jp[k:k + 1]) for name, (Jb, Jp) in douts.items()}
-            tau = tr.grid.tau[self.idx[k]]
-            for r in range(m):
-                dr = {}
-                for key, v in sd.items():
-                    if v is None:
-                        continue
-                    if key == "outputs":
-                        dr["outputs"] = {nm: np.asarray(a)[r] for nm, a in v.items()}
-                    else:
-                        dr[key] = np.asarray(v)[r]
-                dB, dP, dt = tr.chain_goal_derivative(dr, sub, 1)
-                J[r, o + k * nb:o + (k + 1) * nb] += dB[0]
-                J[r, 2:o] += dP[0]
-                J[r, 0] += dt[0] * (1 - tau)
-                J[r, 1] += dt[0] * tau
-        if b.name in tr.I:
-            J[:, -1] = np.broadcast_to(d.get("integral", 0.0), (m,))
-        return g, J
-
-    def cost(self, z, jac):
-        g, J = self._evaluate(z, jac)
-        w = self.b.weight
-        return w * float(np.sum(g)), (w * np.sum(J, axis=0) if jac else None)
-
-    def constraint(self, z, jac):
-        return self._evaluate(z, jac)
-
-
-class _Chunk:
-    """Defects, residuals, kinematic rows and goal partial integrals of mesh intervals ``[i0, i1)`` in one binding."""
-
-    def __init__(self, tr: Transcription, i0: int, i1: int):
-        self.tr = tr
-        self.i0, self.i1 = i0, i1
-        s = tr.grid.stride
-        self.g = np.arange(s * i0, s * i1 + 1)
-        self.nloc = self.g.size
-        self.L = i1 - i0
-        self.off = 2 + tr.npar
-        blocks = [np.concatenate([tr.Y[k], tr.X[k], tr.A[k]]) for k in self.g]
-        # one partial-integral variable per goal that needs its integral
-        self.partial = {b.name: tr.prog.NewContinuousVariables(1, f"I_{b.name}_{i0}")[0] for b in tr.integral_goals}
-        self.node_vars = np.concatenate([[tr.t0, tr.tf], tr.P, *blocks])
-        self.vars = np.concatenate([self.node_vars, list(self.partial.values())])
-        # the plain integral costs read only some columns of each node block: bind only those
-        self.cost_vars = np.concatenate([[tr.t0, tr.tf], tr.P, *[b[tr.cost_columns] for b in blocks]])
-        self.nvar = self.vars.size
-        self.dtau = np.diff(tr.grid.mesh)[i0:i1]
-        self.tau = tr.grid.tau[self.g]
-        # the chunk's first and last nodes are shared with neighbouring chunks:
-        # quadrature weights only from this chunk's own intervals
-        self.quad = quadrature_weights(tr.scheme, self.dtau)
-        # residual and kinematic rows at the nodes this chunk owns
-        last = i1 == tr.grid.num_mesh_intervals
-        self.owned = np.arange(self.nloc if last else self.nloc - 1)
-        self.kin_rows = []
-        for k in self.owned if tr.nkin else []:
-            cols = tr.kin_mesh_cols if tr.grid.is_mesh[self.g[k]] else tr.kin_mid_cols
-            cols = tr.kin_endpoint_cols.get(int(self.g[k]), cols)
-            if cols.size:
-                self.kin_rows.append((int(k), cols))
-        self.nkin_rows = sum(c.size for _, c in self.kin_rows)
-        # Bordalba: projection rows x − x̃ − F_xᵀμ at owned mesh points that end an interval
-        self.proj_nodes = np.array([k for k in self.owned if tr.projection_nodes[self.g[k]]], int) \
-            if tr.bordalba else np.zeros(0, int)
-        self.ndef = self.L * tr.ny * (1 if tr.scheme == "trapezoidal" else 2)
-        self.nres_rows = self.owned.size * tr.nres
-        self.nint = len(self.partial)
-        self.nout = self.ndef + self.nres_rows + self.nkin_rows + self.proj_nodes.size * tr.layout.nxt + self.nint
-        self.lower = np.zeros(self.nout)
-        self.upper = np.zeros(self.nout)
-        self.sparsity = self._structure()
-
-    def _node_cols(self, k):
-        o = self.off + k * self.tr.nb
-        return np.arange(o, o + self.tr.nb)
-
-    def _cached(self, z) -> bool:
-        index = getattr(self, "var_index", None)
-        return index is not None and self.tr.cache.lookup(index, z[:index.size])
-
-    def _dynamics(self, z, B, P, jac):
-        """The chunk's node dynamics: from the all-node cache when it holds this point, else computed."""
-        if self._cached(z) and (jac <= (self.tr.cache.terms[1] is not None)):
-            F, dF, dFp, R, dR, dRp, kin = self.tr.cache.terms
-            g = self.g
-            take = lambda a: None if a is None else a[g]  # noqa: E731
-            kin = None if kin is None else {k: v[g] for k, v in kin.items()}
-            return F[g], take(dF), take(dFp), R[g], take(dR), take(dRp), kin
-        return self.tr.node_dynamics(self.g, B, P, jac)
-
-    def _data(self, z, B, P, T, jac):
-        """The goals' node data (and output derivatives) of the chunk's nodes, from the cache when possible."""
-        if self._cached(z) and self.tr.cache.data is not None:
-            data, douts = self.tr.cache.data
-            g = self.g
-            sub = NodeData(T, data.Y[g], data.X[g], data.A[g], P, {n: v[g] for n, v in data.outputs.items()})
-            return sub, {n: (a[g], b[g]) for n, (a, b) in douts.items()}
-        return self.tr.node_data(self.g, B, P, T, jac)
-
-    def _split(self, z):
-        tr = self.tr
-        t0, tf = z[0], z[1]
-        P = z[2:self.off]
-        B = z[self.off:self.off + self.nloc * tr.nb].reshape(self.nloc, tr.nb)
-        return t0, tf, P, B
-
-    # -------------------------------------------------------------- the exact structure
-    def _structure(self) -> list[tuple[int, int]]:
-        """Structural non-zeros of the chunk's Jacobian: its assembly run on the derivatives' patterns."""
-        rng = np.random.default_rng(12345)
-        z = rng.uniform(0.5, 1.5, self.nvar)
-        z[1] = z[0] + 1.0  # tf > t0
-        with patterned(self.tr, rng):
-            _, J = self.constraint(z, True)
-        rows, cols = np.nonzero(J)
-        return [(int(r), int(c)) for r, c in zip(rows, cols)]
-
-    # -------------------------------------------------------------- constraint rows
-    def constraint(self, z, jac):
-        tr, lay = self.tr, self.tr.layout
-        ny, nb = tr.ny, tr.nb
-        t0, tf, P, B = self._split(z)
-        F, dF, dFp, R, dR, dRp, kin = self._dynamics(z, B, P, jac)
-        Y = B[:, lay.y]
-        L = self.L
-        out = np.empty(self.nout)
-        d = self.dtau[:, None]
-        dur = tf - t0
-        h = dur * d
-        # Bordalba: each interval integrates to the projected state x̃ at its end (x̃ → x by projection)
-        Yend = Y
-        if tr.bordalba:
-            Yend = Y.copy()
-            Yend[:, :lay.nxt] = B[:, lay.xt]
-        if not jac:
-            out[:self.ndef] = collocation_defects(tr.scheme, Y, F, h[:, 0], Yend)[0]
-        r = self.ndef
-        if tr.nres:
-            out[r:r + self.nres_rows] = R[self.owned].reshape(-1)
-        r += self.nres_rows
-        for k, kcols in self.kin_rows:
-            out[r:r + kcols.size] = kin["K"][k, kcols]
-            r += kcols.size
-        if self.proj_nodes.size:
-            pn, nxt = self.proj_nodes, lay.nxt
-            inp = tr.node_inputs(self.g[pn], B[pn])
-            pr = tr.kernel.projection(inp["Q"], inp["U"], inp["Mu"])
-            out[r:r + pn.size * nxt] = (Y[pn, :nxt] - B[pn][:, lay.xt] - pr["proj"]).reshape(-1)
-            r += pn.size * nxt
-        # partial integrals: J_c − ∫_chunk s dt = 0
-        integ = {}
-        if self.nint:
-            T = t0 + self.tau * dur
-            data, douts = self._data(z, B, P, T, jac)
-            for j, b in enumerate(tr.integral_goals):
-                s, ds = b.integrand(data, jac)
-                Sq = float(self.quad @ s)
-                out[r + j] = z[self.off + self.nloc * nb + j] - dur * Sq
-                integ[b.name] = (s, ds, Sq)
-        if not jac:
-            return out, None
-        J = np.zeros((self.nout, self.nvar))
-        E = np.zeros((ny, nb))
-        E[:, :ny] = np.eye(ny)
-        Eend = E  # derivative of the interval's end state
-        if tr.bordalba:
-            Eend = E.copy()
-            Eend[np.arange(lay.nxt), np.arange(lay.nxt)] = 0.0
-            Eend[np.arange(lay.nxt), lay.xt.start + np.arange(lay.nxt)] = 1.0
-        out[:self.ndef], Jnodes = collocation_defects(tr.scheme, Y, F, h[:, 0], Yend, dF, E, Eend)
-        h3 = h[:, :, None]  # (L, 1, 1)
-        if tr.scheme == "trapezoidal":
-            a, b = np.arange(L), np.arange(L) + 1
-            Jt = (d / 2 * (F[a] + F[b]))  # d out / d t0 ; minus for tf
-            J[:self.ndef, 0] = Jt.reshape(-1)
-            J[:self.ndef, 1] = -Jt.reshape(-1)
-            if tr.npar:
-                J[:self.ndef, 2:self.off] = (-h3 / 2 * (dFp[a] + dFp[b])).reshape(-1, tr.npar)
-        else:
-            a, m, b = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
-            Jh = d / 8 * (F[a] - F[b])
-            Js = d / 6 * (F[a] + 4 * F[m] + F[b])
-            Jt = np.stack([Jh, Js], axis=1).reshape(-1)
-            J[:self.ndef, 0] = Jt
-            J[:self.ndef, 1] = -Jt
-            if tr.npar:
-                Ph = -h3 / 8 * (dFp[a] - dFp[b])
-                Ps = -h3 / 6 * (dFp[a] + 4 * dFp[m] + dFp[b])
-                J[:self.ndef, 2:self.off] = np.stack([Ph, Ps], axis=1).reshape(-1, tr.npar)
-        J[:self.ndef, self.off:self.off + self.nloc * nb] = Jnodes
-        r = self.ndef
-        if tr.nres:
-            na = tr.nres
-            for j, k in enumerate(self.owned):
-                rows = slice(r + j * na, r + (j + 1) * na)
-                cols = self._node_cols(k)
-                J[rows, cols[0]:cols[-1] + 1] = dR[k]
-                if tr.npar:
-                    J[rows, 2:self.off] = dRp[k]
-        r += self.nres_rows
-        for k, kcols in self.kin_rows:
-            rows = slice(r, r + kcols.size)
-            cols = self._node_cols(k)
-            J[rows, cols[0]:cols[-1] + 1] = kin["dK"][k][kcols]
-            if tr.npar:
-                J[rows, 2:self.off] = kin["dKp"][k][kcols]
-            r += kcols.size
-        if self.proj_nodes.size:
-            nxt = lay.nxt
-            for j, k in enumerate(self.proj_nodes):
-                rows = slice(r + j * nxt, r + (j + 1) * nxt)
-                c0 = self._node_cols(k)[0]
-                Jb = np.zeros((nxt, nb))
-                Jb[:, :nxt] = np.eye(nxt) - pr["proj_x"][j]
-                Jb[:, lay.xt] = -np.eye(nxt)
-                Jb[:, lay.mu] = -np.transpose(pr["Fx"][j])
-                J[rows, c0:c0 + nb] = Jb
-            r += self.proj_nodes.size * nxt
-        for j, bg in enumerate(tr.integral_goals):
-            s, ds, Sq = integ[bg.name]
-            row = r + j
-            dB, dP, dT = tr.chain_goal_derivative(ds, douts, self.nloc)
-            J[row, 0] = Sq - dur * float(self.quad @ (dT * (1 - self.tau)))
-            J[row, 1] = -Sq - dur * float(self.quad @ (dT * self.tau))
-            J[row, 2:self.off] = -dur * (self.quad @ dP)
-            J[row, self.off:self.off + self.nloc * nb] = -(dur * self.quad[:, None] * dB).reshape(-1)
-            J[row, self.off + self.nloc * nb + j] = 1.0
-        return out, J
-
-    # -------------------------------------------------------------- plain integral costs
-    def cost(self, z, jac):
-        tr = self.tr
-        cols = tr.cost_columns
-        t0, tf, P = z[0], z[1], z[2:self.off]
-        B = np.zeros((self.nloc, tr.nb))
-        B[:, cols] = z[self.off:].reshape(self.nloc, cols.size)
-        dur = tf - t0
-        T = t0 + self.tau * dur
-        data, douts = self._data_for_cost(z, B, P, T, jac)
-        total = 0.0
-        grad = np.zeros(self.cost_vars.size) if jac else None
-        q = self.quad
-        for b in tr.integral_costs:
-            s, ds = b.integrand(data, jac)
-            w = b.weight
-            Sq = float(q @ s)
-            total += w * dur * Sq
-            if jac:
-                dB, dP, dT = tr.chain_goal_derivative(ds, douts, self.nloc)
-                grad[0] += w * (-Sq + dur * float(q @ (dT * (1 - self.tau))))
-                grad[1] += w * (Sq + dur * float(q @ (dT * self.tau)))
-                if tr.npar:
-                    grad[2:self.off] += w * dur * (q @ dP)
-                grad[self.off:] += (w * dur * q[:, None] * dB[:, cols]).reshape(-1)
-        return total, grad
-
-    def _data_for_cost(self, z, B, P, T, jac):
-        """Node data for the costs: from the all-node cache when its point matches, else computed."""
-        cache = self.tr.cache
-        index = getattr(self, "cost_index", None)
-        if index is not None and cache.data is not None and cache.lookup(index, z):
-            data, douts = cache.data
-            g = self.g
-            sub = NodeData(T, data.Y[g], data.X[g], data.A[g], P, {n: v[g] for n, v in data.outputs.items()})
-            return sub, {n: (a[g], b[g]) for n, (a, b) in douts.items()}
-        return self.tr.node_data(self.g, B, P, T, jac)
