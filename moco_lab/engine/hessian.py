@@ -263,8 +263,8 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
 class ChunkHessian:
     """The exact Hessian of one chunk's constraint binding and of its plain-integral-cost binding.
 
-    Variables are the chunk's (:attr:`~moco_lab.engine.chunks.Chunk.vars`: ``t0, tf, P``, the node blocks, the partial integrals) and
-    the cost binding's (:attr:`~moco_lab.engine.chunks.Chunk.cost_vars`).
+    Variables are the chunk's (its ``vars``, see :class:`~moco_lab.engine.chunks.Chunk`: ``t0, tf, P``, the node
+    blocks, the partial integrals) and the cost binding's (its ``cost_vars``).
     """
 
     def __init__(self, chunk: Any):
