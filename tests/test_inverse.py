@@ -158,3 +158,20 @@ def test_failed_inverse_is_sealed():
     assert not result.success
     with pytest.raises(RuntimeError, match="sealed"):
         result.solution.controls
+
+
+def test_track_and_inverse_round_the_mesh_as_moco_does():
+    """MocoTool::updateTimeInfo, shared by MocoTrack and MocoInverse: N = ceil(duration / mesh_interval) in
+    floating point. 0.9 s at 0.03 s is 30.000000000000004 intervals in doubles, so Moco takes 31 — and so do both
+    tools here (Inverse used to subtract 1e-9 first and take 30); the number is kept once, in the settings."""
+    from moco_lab.tools import Track
+
+    assert 0.9 / 0.03 > 30
+    t = np.linspace(0, 0.9, 31)
+    reference = (t, {"/slider/position/value": t ** 2})
+    inverse = Inverse(ml.models.sliding_mass(), reference, mesh_interval=0.03)
+    track = Track(ml.models.sliding_mass(), reference, mesh_interval=0.03)
+    assert inverse.num_mesh_intervals == track.num_mesh_intervals == 31 == inverse.settings.num_mesh_intervals
+    assert track.initialize().solver.num_mesh_intervals == 31
+    inverse.settings.num_mesh_intervals = 40   # one place to change it
+    assert inverse.num_mesh_intervals == 40

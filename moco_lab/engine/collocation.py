@@ -5,11 +5,12 @@ Hermite–Simpson** (Eq. 12) with interval midpoints as grid points.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SCHEMES", "DYNAMICS_MODES", "Grid", "quadrature_weights", "collocation_defects"]
+__all__ = ["SCHEMES", "DYNAMICS_MODES", "Grid", "quadrature_weights", "collocation_defects", "mesh_intervals_for"]
 
 SCHEMES = ("trapezoidal", "hermite-simpson")
 DYNAMICS_MODES = ("explicit", "implicit")
@@ -116,3 +117,12 @@ class Grid:
     def num_points(self) -> int:
         """Number of grid points (``N + 1`` trapezoidal, ``2N + 1`` Hermite–Simpson)."""
         return self.tau.size
+
+
+def mesh_intervals_for(duration: float, mesh_interval: float) -> int:
+    """The number of uniform mesh intervals for a largest ``mesh_interval`` over ``duration`` (both in s).
+
+    Moco's rule (``MocoTool::updateTimeInfo``, shared by ``MocoTrack`` and ``MocoInverse``): a plain
+    ``ceil(duration / mesh_interval)``, never a larger interval than asked for, at least one.
+    """
+    return max(1, int(math.ceil(duration / mesh_interval)))

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 from scipy.interpolate import make_interp_spline
 
-from ..engine.collocation import SCHEMES, Grid
+from ..engine.collocation import SCHEMES, Grid, mesh_intervals_for
 from ..engine.transcription import PrescribedKinematics, Transcription
 from ..modeling.constraints import constraint_values
 from ..modeling.forces import CoordinateActuator
@@ -298,14 +298,14 @@ class Inverse(StrictAttributes):
                              f"kinematics' range [{time[0]}, {time[-1]}]")
         self.initial_time, self.final_time = t0, tf
         self.mesh_interval = float(mesh_interval)
-        self.num_mesh_intervals = max(1, math.ceil((tf - t0) / self.mesh_interval - 1e-9))
         self.reserves_weight = float(reserves_weight)
         self.minimize_sum_squared_activations = bool(minimize_sum_squared_activations)
         self.implicit_auxiliary_derivatives_weight = float(implicit_auxiliary_derivatives_weight)
         self.transcription_scheme = transcription_scheme
         self.initial_activation_from_excitation = bool(initial_activation_from_excitation)
         self.settings = SolverSettings(transcription_scheme=transcription_scheme, multibody_dynamics_mode="implicit",
-                                       num_mesh_intervals=self.num_mesh_intervals, optim_solver=optim_solver,
+                                       num_mesh_intervals=mesh_intervals_for(tf - t0, self.mesh_interval),
+                                       optim_solver=optim_solver,
                                        optim_convergence_tolerance=convergence_tolerance,
                                        optim_constraint_tolerance=constraint_tolerance,
                                        optim_max_iterations=max_iterations,
@@ -313,6 +313,12 @@ class Inverse(StrictAttributes):
                                        implicit_auxiliary_derivatives_weight=self.implicit_auxiliary_derivatives_weight)
         self.settings.validate()
         self._seal_attributes()
+
+    @property
+    def num_mesh_intervals(self) -> int:
+        """``ceil((tf - t0) / mesh_interval)`` as Moco's ``MocoInverse`` (:func:`mesh_intervals_for`), kept in
+        :attr:`settings` (edit it there)."""
+        return self.settings.num_mesh_intervals
 
     def kinematics_on(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Prescribed ``q, u, u̇`` at times ``t``, each of shape ``(len(t), nq)``."""

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 import numpy as np
 
-from ..engine.collocation import DYNAMICS_MODES, SCHEMES
+from ..engine.collocation import DYNAMICS_MODES, SCHEMES, mesh_intervals_for
 from ..modeling.model import Model
 from ..modeling.units import coordinate_motion
 from ..ocp.goals import ControlGoal, StateTrackingGoal
@@ -275,8 +275,8 @@ class Track(StrictAttributes):
 
     @property
     def num_mesh_intervals(self) -> int:
-        """``ceil((tf - t0) / mesh_interval)``, as ``MocoTool::updateTimeInfo``."""
-        return int(math.ceil((self.final_time - self.initial_time) / self.mesh_interval))
+        """``ceil((tf - t0) / mesh_interval)``, as ``MocoTool::updateTimeInfo`` (:func:`mesh_intervals_for`)."""
+        return mesh_intervals_for(self.final_time - self.initial_time, self.mesh_interval)
 
     # ---------------------------------------------------------------- study
     def initialize(self) -> Study:
