@@ -26,6 +26,7 @@ if "OPENBLAS_NUM_THREADS" not in _os.environ and "GOTO_NUM_THREADS" not in _os.e
     _os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 from . import analysis, examples
+from .engine.settings import SolverSettings
 from .modeling import constraints, muscle, operators
 from .modeling import coupled as coupled_models
 from .modeling import library as models
@@ -65,7 +66,6 @@ from .ocp.problem import Parameter, PathConstraint, Problem
 from .results.periodic import create_periodic_trajectory
 from .results.trajectory import Solution, Trajectory, read_trajectory
 from .solve.optimizer import Progress
-from .solve.settings import SolverSettings
 from .tools.analyze import analyze
 from .tools.inverse import Inverse, add_reserves
 from .tools.simulate import simulate, simulate_solution

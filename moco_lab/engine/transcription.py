@@ -55,6 +55,7 @@ from .hessian import ChunkHessian, EndpointHessian, unsupported_for_exact_hessia
 from .kernel import kernel_for
 from .layout import NodeLayout
 from .patterns import output_patterns
+from .settings import SolverSettings
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -126,7 +127,7 @@ class Transcription:
     Parameters
     ----------
     problem : Problem
-    settings : moco_lab.solve.settings.SolverSettings
+    settings : SolverSettings
     prescribed : PrescribedKinematics, optional
         Coordinates, speeds and accelerations as data (only force-element
         states, controls, implicit derivatives and multipliers are variables;
@@ -141,7 +142,7 @@ class Transcription:
     bound_goals : list of BoundGoal
     """
 
-    def __init__(self, problem: Problem, settings: Any, prescribed: PrescribedKinematics | None = None):
+    def __init__(self, problem: Problem, settings: SolverSettings, prescribed: PrescribedKinematics | None = None):
         settings.validate()
         problem.validate()
         if prescribed is None and not any(g.enabled for g in problem.goals) and (

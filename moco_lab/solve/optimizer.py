@@ -14,7 +14,7 @@ from pydrake.solvers import CommonSolverOption, IpoptSolver, SnoptSolver, Solver
 if TYPE_CHECKING:
     from pydrake.solvers import MathematicalProgram
 
-    from .settings import SolverSettings
+    from ..engine.settings import SolverSettings
 
 __all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "IPOPT_EXIT_MESSAGES", "IPOPT_STATUS_EXPLANATIONS", "IPOPT_DEFAULTS",
            "WARNING_STATUSES", "status_level",

@@ -6,19 +6,20 @@ from typing import Callable
 
 import numpy as np
 
+from ..engine.settings import SolverSettings
 from ..engine.transcription import Transcription
 from ..modeling.units import quantities_for
 from ..results.trajectory import Solution, Trajectory
 from .guess import guess_from_bounds, guess_from_trajectory, set_guess
 from .optimizer import IPOPT_STATUS_EXPLANATIONS, OptimizerRun, Progress, run_optimizer
-from .settings import SolverSettings
 
 __all__ = ["solve_transcription", "package_solution", "trajectory_from_solution", "Evaluation", "evaluate_trajectory"]
 
 
-def solve_transcription(tr: Transcription, settings: SolverSettings,
-                        progress: Callable[[Progress], None] | None = None) -> Solution:
-    """Solve a transcribed problem and package the :class:`Solution`."""
+def solve_transcription(tr: Transcription, progress: Callable[[Progress], None] | None = None) -> Solution:
+    """Solve a transcribed problem under the settings it was transcribed with (``tr.settings``: guess, optimizer,
+    tolerances) and package the :class:`Solution`."""
+    settings = tr.settings
     g = guess_from_trajectory(tr, settings.guess) if settings.guess is not None else guess_from_bounds(tr)
     set_guess(tr, g)
     run = run_optimizer(tr.prog, settings, progress, exact=tr.exact_callbacks)

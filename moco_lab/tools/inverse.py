@@ -51,6 +51,7 @@ import numpy as np
 from scipy.interpolate import make_interp_spline
 
 from ..engine.collocation import SCHEMES, Grid, mesh_intervals_for
+from ..engine.settings import SolverSettings
 from ..engine.transcription import PrescribedKinematics, Transcription
 from ..modeling.constraints import constraint_values
 from ..modeling.forces import CoordinateActuator
@@ -61,7 +62,6 @@ from ..results.tables import reference_columns
 from ..results.trajectory import Solution
 from ..solve.guess import guess_from_bounds, set_guess
 from ..solve.optimizer import Progress, run_optimizer
-from ..solve.settings import SolverSettings
 from ..solve.solution import package_solution, trajectory_from_solution
 from ..util.checks import finite_number, whole_number
 from ..util.names import StrictAttributes, did_you_mean

@@ -42,9 +42,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
+from ..engine.settings import SolverSettings
 from ..modeling.model import Model, require_model
 from ..solve.optimizer import Progress, run_optimizer
-from ..solve.settings import SolverSettings
 from ..util.checks import finite_number, whole_number
 from ..util.names import did_you_mean
 from .marker_ik import Marker, ik_result, marker_frames, marker_list

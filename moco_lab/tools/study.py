@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from ..engine.settings import SolverSettings
 from ..engine.transcription import Transcription
 from ..modeling.library import from_spec
 from ..ocp.problem import Problem
 from ..results.trajectory import Solution
 from ..solve.optimizer import Progress
-from ..solve.settings import SolverSettings
 from ..solve.solution import Evaluation, evaluate_trajectory, solve_transcription
 from ..util.version import __version__
 from .analyze import OutputTable, analyze
@@ -100,7 +100,7 @@ class Study:
 
     def solve(self, progress: Callable[[Progress], None] | None = None) -> Solution:
         """Transcribe and solve; ``progress`` is called once per optimizer iteration."""
-        return solve_transcription(self.transcribe(), self.solver, progress)
+        return solve_transcription(self.transcribe(), progress)
 
     def evaluate(self, trajectory: Trajectory) -> Evaluation:
         """``trajectory`` judged by this study's problem without solving: objective, each goal's value and the

@@ -49,13 +49,13 @@ from typing import TYPE_CHECKING, Callable, Mapping
 import numpy as np
 
 from ..engine.collocation import DYNAMICS_MODES, SCHEMES, mesh_intervals_for
+from ..engine.settings import HESSIAN_APPROXIMATIONS
 from ..modeling.model import Model
 from ..modeling.units import coordinate_motion
 from ..ocp.goals import ControlGoal, StateTrackingGoal
 from ..results import sto
 from ..results.tables import filter_lowpass, interpolating_spline, reference_columns
 from ..results.trajectory import Trajectory
-from ..solve.settings import HESSIAN_APPROXIMATIONS
 from ..util.checks import finite_number
 from ..util.names import StrictAttributes, did_you_mean
 from .study import Study

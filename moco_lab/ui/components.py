@@ -22,9 +22,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..engine.collocation import DYNAMICS_MODES, SCHEMES
+from ..engine.settings import SolverSettings
 from ..results.trajectory import Solution
 from ..solve.optimizer import IPOPT_STATUS_EXPLANATIONS, status_level
-from ..solve.settings import SolverSettings
 from .demos import (
     DemoProblem,
     Option,

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engine.collocation import DYNAMICS_MODES, SCHEMES
 from ..results.trajectory import Trajectory
 from ..util.checks import finite_number, whole_number
 from ..util.names import StrictAttributes
+from .collocation import DYNAMICS_MODES, SCHEMES
 
 __all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS"]
 
