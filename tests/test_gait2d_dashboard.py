@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from moco_lab.analysis.gait2d import ground_reaction_forces
-from moco_lab.examples.gait2d import body_weight, winter_gait
+from moco_lab.examples.gait2d import winter_gait
 from moco_lab.modeling.gait2d import gait2d
 from moco_lab.results.trajectory import Trajectory, read_trajectory
 from moco_lab.ui import demos
@@ -41,7 +41,7 @@ def test_shipped_warm_starts_are_periodic_walks(n):
         if name != hip_x:  # periodicity is a linear constraint: met to round-off
             assert traj.states[name][-1] == pytest.approx(traj.states[name][0], abs=1e-6), name
     grf = ground_reaction_forces(model, traj)
-    on = {s: grf[s][:-1, 1] > 0.05 * body_weight(model) for s in "rl"}
+    on = {s: grf[s][:-1, 1] > 0.05 * model.body_weight() for s in "rl"}
     for s in "rl":
         assert 0.5 < on[s].mean() < 0.65, (s, on[s].mean())
     assert not np.any(~on["r"] & ~on["l"])
@@ -52,7 +52,9 @@ def test_stretch_to_speed_scales_the_hip_only():
     path = "/jointset/ground_trunk/hip_x/value"
     traj = Trajectory(t, {path: 0.2 + 1.5 * t, "/jointset/ground_trunk/hip_x/speed": np.full_like(t, 1.5),
                           "/jointset/knee_r/knee_angle_r/value": np.sin(t)})
-    out = gw.stretch_to_speed(traj, path, 0.9)
+    from moco_lab.analysis.walking import stretch_to_speed
+
+    out = stretch_to_speed(traj, path, 0.9)
     assert out.states[path][0] == 0.2 and out.states[path][-1] - out.states[path][0] == pytest.approx(0.9)
     assert np.allclose(out.states["/jointset/ground_trunk/hip_x/speed"], 0.9)
     assert np.array_equal(out.states["/jointset/knee_r/knee_angle_r/value"], np.sin(t))

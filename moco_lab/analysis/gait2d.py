@@ -276,10 +276,9 @@ class GaitPhases:
 def gait_phases(model: Model, trajectory: Trajectory, threshold: float = 0.05) -> GaitPhases:
     """Stance, double support and flight of a periodic gait2d cycle: a foot is on the ground where its vertical
     force (:func:`ground_reaction_forces`) exceeds ``threshold`` body weights."""
-    from ..examples.gait2d import body_weight
 
     grf = ground_reaction_forces(model, trajectory)
-    limit = threshold * body_weight(model)
+    limit = threshold * model.body_weight()
     on = {s: grf[s][:-1, 1] > limit for s in "rl"}
     return GaitPhases(on, float(on["r"].mean()), float(on["l"].mean()), float((on["r"] & on["l"]).mean()),
                       float((~on["r"] & ~on["l"]).mean()))

@@ -21,34 +21,30 @@ from ..results.trajectory import Trajectory
 from ..tools.analyze import analyze
 from ..util.data import opensim_file
 
-__all__ = ["ground_reaction_forces", "reference_ground_reaction_forces", "reference_coordinates", "body_weight",
+__all__ = ["ground_reaction_forces", "reference_ground_reaction_forces", "reference_coordinates",
            "Walking2dSummary", "walking_2d_summary"]
 
 _SIDES = {"r": "Right_GRF", "l": "Left_GRF"}
 
 
-def body_weight(model: Model) -> float:
-    """m g of the model (N)."""
-    tree = model.tree()
-    return float(sum(b.mass for b in tree.bodies.values()) * np.linalg.norm(tree.gravity))
-
-
 def ground_reaction_forces(model: Model, trajectory: Trajectory) -> dict[str, np.ndarray]:
-    """Each foot's ground reaction force along ``trajectory``: ``{"r": (n, 3), "l": (n, 3)}`` (N, world frame), the
-    sum of its heel and front spheres' forces on the foot (the forces the ``contact`` goal tracks)."""
+    """Each foot's ground reaction force along ``trajectory``: ``{"r": (n, 2), "l": (n, 2)}`` (forward and vertical,
+    N, in the walking plane; as gait2d's), the sum of its heel and front spheres' forces on the foot (the forces the
+    ``contact`` goal tracks)."""
     paths = {side: WALKING_2D_CONTACTS[name] for side, name in _SIDES.items()}
     table = analyze(model, trajectory, [f"{p}/force" for ps in paths.values() for p in ps])
-    return {side: sum(np.column_stack([table[f"{p}/force_{a}"] for a in "xyz"]) for p in ps)
+    return {side: sum(np.column_stack([table[f"{p}/force_{a}"] for a in "xy"]) for p in ps)
             for side, ps in paths.items()}
 
 
 def reference_ground_reaction_forces(time: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The example's measured ground reaction forces (``referenceGRF.sto``): ``(time, {"r": (n, 3), "l": (n, 3)})``.
+    """The example's measured ground reaction forces (``referenceGRF.sto``): ``(time, {"r": (n, 2), "l": (n, 2)})``
+    (forward and vertical, N).
 
     At the file's own times, or at ``time`` through the natural quintic splines the contact-tracking goal uses.
     """
     t, cols, _ = read_table(opensim_file("referenceGRF.sto"))
-    out = {s: np.column_stack([cols[f"ground_force_{s}_v{a}"] for a in "xyz"]) for s in _SIDES}
+    out = {s: np.column_stack([cols[f"ground_force_{s}_v{a}"] for a in "xy"]) for s in _SIDES}
     if time is None:
         return t, out
     time = np.asarray(time, float)
@@ -92,7 +88,7 @@ def walking_2d_summary(model: Model, trajectory: Trajectory, threshold: float = 
     """Duration, step, speed, stance, double support and peak vertical force of a half cycle."""
     t = np.asarray(trajectory.time, float)
     grf = ground_reaction_forces(model, trajectory)
-    weight = body_weight(model)
+    weight = model.body_weight()
     on = {s: grf[s][:, 1] > threshold * weight for s in "rl"}
     com = analyze(model, trajectory, "/com_position")
     x = trajectory.states[model.coordinate("pelvis_tx").value_path]

@@ -31,7 +31,7 @@ from ..tools.study import Study
 from ..util.checks import finite_number, one_of, whole_number
 from ..util.data import WINTER_GAIT
 
-__all__ = ["WinterGait", "winter_gait", "body_weight", "gait2d_tracking_study", "gait2d_prediction_study", "gait2d_walking_guess",
+__all__ = ["WinterGait", "winter_gait", "gait2d_tracking_study", "gait2d_prediction_study", "gait2d_walking_guess",
            "WINTER_JOINTS"]
 
 #: Winter's joint angles by gait2d coordinate name.
@@ -81,12 +81,6 @@ def winter_gait() -> WinterGait:
         for a in ("x", "y"):
             mean[f"grf_{a}_{s}"], var[f"grf_{a}_{s}"] = closed(f"GRF_{a}_{s}_mean"), closed(f"GRF_{a}_{s}_var")
     return WinterGait(time, mean, var, speed, duration)
-
-
-def body_weight(model: Model) -> float:
-    """m g of the model (N), from the kinematic tree's bodies and the plant's gravity."""
-    mass = sum(b.mass for b in model.tree().bodies.values())
-    return mass * float(np.linalg.norm(model.plant.gravity_field().gravity_vector()))
 
 
 def gait2d_walking_guess(model: Model, num_points: int, gait: WinterGait | None = None) -> Trajectory:
@@ -167,7 +161,7 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
     # Winter's table (every 2 % of the cycle) interpolated linearly, as this problem was posed and measured
     p.add_goal(StateTrackingGoal("angles", angle_weight, reference=(gait.time, reference), weights=weights,
                                  interpolation="linear"))
-    weight_n = body_weight(model)
+    weight_n = model.body_weight()
     forces = {}
     for s in ("r", "l"):
         forces[f"grf_x_{s}"] = gait.mean[f"grf_x_{s}"] * weight_n

@@ -432,6 +432,11 @@ class Model:
         """The kinematic tree the engine derives: the plant's, with the exact transforms of custom joints."""
         return read_tree(self.plant, self.custom_joints)
 
+    def body_weight(self) -> float:
+        """The model's weight m g (N): its bodies' total mass times the magnitude of the plant's gravity."""
+        tree = self.tree()
+        return float(sum(b.mass for b in tree.bodies.values()) * np.linalg.norm(tree.gravity))
+
     def require_drake_kinematics(self, what: str) -> None:
         """Raise if the plant's own kinematics differ from the model's (custom joints), naming ``what`` needs them."""
         if self.custom_joints:

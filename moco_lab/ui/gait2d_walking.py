@@ -17,14 +17,14 @@ The hooks of the ``"gait2d_walking"`` demo problem (registered in :mod:`moco_lab
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import numpy as np
 
 from ..analysis.gait2d import gait_phases, ground_reaction_forces
-from ..examples.gait2d import body_weight, gait2d_prediction_study, winter_gait
+from ..analysis.walking import closest_shipped, stretch_to_speed
+from ..examples.gait2d import gait2d_prediction_study, winter_gait
 from ..modeling.gait2d import GAIT2D_MUSCLES, gait2d
-from ..results.trajectory import Solution, Trajectory, read_trajectory
+from ..results.trajectory import Solution, Trajectory
 from ..tools.study import Study
 from ..util.config import mesh
 from ..util.data import GAIT2D_PREDICTED_WALK
@@ -32,7 +32,7 @@ from ..viz.gait2d import animate_gait2d, plot_against_winter
 from .warm_start import WarmStart
 
 __all__ = ["MUSCLE_GROUPS", "build_gait2d_walking", "gait2d_walking_figures", "gait2d_walking_numbers",
-           "gait2d_walking_plotted", "keep_for_warm_start", "shipped_walk", "stretch_to_speed"]
+           "gait2d_walking_plotted", "keep_for_warm_start", "shipped_walk"]
 
 #: The eight muscle groups of each leg (gait2d's muscles without the side suffix).
 MUSCLE_GROUPS = tuple(m[:-2] for m in GAIT2D_MUSCLES if m.endswith("_r"))
@@ -42,37 +42,12 @@ SHORT_NAMES = {"iliopsoas": "iliopsoas", "glutei": "glutei", "hamstrings": "hams
 _LAST = WarmStart()  # the latest successful solution: the next solve's warm start
 
 
-@functools.lru_cache(maxsize=4)
-def _read_walk(path: Path) -> Trajectory:
-    return read_trajectory(path)
-
-
 def shipped_walk(num_mesh_intervals: int) -> Trajectory:
     """The shipped predicted cycle (minimum effort at Winter's speed) whose mesh is closest to ``num_mesh_intervals``.
 
     A copy, safe to change. The files and their provenance: ``moco_lab/data/gait2d/predicted_walk.md``.
     """
-    n = min(GAIT2D_PREDICTED_WALK, key=lambda k: (abs(k - num_mesh_intervals), k))
-    return _read_walk(GAIT2D_PREDICTED_WALK[n]).copy()
-
-
-def stretch_to_speed(guess: Trajectory, hip_x: str, speed: float) -> Trajectory:
-    """``guess`` with the hip's forward position (and speed) rescaled so that it advances at ``speed`` on average.
-
-    The joint angles stay: a first guess for walking faster or slower with the same stride time.
-    """
-    out = guess.copy()
-    x = np.asarray(out.states[hip_x], float)
-    advance = x[-1] - x[0]
-    if advance <= 0:
-        return out
-    factor = speed * (out.final_time - out.initial_time) / advance
-    states = dict(out.states)
-    states[hip_x] = x[0] + (x - x[0]) * factor
-    speed_path = hip_x.rsplit("/", 1)[0] + "/speed"
-    if speed_path in states:
-        states[speed_path] = np.asarray(states[speed_path], float) * factor
-    return Trajectory(out.time, states, out.controls, out.multipliers, out.derivatives, out.parameters)
+    return closest_shipped(GAIT2D_PREDICTED_WALK, num_mesh_intervals)
 
 
 def _strengths(settings: dict) -> dict[str, float]:
@@ -140,7 +115,7 @@ def gait2d_walking_numbers(solution: Solution, settings: dict) -> dict:
     and the right calf's peak activations. A foot is on the ground where its vertical force exceeds 5 % of the body
     weight."""
     model = _drawing_model()
-    weight = body_weight(model)
+    weight = model.body_weight()
     grf = ground_reaction_forces(model, solution)
     ph = gait_phases(model, solution)
     numbers = {"effort": f"{solution.goal_values.get('effort', float('nan')):.3f}",

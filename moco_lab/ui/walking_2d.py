@@ -16,18 +16,17 @@ The hooks of the ``"walking_2d"`` demo problem (registered in :mod:`moco_lab.ui.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import numpy as np
 
+from ..analysis.walking import closest_shipped, stretch_to_speed
 from ..analysis.walking_2d import walking_2d_summary
 from ..examples.walking_2d import walking_2d_model, walking_2d_prediction
-from ..results.trajectory import Solution, Trajectory, read_trajectory
+from ..results.trajectory import Solution, Trajectory
 from ..tools.study import Study
 from ..util.config import mesh
 from ..util.data import WALKING_2D_PREDICTED
 from ..viz.walking_2d import animate_walking_2d, plot_walking_2d
-from .gait2d_walking import stretch_to_speed
 from .warm_start import WarmStart
 
 __all__ = ["MUSCLE_GROUPS", "build_walking_2d", "walking_2d_figures", "walking_2d_numbers", "walking_2d_plotted",
@@ -38,18 +37,12 @@ MUSCLE_GROUPS = ("hamstrings", "bifemsh", "glut_max", "iliopsoas", "rect_fem", "
 _LAST = WarmStart()  # the latest successful solution: the next solve's warm start
 
 
-@functools.lru_cache(maxsize=4)
-def _read(path: Path) -> Trajectory:
-    return read_trajectory(path)
-
-
 def shipped_prediction(num_mesh_intervals: int) -> Trajectory:
     """The shipped minimum-effort prediction at 1.2 m/s whose mesh is closest to ``num_mesh_intervals`` (a copy).
 
     The files and their provenance: ``moco_lab/data/walking_2d/predicted_walk.md``.
     """
-    n = min(WALKING_2D_PREDICTED, key=lambda k: (abs(k - num_mesh_intervals), k))
-    return _read(WALKING_2D_PREDICTED[n]).copy()
+    return closest_shipped(WALKING_2D_PREDICTED, num_mesh_intervals)
 
 
 @functools.lru_cache(maxsize=1)

@@ -187,10 +187,10 @@ def plot_against_winter(model: Model, solutions: Mapping[str, Trajectory], *, ti
     in a dashboard).
     """
     from ..analysis.gait2d import ground_reaction_forces
-    from ..examples.gait2d import body_weight, winter_gait
+    from ..examples.gait2d import winter_gait
 
     g = winter_gait()
-    weight = body_weight(model)
+    weight = model.body_weight()
     panels = [("hip_flexion", "hip flexion"), ("knee_angle", "knee angle"), ("ankle_angle", "ankle angle"),
               ("grf_x", "horizontal GRF"), ("grf_y", "vertical GRF")]
     fig = make_subplots(rows=2, cols=5, horizontal_spacing=0.07, vertical_spacing=0.16,

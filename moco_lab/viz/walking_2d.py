@@ -9,7 +9,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..analysis.walking_2d import (
-    body_weight,
     ground_reaction_forces,
     reference_coordinates,
     reference_ground_reaction_forces,
@@ -44,7 +43,7 @@ def plot_walking_2d(model: Model, solutions: Mapping[str, Trajectory], *, refere
     faded : Trajectory, optional
         Another half cycle drawn first, grey and dashed, labelled ``"previous"`` (a dashboard's last solution).
     """
-    weight = body_weight(model)
+    weight = model.body_weight()
     fig = make_subplots(rows=3, cols=3, horizontal_spacing=0.08, vertical_spacing=0.11,
                         subplot_titles=[label for _, label in _PANELS])
     palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"]
