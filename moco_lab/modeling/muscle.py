@@ -9,15 +9,21 @@ REFERENCES.md). The equations are written out in each function's docstring.
 Symbolic *and* numeric
 ----------------------
 Every curve and every dynamics function takes a math namespace ``xp``
-(``numpy`` by default, or ``sympy``; ``math`` and ``pydrake.symbolic`` work too)
-and uses only arithmetic and ``xp``'s elementary functions (``exp``, ``log``,
-``sqrt``, ``tanh``, ``sinh``, ``cosh``, ``sin``, ``cos``, ``asin``/``arcsin``,
-mapped to one set of names by :func:`_ns`). Nothing branches on *values*, so
+(``numpy`` by default; the engine's expression graph, :mod:`moco_lab.symbolic`;
+``math``, ``pydrake.symbolic`` and SymPy work too) and uses only arithmetic and
+``xp``'s elementary functions (``exp``, ``log``, ``sqrt``, ``tanh``, ``sinh``,
+``cosh``, ``sin``, ``cos``, ``asin``/``arcsin``, mapped to one set of names by
+:func:`_ns`). Nothing branches on *values*, so
 
 * ``xp=numpy``: the functions evaluate vectorized, with numpy broadcasting over
   arrays of any shape (e.g. all collocation nodes at once);
-* ``xp=sympy``: the same functions build SymPy expressions that the moco_lab
-  engine differentiates symbolically and compiles.
+* the engine's namespace (the force context's ``ctx.xp``, see
+  :mod:`moco_lab.modeling.force_element`): the same functions build the
+  expression graph that the engine differentiates exactly, once or twice, and
+  compiles;
+* ``xp=sympy`` (optional: ``pip install sympy``; moco_lab does not need it):
+  SymPy expressions, to read a curve or differentiate it by hand; the test
+  suite uses them to check the numpy curves and their derivatives.
 
 Branches exist only on *properties* (``ignore_tendon_compliance``,
 ``ignore_passive_fiber_force``, ``pennation_angle_at_optimal == 0``,
@@ -52,8 +58,8 @@ so in one process **all** DGF muscles use the values of the first DGF muscle
 whose state derivatives were evaluated. :meth:`DeGrooteFregly2016Muscle.calc_activation_derivative`
 uses each muscle's own properties (what the properties say).
 
-Notes for building and compiling SymPy expressions
---------------------------------------------------
+Notes for SymPy users
+---------------------
 * Zero coefficients (``fiber_damping = 0``, ``b43 = 0``) are dropped rather than
   multiplied in: SymPy's ``0.0 * expr`` asks whether ``expr`` is finite, which
   on the explicit tendon expression took minutes (see :func:`_mul`).
@@ -66,7 +72,7 @@ Notes for building and compiling SymPy expressions
 
 Quick use
 ---------
->>> import numpy as np, sympy
+>>> import numpy as np, sympy                          # sympy: optional, for symbolic inspection
 >>> from moco_lab.modeling.muscle import DeGrooteFregly2016Muscle
 >>> m = DeGrooteFregly2016Muscle("left", max_isometric_force=10,
 ...         optimal_fiber_length=0.2, tendon_slack_length=0.1,
