@@ -10,7 +10,7 @@ What is timed (wall clock, :func:`time.perf_counter`):
 
 moco_lab
     The whole ``study.solve()`` call of a study freshly built by
-    :data:`moco_lab.examples.STUDIES` (fresh model too): transcription,
+    :data:`moco_lab.examples.VERIFICATION_STUDIES` (fresh model too): transcription,
     derivation, differentiation and compilation of the dynamics and their
     Jacobians, the IPOPT solve and packaging of the solution. The compiled
     dynamics are cleared from memory and from the disk cache (a temporary
@@ -74,7 +74,7 @@ from moco_lab.engine.kernel import clear_kernel_cache  # noqa: E402
 from moco_lab.symbolic import codegen  # noqa: E402
 
 #: Problem name -> (Moco solver from benchmarks.moco_reference, its keyword arguments);
-#: the moco_lab side is moco_lab.examples.STUDIES[name]. Also used by tests/test_against_moco.py.
+#: the moco_lab side is moco_lab.examples.VERIFICATION_STUDIES[name]. Also used by tests/test_against_moco.py.
 MOCO_SOLVERS = {
     "linear[kirk]": (mr.solve_linear, {"variant": "kirk"}),
     "linear[moco_test]": (mr.solve_linear, {"variant": "moco_test"}),
@@ -90,7 +90,7 @@ def run_moco_lab(problem: str, scheme: str, mode: str, N: int) -> dict:
     """Build a fresh moco_lab study, solve it, and time both steps."""
     clear_kernel_cache(disk=True)  # every repeat derives and compiles the dynamics from scratch
     start = time.perf_counter()
-    study = ml.examples.STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N)
+    study = ml.examples.VERIFICATION_STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N)
     build = time.perf_counter() - start
     cpu_start, start = time.process_time(), time.perf_counter()
     solution = study.solve()

@@ -5,7 +5,7 @@ transcription scheme, multibody dynamics mode and optimizer tolerances
 (IPOPT's defaults in both: ``tol`` 1e-8, ``constr_viol_tol`` 1e-4):
 
 * by Moco (``MocoCasADiSolver``), through :mod:`benchmarks.moco_reference`;
-* by moco_lab, through the studies of :mod:`moco_lab.examples` (``STUDIES``).
+* by moco_lab, through the studies of :mod:`moco_lab.examples` (``VERIFICATION_STUDIES``).
 
 The two transcriptions are meant to be the *same* nonlinear program, so the
 solutions must coincide to the optimizer's accuracy, not merely to the
@@ -93,7 +93,7 @@ def _solve_pair(problem: str, scheme: str, mode: str):
     """
     moco_solve, moco_kwargs = MOCO_SOLVERS[problem]
     moco = moco_solve(scheme=scheme, mode=mode, N=N, tol=TOL, **moco_kwargs)
-    lab = ml.examples.STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N, tol=TOL).solve()
+    lab = ml.examples.VERIFICATION_STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N, tol=TOL).solve()
     return moco, lab
 
 

@@ -7,7 +7,7 @@ from .gait10dof import GAIT10DOF_TRACK_SETTINGS, gait10dof_torque_model, gait10d
 from .squat import SQUAT_POSE, squat_to_stand_guess_values, squat_to_stand_study
 from .verification import (
                      PARABOLA_MOTIONS,
-                     STUDIES,
+                     VERIFICATION_STUDIES,
                      double_pendulum_study,
                      linear_study,
                      parabola_study,
@@ -28,7 +28,7 @@ __all__ = ["GAIT10DOF_TRACK_SETTINGS", "gait10dof_torque_model", "gait10dof_trac
            "WINTER_JOINTS", "WinterGait", "gait2d_prediction_study", "gait2d_tracking_study", "gait2d_walking_guess",
            "winter_gait",
            "SQUAT_POSE", "squat_to_stand_guess_values", "squat_to_stand_study",
-           "PARABOLA_MOTIONS", "STUDIES", "double_pendulum_study", "linear_study", "parabola_study",
+           "PARABOLA_MOTIONS", "VERIFICATION_STUDIES", "double_pendulum_study", "linear_study", "parabola_study",
            "sliding_mass_study", "suspended_mass_prediction_study", "suspended_mass_tracking_study",
            "WALKING_2D_BOUNDS", "walking_2d_model", "walking_2d_prediction", "walking_2d_study", "walking_2d_symmetry",
            "walking_2d_tracking"]

@@ -26,7 +26,7 @@ Every function takes the same transcription options:
     optimizer; ``None`` keeps IPOPT's defaults (``tol`` 1e-8,
     ``constr_viol_tol`` 1e-4), as Moco does.
 
-:data:`STUDIES` names the studies compared with Moco by the benchmarks.
+:data:`VERIFICATION_STUDIES` names the studies compared with Moco by the benchmarks.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from ..tools.track import Track
 from ..util.checks import finite_number, whole_number
 
 __all__ = ["linear_study", "sliding_mass_study", "double_pendulum_study", "suspended_mass_prediction_study",
-           "suspended_mass_tracking_study", "parabola_study", "PARABOLA_MOTIONS", "STUDIES"]
+           "suspended_mass_tracking_study", "parabola_study", "PARABOLA_MOTIONS", "VERIFICATION_STUDIES"]
 
 _TX, _TY = "/jointset/tx/tx/value", "/jointset/ty/ty/value"
 _VX, _VY = "/jointset/tx/tx/speed", "/jointset/ty/ty/speed"
@@ -252,8 +252,8 @@ def parabola_study(motion: str = "move", w_lambda: float = 0.0, x_final: float =
 
 
 #: The studies compared with OpenSim Moco, by the benchmarks' problem names:
-#: ``STUDIES[name](scheme=..., mode=..., num_mesh_intervals=..., tol=...)`` returns a fresh study.
-STUDIES = {
+#: ``VERIFICATION_STUDIES[name](scheme=..., mode=..., num_mesh_intervals=..., tol=...)`` returns a fresh study.
+VERIFICATION_STUDIES = {
     "linear[kirk]": functools.partial(linear_study, "kirk"),
     "linear[moco_test]": functools.partial(linear_study, "moco_test"),
     "sliding_mass": sliding_mass_study,

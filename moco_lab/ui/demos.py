@@ -8,7 +8,7 @@ A *settings* dict holds the generic solver settings and goal weights
 (:func:`default_settings`, applied by :func:`apply_settings`) plus the
 problem's own :class:`Option` values::
 
-    from moco_lab import demos
+    from moco_lab.ui import demos
     settings = demos.default_settings("sliding_mass")      # {"scheme": ..., "mass": 2.0, "goals": {...}}
     settings["mass"] = 8.0
     demo = demos.get_demo_problem("sliding_mass")
