@@ -101,12 +101,16 @@ def site_of(record: dict) -> str:
 
 
 def collect(log: Path) -> dict[str, list[dict]]:
-    """Records grouped by site, in the order they ran."""
+    """Records grouped by site, in the order they ran, except a sweep's tasks: those run on workers and finish
+    in an order that varies from run to run, so they follow the site's other solves, ordered by their task hash
+    (the same under every kernel), so that a row compares the same task across kernels."""
     out: dict[str, list[dict]] = defaultdict(list)
     if log.exists():
         for line in log.read_text().splitlines():
             record = json.loads(line)
             out[site_of(record)].append(record)
+    for records in out.values():
+        records.sort(key=lambda r: r.get("task") or "")  # stable: the others keep their order, first
     return out
 
 

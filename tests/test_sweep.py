@@ -273,3 +273,18 @@ def test_a_sweep_folder_notices_when_the_model_file_changes(tmp_path):
     osim.unlink()
     with pytest.warns(UserWarning, match=r"load_sweep: 2 task\(s\) were solved with .*which has gone since"):
         load_sweep(folder)
+
+
+def test_the_solve_log_names_each_sweep_task(tmp_path, monkeypatch):
+    """benchmarks/robustness.py compares solves across BLAS kernels row by row; a sweep's tasks finish in varying
+    order on workers, so each logged solve carries its task's hash (the same on every machine) to be matched by."""
+    import json
+
+    log = tmp_path / "solves.jsonl"
+    monkeypatch.setenv("MOCO_LAB_SOLVE_LOG", str(log))
+    result = sweep(ml.examples.sliding_mass_study(num_mesh_intervals=5),
+                   [{"solver.num_mesh_intervals": n} for n in (5, 6)], client=None)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["task"] for r in records] == [row["task"] for row in result.rows]
+    assert [r["N"] for r in records] == [5, 6]
+    assert "MOCO_LAB_SOLVE_TASK" not in os.environ   # restored after each task

@@ -196,7 +196,8 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
     exact Jacobians directly (``settings.optim_linear_solver == "mumps"``).
 
     With the environment variable ``MOCO_LAB_SOLVE_LOG`` naming a file, every run appends one JSON line to it
-    (status, iterations, objective, program size, the settings that shape the solve): what
+    (status, iterations, objective, program size, the settings that shape the solve, and within a sweep the
+    task's hash, which is the same on every machine while the order tasks finish in is not): what
     ``benchmarks/robustness.py`` collects from the lessons, dashboards and tests under several BLAS kernels.
     """
     if settings.optim_solver == "ipopt" and settings.optim_linear_solver == "mumps":
@@ -214,7 +215,8 @@ def _log_run(path: str, prog: MathematicalProgram, settings: SolverSettings, run
     import json
 
     record = {"test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
-              "label": os.environ.get("MOCO_LAB_SOLVE_LABEL", ""), "pid": os.getpid(),
+              "label": os.environ.get("MOCO_LAB_SOLVE_LABEL", ""), "task": os.environ.get("MOCO_LAB_SOLVE_TASK", ""),
+              "pid": os.getpid(),
               "cwd": os.path.basename(os.getcwd()), "status": run.status, "success": bool(run.success),
               "nit": int(run.nit), "objective": float(run.cost), "num_vars": int(prog.num_vars()),
               "solver": settings.optim_solver, "linear_solver": settings.optim_linear_solver,

@@ -152,6 +152,8 @@ def run_task(description: dict, change: Mapping[str, Any], folder: str | None = 
     guess = previous[1] if previous is not None and previous[1] is not None and previous[0]["success"] else None
     row = _new_row(description, change, warm_start=guess is not None)
     start = time.perf_counter()
+    before = os.environ.get("MOCO_LAB_SOLVE_TASK")
+    os.environ["MOCO_LAB_SOLVE_TASK"] = row["task"]  # names the task in the solve log (run_optimizer)
     try:
         study = apply_change(Study.from_dict(description), change)
         if guess is not None:
@@ -159,6 +161,11 @@ def run_task(description: dict, change: Mapping[str, Any], folder: str | None = 
         solution = study.solve()
     except Exception as err:  # the sweep goes on; the row says what happened
         return _error_row(row, err, time.perf_counter() - start), None
+    finally:
+        if before is None:
+            os.environ.pop("MOCO_LAB_SOLVE_TASK", None)
+        else:
+            os.environ["MOCO_LAB_SOLVE_TASK"] = before
     row.update(success=bool(solution.success), status=solution.status, objective=float(solution.objective),
                final_time=float(solution.final_time), iterations=int(solution.nit),
                solve_time=float(solution.solve_time), wall_time=time.perf_counter() - start)
