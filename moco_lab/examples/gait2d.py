@@ -1,4 +1,4 @@
-"""Walking with gait2d: track Winter's normal gait (the gait2d issue's first walking study).
+"""Walking with gait2d: track Winter's normal gait.
 
 :func:`winter_gait` reads Winter's normal gait (mean and variance of the hip, knee and ankle angles of both
 legs and of both feet's ground reaction forces over one cycle; 1.325 m/s, stride 1.1396 s), shipped with
