@@ -122,6 +122,9 @@ __all__ = [
     "SUSPENDED_MASS_MUSCLES",
     "build_suspended_mass_model",
     "solve_suspended_mass_prediction",
+    "solve_inverse",
+    "solve_suspended_mass_inverse",
+    "in_fresh_process",
 ]
 
 #: Analytic optimal objective of problem (a), per variant.
@@ -662,7 +665,10 @@ def solve_suspended_mass_prediction(scheme: str = "hermite-simpson",
     OpenSim 4.6 quirk (found while cross-checking the muscle model): all
     ``DeGrooteFregly2016Muscle`` s in one process share the activation /
     deactivation time constants of the first one evaluated. All three
-    muscles here use the defaults (0.015 / 0.060 s), so it has no effect.
+    muscles here use the defaults (0.015 / 0.060 s), so in a fresh process it has
+    no effect; after another model's muscles were evaluated in the same process
+    (a test worker that ran another OpenSim test first) Moco solves another
+    problem. Cross-checks therefore call it through :func:`in_fresh_process`.
     """
     _require_opensim()
     _check_options(scheme, mode, N)
@@ -809,6 +815,32 @@ def solve_inverse(osim_model, time, columns: dict, *, mesh_interval: float = 0.0
 # --------------------------------------------------------------------------
 # Command line summary
 # --------------------------------------------------------------------------
+def solve_suspended_mass_inverse(time, columns: dict, **options) -> dict:
+    """:func:`solve_inverse` on :func:`build_suspended_mass_model` (the model built here, so that the call can run
+    in another process: OpenSim objects do not pickle)."""
+    return solve_inverse(build_suspended_mass_model(), time, columns, **options)
+
+
+def _call(name: str, args: tuple, kwargs: dict):
+    return globals()[name](*args, **kwargs)
+
+
+def in_fresh_process(name: str, *args, **kwargs):
+    """Call this module's function ``name`` in a new Python process and return its result (a dict of arrays).
+
+    OpenSim 4.6 keeps the ``DeGrooteFregly2016Muscle``'s activation and deactivation time constants in
+    function-local statics: in one process every DGF muscle uses the constants of the first one whose state
+    derivatives were evaluated. A Moco solve of a model with muscles is Moco's answer to *that* model only in a
+    process where no other model's muscle ran before; a test worker that ran another OpenSim test first gets another
+    problem (the suspended mass's objective moved by 2.8 % that way). A spawned process starts clean.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_call, name, args, kwargs).result()
+
+
 def _summary(label: str, result: dict) -> str:
     """Format one result as a single summary line."""
     return (f"{label:<32s} success={str(result['success']):<5s} "

@@ -36,8 +36,8 @@ pytestmark = pytest.mark.opensim
 def test_inverse_agrees_with_moco_inverse(scheme):
     model, motion, _ = _driven_suspended_mass()
     names = ["/jointset/tx/tx/value", "/jointset/ty/ty/value"]
-    moco = mr.solve_inverse(mr.build_suspended_mass_model(), motion.time, {n: motion.states[n] for n in names},
-                            mesh_interval=0.01, scheme=scheme, tol=1e-8)
+    moco = mr.in_fresh_process("solve_suspended_mass_inverse", motion.time, {n: motion.states[n] for n in names},
+                               mesh_interval=0.01, scheme=scheme, tol=1e-8)   # a process of its own: in_fresh_process
     assert moco["success"], moco["status"]
     inv = Inverse(model, motion, mesh_interval=0.01, transcription_scheme=scheme, convergence_tolerance=1e-8,
                   constraint_tolerance=1e-8)

@@ -71,7 +71,7 @@ osim = pytest.importorskip("opensim")
 from moco_compare import assert_same_objective, assert_same_trajectories  # noqa: E402
 
 import moco_lab as ml  # noqa: E402
-from benchmarks.moco_reference import build_suspended_mass_model, solve_suspended_mass_prediction  # noqa: E402
+from benchmarks.moco_reference import build_suspended_mass_model, in_fresh_process  # noqa: E402
 
 pytestmark = pytest.mark.opensim
 
@@ -111,7 +111,7 @@ def _solve_pair(scheme: str, mode: str, N: int):
         Moco's result (see ``benchmarks.moco_reference._solve_study``) and
         moco_lab's solution.
     """
-    moco = solve_suspended_mass_prediction(scheme, mode, N)
+    moco = in_fresh_process("solve_suspended_mass_prediction", scheme, mode, N)   # see in_fresh_process
     lab = ml.examples.suspended_mass_prediction_study(scheme, mode, N).solve()
     return moco, lab
 
