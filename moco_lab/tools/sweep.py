@@ -259,10 +259,12 @@ def _warn_changed_files(tasks: Sequence[tuple[str, dict]], who: str) -> None:
     """A ``UserWarning`` naming each data file (model, external loads) that tasks (``(task, {path: sha256})``)
     were solved with and that has changed or gone since: their solutions belong to the old data."""
     stale: dict[str, list[str]] = {}
+    current: dict[str, str | None] = {}  # each file hashed once, however many tasks name it
     for task, files in tasks:
         for path, sha in files.items():
-            now = file_sha256(path) if Path(path).is_file() else None
-            if now != sha:
+            if path not in current:
+                current[path] = file_sha256(path) if Path(path).is_file() else None
+            if current[path] != sha:
                 stale.setdefault(path, []).append(task)
     for path, tasks in stale.items():
         warnings.warn(f"{who}: {len(tasks)} task(s) were solved with {path!r}, which has "
