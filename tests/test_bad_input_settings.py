@@ -144,11 +144,11 @@ def test_periodic_trajectory_arguments():
 def test_goal_weights_and_exponents_are_checked_whenever_they_are_set():
     """Factories and sweeps set them after construction; a NaN there used to pass silently."""
     goal = ml.ControlGoal("effort")
-    with pytest.raises(ValueError, match="Goal 'effort': weight must be finite, got nan"):
+    with pytest.raises(ValueError, match="Goal 'effort': weight must be a finite number, got nan"):
         goal.weight = math.nan
-    with pytest.raises(ValueError, match=r"ControlGoal 'effort': exponent must be >= 2 and finite \(got nan\)"):
+    with pytest.raises(ValueError, match=r"ControlGoal 'effort': exponent must be a finite number >= 2 \(as in Moco\), got nan"):
         goal.exponent = math.nan
-    with pytest.raises(TypeError, match="Goal 'effort': weight must be a number, got 'heavy'"):
+    with pytest.raises(TypeError, match="Goal 'effort': weight must be a finite number, got 'heavy'"):
         goal.weight = "heavy"
     assert goal.weight == 1.0 and goal.exponent == 2.0
 

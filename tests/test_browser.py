@@ -281,11 +281,13 @@ def test_squat_to_stand(voila_url, browser):
         p.close()
 
 
-def test_gait2d_walking(voila_url, browser):
-    """The walking dashboard opens with a converged prediction, the walk animated and drawn against Winter's bands;
-    weakening the calf muscles re-predicts warm-started: the peak soleus activation rises and the previous walk
-    stays (dashed) in the Winter figure."""
-    p = Page(browser, f"{voila_url}/voila/render/gait2d_walking.ipynb")
+def test_walking(voila_url, browser):
+    """The walking dashboard opens with gait2d's converged prediction, the walk animated and drawn against Winter's
+    bands; weakening the calf muscles re-predicts warm-started: the peak soleus activation rises and the previous
+    walk stays (dashed) in the Winter figure. Choosing Moco's 2-D walker predicts it at once at 1.2 m/s, the cycle
+    animated and drawn against the example's data; its soleus at 70 % re-predicts warm-started: the effort per
+    distance rises and the previous walk stays, dashed, in the data figure."""
+    p = Page(browser, f"{voila_url}/voila/render/walking.ipynb")
     try:
         p.wait_ready("Solve", plots=5)  # activations, cost, history, the walk, angles and GRFs against Winter
         p.assert_clean()
@@ -303,33 +305,29 @@ def test_gait2d_walking(voila_url, browser):
         winter = p.page.locator(".js-plotly-plot").filter(has_text="against Winter")
         assert "previous" in svg_texts(p.page, ".js-plotly-plot .legendtext")
         p.assert_clean()
-        winter.screenshot(path=str(ARTIFACTS / "gait2d_walking_winter.png"))
+        winter.screenshot(path=str(ARTIFACTS / "walking_gait2d_winter.png"))
         p.page.locator(".js-plotly-plot").filter(has_text="press play").screenshot(
-            path=str(ARTIFACTS / "gait2d_walking_motion.png"))
-        p.page.screenshot(path=str(ARTIFACTS / "gait2d_walking_full.png"), full_page=True)
-    finally:
-        p.close()
+            path=str(ARTIFACTS / "walking_gait2d_motion.png"))
+        p.page.screenshot(path=str(ARTIFACTS / "walking_gait2d_full.png"), full_page=True)
 
-
-def test_walking_2d(voila_url, browser):
-    """The 2-D walking dashboard opens with a converged prediction at 1.2 m/s, the cycle animated and drawn against the
-    example's data; the soleus at 70 % re-predicts warm-started: the effort per distance rises and the previous walk
-    stays, dashed, in the data figure."""
-    p = Page(browser, f"{voila_url}/voila/render/walking_2d.ipynb")
-    try:
-        p.wait_ready("Solve", plots=5)  # activations, cost, history, the cycle, angles and forces against the data
-        p.assert_clean()
-        numbers0 = p.text(".ml-numbers")
-        assert "Solve_Succeeded" in numbers0 and "double support" in numbers0 and "N = 15" in numbers0, numbers0
+        # The other walker, solved on selection.
+        p.page.locator(".ml-problem select").select_option(label="Predicting walking with Moco's 2-D walker")
+        p.page.wait_for_function(
+            "() => document.querySelector('.ml-numbers').innerText.includes('step')", timeout=SOLVE_TIMEOUT_MS)
+        wait_button_enabled(p.page, "Solve")
+        p.page.wait_for_timeout(600)
+        numbers2 = p.text(".ml-numbers")
+        assert "Solve_Succeeded" in numbers2 and "double support" in numbers2 and "N = 15" in numbers2, numbers2
         titles = p.plot_titles()
         assert "A full gait cycle at 1.2 m/s (press play)" in titles, titles
         assert any("tracking data of Moco's example" in t for t in titles), titles
-        p.set_int("strength (%)", 70)
-        numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
-        assert "Solve_Succeeded" in numbers1, numbers1
-        efforts = [float(re.search(r"J = ([0-9.]+)", n).group(1)) for n in (numbers0, numbers1)]
-        assert efforts[1] > efforts[0], (efforts, numbers1)  # weaker muscles need more excitation
-        assert "peak soleus_r activation" in numbers1
+        assert not any("against Winter" in t for t in titles), titles  # gait2d's figures are gone
+        p.set_int("soleus (%)", 70)
+        numbers3 = p.click_and_wait("Solve", ".ml-numbers", numbers2)
+        assert "Solve_Succeeded" in numbers3, numbers3
+        efforts = [float(re.search(r"J = ([0-9.]+)", n).group(1)) for n in (numbers2, numbers3)]
+        assert efforts[1] > efforts[0], (efforts, numbers3)  # weaker muscles need more excitation
+        assert "peak soleus_r" in numbers3
         assert "previous" in svg_texts(p.page, ".js-plotly-plot .legendtext")
         activations = p.page.locator(".js-plotly-plot").filter(has_text="Activations of the right leg")
         assert activations.locator("path.js-line").count() >= 9
@@ -341,7 +339,6 @@ def test_walking_2d(voila_url, browser):
         p.page.screenshot(path=str(ARTIFACTS / "walking_2d_full.png"), full_page=True)
     finally:
         p.close()
-
 
 def test_motion_capture(voila_url, browser):
     """The motion-capture dashboard opens with a run done: residual bars for the four reconstructions with the

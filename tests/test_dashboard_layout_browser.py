@@ -31,8 +31,7 @@ DASHBOARDS = {
     "convergence_study": ("Run mesh sequence", 1),
     "moment_arms": (None, 3),
     "squat_to_stand": ("Solve", 5),
-    "gait2d_walking": ("Solve", 5),
-    "walking_2d": ("Solve", 5),
+    "walking": ("Solve", 5),
     "motion_capture": ("Run", 3),
 }
 

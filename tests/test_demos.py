@@ -103,7 +103,7 @@ def test_apply_settings_and_its_errors():
     goal = study.problem.get_goal("effort")
     assert (goal.weight, goal.exponent) == (2.0, 4.0)
 
-    with pytest.raises(ValueError, match="exponent must be >= 2"):
+    with pytest.raises(ValueError, match="exponent must be a finite number >= 2"):
         demos.apply_settings(build(s), {"goals": {"effort": {"exponent": 1.5}}})
     with pytest.raises(ValueError, match="finite"):
         demos.apply_settings(build(s), {"goals": {"effort": {"weight": float("nan")}}})

@@ -75,12 +75,13 @@ def test_prediction_from_the_shipped_walk(tracking):
     tracking → effort alone from Winter's angles is lesson 10's, asserted there at this mesh): it converges, its
     effort is far below the tracking solution's, and the result is still a walk (each foot on the ground for
     about half the cycle, a double-support phase, never both feet in the air)."""
+    from moco_lab.analysis.walking import closest_shipped
     from moco_lab.examples.gait2d import gait2d_prediction_study
-    from moco_lab.ui.gait2d_walking import shipped_walk
+    from moco_lab.util.data import GAIT2D_PREDICTED_WALK
 
     study, tracked = tracking
     tracked_effort = tracked.goal_values["effort"] / study.problem.get_goal("effort").weight
-    pure_study = gait2d_prediction_study(25, guess=shipped_walk(25))
+    pure_study = gait2d_prediction_study(25, guess=closest_shipped(GAIT2D_PREDICTED_WALK, 25))
     pure = pure_study.solve()
     assert pure.success, pure.message
     assert "angles" not in pure.goal_values

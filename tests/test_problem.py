@@ -110,7 +110,7 @@ def test_goal_names_unique_and_lookup():
         p.add_goal(ml.FinalTimeGoal("time"))
     with pytest.raises(KeyError, match="Did you mean 'time'"):
         p.get_goal("tme")
-    with pytest.raises(ValueError, match="exponent must be >= 2"):
+    with pytest.raises(ValueError, match="exponent must be a finite number >= 2"):
         ml.ControlGoal(exponent=1)
 
 

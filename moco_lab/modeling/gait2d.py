@@ -47,13 +47,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
 
+from ..util.checks import finite_number
 from ..util.data import GAIT2D_PARAMETERS
 from .contact import Gait2dContactPoint
 from .force_element import ForceContext, ForceContribution, ForceElement
@@ -86,9 +85,8 @@ def _segment_scales(segment_scales: dict | None, what: str = "segment_scales") -
         if name not in scales:
             raise KeyError(f"gait2d: {what} has an unknown segment {name!r}; the segments are "
                            f"{list(GAIT2D_SEGMENTS)}")
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"gait2d: {what}: the factor of segment {name!r} must be positive, got {value}")
-        scales[name] = float(value)
+        scales[name] = finite_number(value, f"gait2d: {what}: the factor of segment {name!r}", minimum=0,
+                                     inclusive=False, what="a positive number")
     return scales
 
 

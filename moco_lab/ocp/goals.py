@@ -43,6 +43,7 @@ import numpy as np
 
 from ..results.tables import interpolating_spline, reference_columns
 from ..symbolic.jet import jet_sqrt
+from ..util.checks import finite_number
 from ..util.names import NamedValues, did_you_mean
 
 if TYPE_CHECKING:
@@ -208,14 +209,6 @@ class BoundGoal:
                 and not (self.divide_by_displacement or self.divide_by_duration or self.divide_by_mass))
 
 
-def _number(value: Any, what: str) -> float:
-    """``float(value)``, or a ``TypeError`` saying that ``what`` must be a number."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must be a number, got {value!r}") from None
-
-
 class Goal:
     """Base class of goals (see the module docstring).
 
@@ -299,10 +292,7 @@ class Goal:
     @weight.setter
     def weight(self, value: float) -> None:
         """Set the weight (a ``ValueError`` for NaN or infinity, a ``TypeError`` for what is not a number)."""
-        v = _number(value, f"Goal {self.name!r}: weight")
-        if not math.isfinite(v):
-            raise ValueError(f"Goal {self.name!r}: weight must be finite, got {value}")
-        self._weight = v
+        self._weight = finite_number(value, f"Goal {self.name!r}: weight")
 
     # -- files
     def to_dict(self) -> dict:
@@ -365,10 +355,8 @@ class ControlGoal(Goal):
     @exponent.setter
     def exponent(self, value: float) -> None:
         """Set the exponent (a ``ValueError`` below 2 or not finite, a ``TypeError`` for what is not a number)."""
-        v = _number(value, f"ControlGoal {self.name!r}: exponent")
-        if not (v >= 2 and math.isfinite(v)):
-            raise ValueError(f"ControlGoal {self.name!r}: exponent must be >= 2 and finite (got {value}), as in Moco.")
-        self._exponent = v
+        self._exponent = finite_number(value, f"ControlGoal {self.name!r}: exponent", minimum=2,
+                                       what="a finite number >= 2 (as in Moco)")
 
     def set_weight_for_control(self, control: str, weight: float) -> None:
         """Weight of one control (0 leaves it out), as Moco's ``setWeightForControl``."""

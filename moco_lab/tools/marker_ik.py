@@ -104,7 +104,11 @@ def marker_list(markers: Sequence[Marker], who: str) -> list[Marker]:
 def marker_frames(model: Model, markers: Sequence[Marker]) -> list:
     """The Drake body frame each marker is fixed to (``KeyError`` naming an unknown body)."""
     require_model(model, "marker_frames")
-    markers = marker_list(markers, "marker_frames")
+    return _frames(model, marker_list(markers, "marker_frames"))
+
+
+def _frames(model: Model, markers: list[Marker]) -> list:
+    """:func:`marker_frames` of markers already checked by :func:`marker_list`."""
     plant = model.plant
     bodies = {b: plant.GetBodyByName(b) for b in model.body_paths}
     out = []
@@ -121,7 +125,7 @@ def marker_trajectories(model: Model, markers: Sequence[Marker], Q: ArrayLike) -
     require_model(model, "marker_trajectories").require_drake_kinematics("marker_trajectories")
     markers = marker_list(markers, "marker_trajectories")
     plant = model.plant
-    frames = marker_frames(model, markers)
+    frames = _frames(model, markers)
     context = plant.CreateDefaultContext()
     world = plant.world_frame()
     Q = np.atleast_2d(np.asarray(Q, float))
@@ -216,7 +220,7 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
                          f"first {blind[:5].tolist()} (all NaN): cut those frames, or fill the gaps first")
     tolerance = finite_number(tolerance, "inverse_kinematics: tolerance", 0, False)
     plant = model.plant
-    frames = marker_frames(model, markers)
+    frames = _frames(model, markers)
     world = plant.world_frame()
     if solver is None:
         solver = "snopt" if SnoptSolver().available() and SnoptSolver().enabled() else "ipopt"

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import html
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -55,7 +54,7 @@ from ..viz.problems import (
     squat_activation_figure,
     suspended_mass_path_figure,
 )
-from . import gait2d_walking, walking_2d
+from . import walking
 from .warm_start import WarmStart
 
 if TYPE_CHECKING:
@@ -608,16 +607,10 @@ def apply_settings(study: Study, settings: dict) -> Study:
         s.optim_constraint_tolerance = float(tol)
     for name, values in settings.get("goals", {}).items():
         goal = study.problem.get_goal(name)
-        if "weight" in values:
-            w = float(values["weight"])
-            if not math.isfinite(w):
-                raise ValueError(f"Goal {name!r}: weight must be a finite number, got {values['weight']}")
-            goal.weight = w
+        if "weight" in values:  # the goal's setters check (finite; an exponent >= 2, as in Moco)
+            goal.weight = values["weight"]
         if "exponent" in values and isinstance(goal, ControlGoal):
-            p = float(values["exponent"])
-            if not (p >= 2) or not math.isfinite(p):
-                raise ValueError(f"ControlGoal {name!r}: exponent must be >= 2 (got {values['exponent']}), as in Moco.")
-            goal.exponent = p
+            goal.exponent = values["exponent"]
     s.validate()
     return study
 
@@ -647,62 +640,30 @@ register_demo_problem(DemoProblem(
     settings_defaults={"mode": "implicit", "tolerance": 1e-3},
 ))
 
-register_demo_problem(DemoProblem(
-    key="gait2d_walking",
-    title="Predicting walking with gait2d",
-    description=("van den Bogert's gait2d model (9 degrees of freedom, 16 muscles, heel and toe contact) walks one "
-                 "periodic gait cycle with Winter's stride time (1.1396 s) at the <b>speed</b> you set, minimizing "
-                 "muscle effort ∫ Σ u<sup>p</sup> dt (set the exponent p under Goals); <b>angles</b> tracks Winter's "
-                 "joint angles (weight 0 = pure prediction; try 0.01). Weaken or strengthen a <b>muscle group</b> "
-                 "(both legs, % of normal) and press Solve: each solve starts from the previous solution (warm "
-                 "start), the first from a prediction shipped with moco_lab. Angles and ground reaction forces are "
-                 "drawn against Winter's normal gait (± 1 SD), the previous solution dashed. A solve takes 10 s to "
-                 "about a minute; a big change (e.g. 1.6 m/s at once) more."),
-    build=gait2d_walking.build_gait2d_walking,
-    options=(Option("speed", "speed (m/s)", 1.325,
-                    tooltip="average forward speed over the cycle; Winter's: 1.325 m/s; the stride time stays "
-                            "1.1396 s, so the steps get longer"),
-             *(Option(f"strength_{g}", f"{gait2d_walking.SHORT_NAMES[g]} (%)", 100.0,
-                      tooltip=f"maximum isometric force of {g}, both legs, in % of the model's (0 to 300)")
-               for g in gait2d_walking.MUSCLE_GROUPS),
-             Option("warm_start", "warm start", "yes", ("yes", "no"),
-                    "yes: start from the last solution; no: from the shipped minimum-effort prediction at "
-                    "Winter's speed")),
-    mesh_full=50, mesh_fast=25,
-    extra_figures=gait2d_walking.gait2d_walking_figures,
-    extra_numbers=gait2d_walking.gait2d_walking_numbers,
-    settings_defaults={"mode": "implicit", "scheme": "trapezoidal", "tolerance": 1e-3},
-    plotted=gait2d_walking.gait2d_walking_plotted,
-    after_solve=gait2d_walking.keep_for_warm_start,
-    plotted_title="Activations of the right leg's muscles",
-))
 
-register_demo_problem(DemoProblem(
-    key="walking_2d",
-    title="Predicting walking with Moco's 2-D walker",
-    description=("The planar walker of Moco's 2-D walking example (<code>2D_gait.osim</code>: 10 degrees of freedom, "
-                 "18 DeGrooteFregly2016 muscles, two contact spheres per foot) walks half a gait cycle that repeats "
-                 "with the legs swapped, at the average <b>speed</b> you set, minimizing muscle effort "
-                 "∫ Σ |u|<sup>p</sup> dt per distance walked (weight and exponent p under Goals; Moco's example: 10 "
-                 "and 3). Weaken or strengthen one <b>muscle</b> group (both legs, % of normal) and press Solve: each "
-                 "solve starts from the previous solution (warm start), the first from a prediction shipped with "
-                 "moco_lab. The full cycle is animated; angles and ground reaction forces are drawn against the "
-                 "example's tracking data, the previous solution dashed."),
-    build=walking_2d.build_walking_2d,
-    options=(Option("speed", "speed (m/s)", 1.2, tooltip="average forward speed of the centre of mass (0.5 to 2); "
-                                                          "Moco's example: 1.2 m/s"),
-             Option("muscle", "muscle", "soleus", walking_2d.MUSCLE_GROUPS,
-                    "the muscle group (both legs) whose strength the next field sets"),
-             Option("strength", "strength (%)", 100.0,
-                    tooltip="maximum isometric force of the chosen muscle group, both legs, in % of the model's "
-                            "(0 to 300)"),
-             Option("warm_start", "warm start", "yes", ("yes", "no"),
-                    "yes: start from the last solution; no: from the shipped prediction at 1.2 m/s")),
-    mesh_full=50, mesh_fast=15,
-    extra_figures=walking_2d.walking_2d_figures,
-    extra_numbers=walking_2d.walking_2d_numbers,
-    settings_defaults={"mode": "explicit", "scheme": "hermite-simpson", "tolerance": 1e-4},
-    plotted=walking_2d.walking_2d_plotted,
-    after_solve=walking_2d.keep_for_warm_start,
-    plotted_title="Activations of the right leg's muscles",
-))
+def _walking_demo(walker: walking.Walker) -> DemoProblem:
+    """The demo problem of one walker of the walking dashboard (:mod:`moco_lab.ui.walking`)."""
+    low, high = walker.speeds
+    return DemoProblem(
+        key=walker.key, title=walker.title, description=walker.description,
+        build=functools.partial(walking.build_walk, walker),
+        options=(Option("speed", "speed (m/s)", walker.speed, tooltip=walker.speed_tip),
+                 *(Option(f"strength_{g}", f"{label} (%)", 100.0,
+                          tooltip=f"maximum isometric force of {g}, both legs, in % of the model's (0 to "
+                                  f"{walking.MAX_STRENGTH:g})")
+                   for g, label in walker.groups.items()),
+                 Option("warm_start", "warm start", "yes", ("yes", "no"),
+                        f"yes: start from the last solution; no: from the minimum-effort prediction shipped for "
+                        f"{walker.speed:g} m/s (speeds {low:g} to {high:g} m/s)")),
+        mesh_full=walker.mesh_full, mesh_fast=walker.mesh_fast,
+        extra_figures=functools.partial(walking.walk_figures, walker),
+        extra_numbers=functools.partial(walking.walk_numbers, walker),
+        settings_defaults=dict(walker.settings_defaults),
+        plotted=functools.partial(walking.walk_plotted, walker),
+        after_solve=functools.partial(walking.keep_for_warm_start, walker),
+        plotted_title="Activations of the right leg's muscles",
+    )
+
+
+for _walker in walking.WALKERS.values():
+    register_demo_problem(_walking_demo(_walker))

@@ -1,0 +1,215 @@
+"""The walking dashboard (``widgets/walking.ipynb``, :mod:`moco_lab.ui.walking`): each walker's problem, its shipped
+warm starts, and the panel driven from Python as the notebook builds it, switching walkers (about two minutes; the
+browser test is in test_browser.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import moco_lab as ml
+from moco_lab.analysis.gait2d import ground_reaction_forces
+from moco_lab.analysis.walking import stretch_to_speed
+from moco_lab.analysis.walking_2d import walking_2d_summary
+from moco_lab.examples.gait2d import winter_gait
+from moco_lab.modeling.gait2d import gait2d
+from moco_lab.results.trajectory import Trajectory, read_trajectory
+from moco_lab.ui import demos
+from moco_lab.ui import walking as wk
+from moco_lab.ui.solve_panel import SolvePanel
+from moco_lab.util.data import GAIT2D_PREDICTED_WALK, WALKING_2D_PREDICTED
+
+
+@pytest.fixture(autouse=True)
+def fast(monkeypatch):
+    monkeypatch.setenv("MOCO_LAB_FAST", "1")
+    wk.forget_warm_starts()  # no warm start left over from another test
+    yield
+    wk.forget_warm_starts()
+
+
+def max_force(model, path):
+    return model.force_element(path).properties()["max_isometric_force"]
+
+
+# ------------------------------------------------------------------------------------------- warm starts
+@pytest.mark.parametrize("n", sorted(GAIT2D_PREDICTED_WALK))
+def test_gait2d_warm_starts_are_periodic_walks(n):
+    """The files the gait2d walker starts from are what predicted_walk.md says: converged effort-only predictions of
+    one periodic cycle at Winter's speed, with each foot on the ground about 55 % of the cycle and never both
+    feet in the air."""
+    traj = read_trajectory(GAIT2D_PREDICTED_WALK[n])
+    assert traj.metadata["status"] == "Solve_Succeeded"
+    assert f"gait2d_prediction_study({n})" in traj.metadata["problem"]
+    assert traj.num_times == n + 1  # trapezoidal: one point per mesh point
+    model = gait2d()
+    g = winter_gait()
+    hip_x = model.coordinate("hip_x").value_path
+    assert traj.final_time == pytest.approx(g.duration, rel=1e-12)
+    assert traj.states[hip_x][-1] - traj.states[hip_x][0] == pytest.approx(g.speed * g.duration, rel=1e-9)
+    for name in model.state_names():
+        if name != hip_x:  # periodicity is a linear constraint: met to round-off
+            assert traj.states[name][-1] == pytest.approx(traj.states[name][0], abs=1e-6), name
+    grf = ground_reaction_forces(model, traj)
+    on = {s: grf[s][:-1, 1] > 0.05 * model.body_weight() for s in "rl"}
+    for s in "rl":
+        assert 0.5 < on[s].mean() < 0.65, (s, on[s].mean())
+    assert not np.any(~on["r"] & ~on["l"])
+
+
+@pytest.mark.parametrize("n", sorted(WALKING_2D_PREDICTED))
+def test_walking_2d_warm_starts_are_symmetric_walks(n):
+    """The files the 2-D walker starts from are what predicted_walk.md says: converged predictions of half a
+    symmetric gait cycle at 1.2 m/s on Hermite–Simpson meshes of n intervals, judged feasible by the problem."""
+    traj = ml.read_trajectory(WALKING_2D_PREDICTED[n])
+    assert traj.metadata["status"] == "Solve_Succeeded"
+    assert f"num_mesh_intervals={n}" in traj.metadata["problem"]
+    assert traj.num_times == 2 * n + 1
+    model = ml.examples.walking_2d_model()
+    assert walking_2d_summary(model, traj).speed == pytest.approx(1.2, abs=1e-4)
+    e = ml.examples.walking_2d_prediction(num_mesh_intervals=n).evaluate(traj)
+    assert e.constraint_violation < 1e-4, e.worst_constraint   # the solver's tolerance
+    # the stored objective is IPOPT's, whose effort integral is a variable tied to the trajectory's integral by a
+    # constraint met to the tolerance 1e-4: the two agree to that (measured 9e-6)
+    assert e.objective == pytest.approx(traj.metadata["objective"], rel=1e-4)
+
+
+def test_shipped_walk_is_the_closest_mesh_and_a_copy():
+    for walker in wk.WALKERS.values():
+        meshes = sorted(walker.shipped)
+        assert wk.shipped_walk(walker, 10**6).num_times == wk.shipped_walk(walker, meshes[-1]).num_times
+        assert wk.shipped_walk(walker, 1).num_times == wk.shipped_walk(walker, meshes[0]).num_times
+        a = wk.shipped_walk(walker, meshes[0])
+        name = next(iter(a.states))
+        a.states[name][:] = 99.0
+        assert not np.any(wk.shipped_walk(walker, meshes[0]).states[name] == 99.0)
+
+
+def test_stretch_to_speed_scales_the_hip_only():
+    t = np.linspace(0.0, 1.0, 11)
+    path = "/jointset/ground_trunk/hip_x/value"
+    traj = Trajectory(t, {path: 0.2 + 1.5 * t, "/jointset/ground_trunk/hip_x/speed": np.full_like(t, 1.5),
+                          "/jointset/knee_r/knee_angle_r/value": np.sin(t)})
+    out = stretch_to_speed(traj, path, 0.9)
+    assert out.states[path][0] == 0.2 and out.states[path][-1] - out.states[path][0] == pytest.approx(0.9)
+    assert np.allclose(out.states["/jointset/ground_trunk/hip_x/speed"], 0.9)
+    assert np.array_equal(out.states["/jointset/knee_r/knee_angle_r/value"], np.sin(t))
+    assert traj.states[path][-1] == pytest.approx(1.7)  # the input is not changed
+
+
+# ------------------------------------------------------------------------------------------- the problems
+def test_every_walker_is_a_demo_problem_with_a_field_per_muscle_group():
+    for key, walker in wk.WALKERS.items():
+        demo = demos.get_demo_problem(key)
+        keys = [o.key for o in demo.options]
+        assert keys == ["speed", *(f"strength_{g}" for g in walker.groups), "warm_start"]
+        model = walker.model()
+        for group in walker.groups:  # every group names a muscle of each leg
+            for side in "rl":
+                assert max_force(model, walker.muscle_path(group, side)) > 0
+
+
+def test_gait2d_settings_build_the_named_problem():
+    settings = demos.default_settings("gait2d_walking")
+    assert settings["goals"] == {"angles": {"weight": 0.0}, "effort": {"weight": 1.0, "exponent": 2.0}}
+    assert settings["mode"] == "implicit" and settings["scheme"] == "trapezoidal" and settings["mesh_intervals"] == 25
+    settings.update(speed=1.0, strength_soleus=50.0, warm_start="no")
+    study = demos.apply_settings(wk.build_walk(wk.GAIT2D, settings), settings)
+    model = study.problem.model
+    normal = gait2d()
+    for side in "rl":
+        assert max_force(model, f"/forceset/soleus_{side}") == pytest.approx(
+            0.5 * max_force(normal, f"/forceset/soleus_{side}"))
+        assert max_force(model, f"/forceset/vasti_{side}") == max_force(normal, f"/forceset/vasti_{side}")
+    hip_x = model.coordinate("hip_x").value_path
+    info = study.problem.state_info(hip_x)
+    assert info.final.lower == info.final.upper == pytest.approx(1.0 * 1.1396)
+    guess = study.solver.guess
+    assert guess.states[hip_x][-1] - guess.states[hip_x][0] == pytest.approx(1.0 * 1.1396)
+
+
+def test_walking_2d_settings_build_the_named_problem():
+    settings = demos.default_settings("walking_2d")
+    assert settings["goals"]["effort"] == {"weight": 10.0, "exponent": 3.0}
+    assert settings["mode"] == "explicit" and settings["scheme"] == "hermite-simpson"
+    assert settings["mesh_intervals"] == 15 and settings["tolerance"] == 1e-4
+    settings.update(speed=1.5, strength_soleus=50.0, warm_start="no")
+    study = demos.apply_settings(wk.build_walk(wk.WALKING_2D, settings), settings)
+    model = study.problem.model
+    normal = ml.examples.walking_2d_model()
+    for side in "rl":
+        assert max_force(model, f"/soleus_{side}") == pytest.approx(0.5 * max_force(normal, f"/soleus_{side}"))
+        assert max_force(model, f"/vasti_{side}") == max_force(normal, f"/vasti_{side}")
+    assert study.problem.get_goal("speed").desired_average_speed == 1.5
+    tx = model.coordinate("pelvis_tx").value_path
+    guess = study.solver.guess
+    assert (guess.states[tx][-1] - guess.states[tx][0]) / guess.final_time == pytest.approx(1.5, rel=1e-9)
+
+
+@pytest.mark.parametrize("key, change, culprit", [
+    ("gait2d_walking", {"speed": 5.0}, r"walking speed must be within \[0.3, 2.5\] m/s, got 5"),
+    ("gait2d_walking", {"speed": "fast"}, "walking speed must be a number"),
+    ("gait2d_walking", {"strength_soleus": 0.0}, "strength of soleus"),
+    ("gait2d_walking", {"strength_vasti": -20.0}, "strength of vasti"),
+    ("gait2d_walking", {"strength_glut_max": 50.0}, "no muscle group 'glut_max'"),  # a group of the other walker
+    ("walking_2d", {"speed": 3.0}, r"walking speed must be within \[0.5, 2\] m/s"),
+    ("walking_2d", {"strength_soleus": 301.0}, r"strength of soleus must be within \(0, 300\]"),
+    ("walking_2d", {"strength_tib_ant": None}, "strength of tib_ant must be a number"),
+    ("walking_2d", {"strength_deltoid": 80.0}, "no muscle group 'deltoid'"),
+])
+def test_bad_settings_name_the_culprit(key, change, culprit):
+    settings = {**demos.default_settings(key), **change}
+    with pytest.raises(ValueError, match=culprit):
+        wk.build_walk(wk.WALKERS[key], settings)
+
+
+# ---------------------------------------------------------------------------------------------- the panel
+def test_panel_predicts_weakens_and_switches_walkers():
+    """The dashboard as the notebook builds it opens with gait2d's converged prediction (from the shipped warm
+    start); plantarflexors at 70 % re-predict from it: the effort and the peak soleus activation rise (lesson 10
+    finds the same) and the previous walk stays in the Winter figure; a bad speed is reported in the panel instead
+    of raised. Switching to Moco's 2-D walker predicts it at once (from its own shipped walk, not from gait2d's
+    solution); its soleus at 50 % makes the gastrocnemius work harder. Each walker keeps its own warm start."""
+    p = SolvePanel(["gait2d_walking", "walking_2d"])
+    first = p.solution
+    assert first.success, first.message
+    assert p.mesh_intervals.value == 25 and set(p.goal_widgets) == {"angles", "effort"}
+    assert {"motion", "winter"} <= set(p.figures)
+    assert len(p.figures["trajectories"].layout.annotations) == 8  # the right leg's activations
+    assert all(k in p.numbers.value for k in ("stance r / l", "double support", "flight", "peak soleus_r",
+                                               "peak gastrocnemius_r"))
+    names = {t.name for t in p.figures["winter"].data}
+    assert {"Winter mean", "Winter ± 1 SD", "solution"} <= names and "previous" not in names
+
+    for muscle in ("soleus", "gastrocnemius"):
+        p.option_widgets[f"strength_{muscle}"].value = 70.0
+    second = p.solve()
+    assert second is not None and second.success, p.message.value
+    assert second.goal_values["effort"] > first.goal_values["effort"]
+    peak = [s.states["/forceset/soleus_r/activation"].max() for s in (first, second)]
+    assert peak[1] > peak[0] + 0.02, peak  # measured 0.30 → 0.41
+    assert "previous" in {t.name for t in p.figures["winter"].data}
+
+    p.option_widgets["speed"].value = 5.0
+    assert p.solve() is None and "walking speed" in p.message.value and p.solution is second
+
+    p.problem_select.value = "walking_2d"  # solves at once
+    third = p.solution
+    assert third is not None and third.success, p.message.value
+    assert p.mesh_intervals.value == 15 and set(p.goal_widgets) == {"effort"}
+    assert {"motion", "data"} <= set(p.figures) and "winter" not in p.figures
+    assert len(p.figures["trajectories"].layout.annotations) == 9
+    assert all(k in p.numbers.value for k in ("step", "double support", "peak vertical GRF", "peak soleus_r"))
+    assert "previous" not in {t.name for t in p.figures["data"].data}
+    p.option_widgets["strength_soleus"].value = 50.0
+    fourth = p.solve()
+    assert fourth is not None and fourth.success, p.message.value
+    gastroc = [float(np.max(s.states["/gastroc_r/activation"])) for s in (third, fourth)]
+    print("peak gastrocnemius activation, normal and weak soleus:", gastroc)
+    assert gastroc[1] > gastroc[0]
+    assert "previous" in {t.name for t in p.figures["data"].data}
+
+    # gait2d's next solve would start from its own last solution, stretched to the speed asked for
+    settings = {**demos.default_settings("gait2d_walking"), "speed": 1.325}
+    guess = wk.build_walk(wk.GAIT2D, settings).solver.guess
+    knee = gait2d().coordinate("knee_angle_r").value_path
+    assert knee in guess.states and np.allclose(guess.states[knee], second.states[knee])
