@@ -181,6 +181,35 @@ def test_freefall_contraction_and_activation_residuals(model, kernel):
     assert all((r < -0.04) == s for r, s in zip(res["Rw"][0], pee_stretched))  # −kPEE·0.2² dominates
 
 
+def test_freefall_residuals_names_the_manuals_columns(model, kernel):
+    """``analysis.gait2d.freefall_residuals`` (lesson 09's table) gives the columns of the manual's printout by name:
+    the same numbers as the kernel evaluated by hand above, the multibody rows with Autolev's sign, and each foot's
+    force as its heel plus its toe (the printout's lines labelled GRF_heel and GRF_toe are the two feet)."""
+    from moco_lab.analysis.gait2d import freefall_residuals
+
+    q, z = freefall_state(model)
+    pose = {c: v for c, v in zip(GAIT2D_COORDINATES, q) if v != 0.0}
+    r = freefall_residuals(model, pose)
+    a = np.zeros(9)
+    a[1] = -9.81
+    res = evaluate(kernel, q, z, a=a)
+    np.testing.assert_array_equal(r.multibody, -res["R"][0])
+    np.testing.assert_array_equal(r.contraction, res["Rw"][0])
+    assert r.activation.shape == (16,) and np.all(r.activation == 0.0)
+    for side in "rl":
+        np.testing.assert_allclose(r.feet[side], r.contact[f"heel_{side}"] + r.contact[f"toe_{side}"], rtol=1e-15)
+    printed = ml.models.gait2d()
+    for side in "rl":
+        for pt in ("heel", "toe"):
+            printed.set_property(f"/forceset/contact_{pt}_{side}/transition", 0.001)
+    p = freefall_residuals(printed, pose)
+    np.testing.assert_allclose([p.feet["r"][1], p.feet["l"][1]], [0.192, 0.150], atol=5e-4)  # printed: %8.3f
+    heels = p.contact["heel_r"][1] + p.contact["heel_l"][1]
+    assert abs(heels - 0.192) > 0.02  # read as heels and toes, the printout would not match
+    with pytest.raises(KeyError, match="pose names no coordinate 'knee_r'"):
+        freefall_residuals(model, {"knee_r": 0.3})
+
+
 def test_contraction_residual_at_random_states(model, kernel):
     """Active, moving muscles (concentric and eccentric, stretched and slack tendons): Eq. 3–9 and Eq. 2."""
     rng = np.random.default_rng(4)

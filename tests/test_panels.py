@@ -522,3 +522,34 @@ def test_after_solve_hook_sees_every_solve_and_its_errors_are_shown():
     p.mesh_intervals.value = 9
     assert p.solve().success and "after-solve hook" in p.message.value and "hook broke" in p.error
     assert "trajectories" in p.figures and len(seen) == 3
+
+
+def test_figure_with_controls_redraws_and_reports_errors():
+    """The lessons' interactive figures: drawn at once with the controls' values, redrawn when one changes, an error
+    in the drawing shown in place of the figure (the controls keep working)."""
+    import ipywidgets as W
+    import plotly.graph_objects as go
+
+    from moco_lab.ui.components import figure_with_controls
+
+    calls = []
+
+    def draw(a, b):
+        calls.append((a, b))
+        if a < 0:
+            raise ValueError("a must be >= 0")
+        return go.Figure(go.Scatter(x=[0, 1], y=[a, b]))
+
+    a, b = W.FloatSlider(value=1.0, min=-2, max=2), W.IntSlider(value=3)
+    box = figure_with_controls(draw, {"a": a, "b": b})
+    out = box.children[-1]
+    assert calls == [(1.0, 3)] and list(box.children[:2]) == [a, b]
+    assert out.outputs[0]["data"]["application/vnd.plotly.v1+json"]["data"][0]["y"] == [1.0, 3]
+    b.value = 5
+    assert calls[-1] == (1.0, 5) and out.outputs[0]["data"]["application/vnd.plotly.v1+json"]["data"][0]["y"] == [1.0, 5]
+    a.value = -1.0
+    assert out.outputs[0]["output_type"] == "stream" and "ValueError: a must be >= 0" in out.outputs[0]["text"]
+    a.value = 0.5
+    assert out.outputs[0]["output_type"] == "display_data"
+    side = figure_with_controls(draw, {"a": a, "b": b}, side=True)
+    assert isinstance(side, W.HBox)

@@ -6,7 +6,9 @@
   positive moment active, then those that make a negative one, then none; §4, Figure 5) and its isokinetic
   test (moment against angular velocity, §4, Figure 6);
 * :func:`heel_force_curves`: the manual's ground-reaction-force test (vertical force against hip height at
-  five vertical speeds, friction against slip speed at three heights).
+  five vertical speeds, friction against slip speed at three heights);
+* :func:`freefall_residuals`: the manual's freefall test (the dynamics residuals of a model at rest in the air
+  with gravity's acceleration, the columns of the manual's printed table by name, and each contact point's force).
 
 Steady state (as the manual's tests define it): with constant moment arms and constant angular velocities,
 the muscle–tendon length changes at ``L̇_m = −Σ_j d_j ω_j``; a steady tendon force means a constant tendon
@@ -29,6 +31,7 @@ from ..modeling.passive import PassiveJointMoment
 from ..results.trajectory import Trajectory
 
 __all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "derivative_check",
+           "FreefallResiduals", "freefall_residuals",
            "ground_reaction_forces", "GaitPhases", "gait_phases", "JOINTS"]
 
 #: The manual's joints and the coordinate names of the right leg (add ``_l`` for the left).
@@ -235,6 +238,65 @@ def derivative_check(model: Model, seed: int = 0, h: float = 1e-6) -> dict[str, 
         out[name] = {"max_difference": float(diff[i, j]), "row": int(i), "col": int(j), "analytic": float(A[i, j]),
                      "numeric": float(N[i, j])}
     return out
+
+
+@dataclass(frozen=True)
+class FreefallResiduals:
+    """The residuals of the manual's freefall test, named as the columns of its printed table (§4).
+
+    Attributes
+    ----------
+    multibody : ndarray, shape (9,)
+        The equations of motion in coordinate order, with the sign of the manual's Autolev code (moco_lab's own
+        residual ``M q̈ + c − τ`` negated).
+    contraction : ndarray, shape (16,)
+        Each muscle's force balance (Eq. 3), in muscle order (N / F_max).
+    activation : ndarray, shape (16,)
+        ``ȧ − (u − a)(c₁u + c₂)`` with the state derivative ``ȧ = 0`` the test sets, in muscle order.
+    contact : dict of str -> ndarray, shape (2,)
+        Each contact point's force (forward, vertical; N), keys ``"heel_r"``, ``"toe_r"``, ``"heel_l"``, ``"toe_l"``.
+    feet : dict of str -> ndarray, shape (2,)
+        Each foot's force, heel plus toe: ``"r"``, ``"l"``.
+    """
+
+    multibody: np.ndarray
+    contraction: np.ndarray
+    activation: np.ndarray
+    contact: dict
+    feet: dict
+
+
+def freefall_residuals(model: Model, pose: Mapping[str, float], fiber_length: float = 1.4,
+                       vertical_acceleration: float = -9.81) -> FreefallResiduals:
+    """The manual's freefall test: the residuals of gait2d at rest in ``pose``, falling freely.
+
+    Every coordinate not in ``pose`` (name -> value, rad or m) is 0, every speed 0, every muscle inactive
+    (``u = a = 0``) with its normalized contractile-element length ``fiber_length`` (1.4: long enough that the
+    tendons are slack), every acceleration 0 but the hip's vertical one, ``vertical_acceleration`` (m/s²), and
+    every other state derivative 0. A model that falls freely has residuals near zero; not exactly, because the
+    smooth contact model pushes a little even in the air and slack muscles and joints make small passive forces.
+    """
+    from ..engine.kernel import kernel_for
+
+    k = kernel_for(model)
+    names = [c.name for c in model.coordinates]
+    unknown = sorted(set(pose) - set(names))
+    if unknown:
+        raise KeyError(f"freefall_residuals: pose names no coordinate {unknown[0]!r}; the coordinates are {names}")
+    q = np.array([float(pose.get(n, 0.0)) for n in names])
+    aux = model.auxiliary_state_names()
+    z = np.array([fiber_length if s.endswith("/normalized_fiber_length") else 0.0 for s in aux])
+    acc = np.zeros(k.nq)
+    acc[names.index("hip_y")] = vertical_acceleration
+    zero_u = np.zeros((1, k.nq))
+    r = k.evaluate(q[None], zero_u, np.zeros((1, k.nx)), None, Z=z[None], A=acc[None], W=np.zeros((1, k.nw)))
+    activation = np.array([0.0 - r["Zd"][0][i] for i, s in enumerate(aux) if s.endswith("/activation")])
+    points = [f"{p}_{s}" for s in "rl" for p in ("heel", "toe")]
+    forces = k.outputs([f"/forceset/contact_{p}/force" for p in points], q[None], zero_u)
+    contact = {p: np.asarray(forces[f"/forceset/contact_{p}/force"][0][:2], float) for p in points}
+    return FreefallResiduals(multibody=0.0 - np.asarray(r["R"][0], float), contraction=np.asarray(r["Rw"][0], float),
+                             activation=activation, contact=contact,
+                             feet={s: contact[f"heel_{s}"] + contact[f"toe_{s}"] for s in "rl"})
 
 
 def ground_reaction_forces(model: Model, trajectory: Trajectory) -> dict[str, np.ndarray]:

@@ -15,7 +15,7 @@ import json
 import math
 import time as _time
 import traceback
-from typing import Iterable
+from typing import Callable, Iterable, Mapping
 
 import ipywidgets as W
 import numpy as np
@@ -135,6 +135,31 @@ def show_figure(out: W.Output, fig: go.Figure) -> None:
     bundle["config"] = {"displaylogo": False}
     out.outputs = ({"output_type": "display_data",
                     "data": {"application/vnd.plotly.v1+json": bundle}, "metadata": {}},)
+
+
+def figure_with_controls(draw: Callable[..., go.Figure], controls: Mapping[str, W.ValueWidget], *,
+                         side: bool = False) -> W.Box:
+    """A figure that redraws when a control changes: the ``ipywidgets.interact`` of plotly figures for lessons.
+
+    ``draw(**values)`` gets each control's current value under its key in ``controls`` (name -> widget, e.g. a
+    ``FloatSlider``) and returns a plotly figure, shown with :func:`show_figure` (so that it also renders in Voila).
+    The controls sit above the figure, or left of it with ``side=True``. An error in ``draw`` is shown in place of
+    the figure, and the controls keep working.
+    """
+    out = W.Output(layout=W.Layout(width="100%"))
+
+    def redraw(change: object = None) -> None:
+        try:
+            show_figure(out, draw(**{name: widget.value for name, widget in controls.items()}))
+        except Exception as err:  # show it where the figure was; the next change tries again
+            out.outputs = ({"output_type": "stream", "name": "stderr", "text": f"Could not draw: {error_text(err)}"},)
+
+    for widget in controls.values():
+        widget.observe(redraw, names="value")
+    redraw()
+    if side:
+        return W.HBox([W.VBox(list(controls.values())), out])
+    return W.VBox([*controls.values(), out])
 
 
 def blank_figure(text: str, height: int = 300) -> go.Figure:
