@@ -70,7 +70,7 @@ from .tools.analyze import analyze
 from .tools.inverse import Inverse, add_reserves
 from .tools.simulate import simulate, simulate_solution
 from .tools.study import Study
-from .tools.sweep import SweepResult, grid, load_sweep, sweep
+from .tools.sweep import SweepResult, grid, load_sweep, local_workers, sweep
 from .tools.track import Track
 from .util import config
 from .util.bounds import Bounds
@@ -90,5 +90,5 @@ __all__ = [
     "InitialActivationGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
     "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
     "PointToPointSpringDamper", "PassiveJointMoment", "read_osim", "OsimFormatError", "sweep", "grid", "SweepResult",
-    "load_sweep", "create_periodic_trajectory", "read_trajectory",
+    "load_sweep", "local_workers", "create_periodic_trajectory", "read_trajectory",
 ]

@@ -1,6 +1,7 @@
 """ml.sweep: one study over many changes, serially and on Dask workers, with the same answers."""
 import os
 import signal
+import sys
 import warnings
 
 import numpy as np
@@ -83,10 +84,15 @@ def _sweep_killing_a_worker(study, client):
 
 
 def test_a_lost_worker_has_its_tasks_rerun(study):
-    """Kill one of two worker processes after the first task finishes: every task still ends with a result."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    """Kill one of two worker processes after the first task finishes: every task still ends with a result. The
+    cluster is ``local_workers``' (lesson 15's): two workers, warmed up on the study before the sweep."""
+    pytest.importorskip("distributed")
+    from moco_lab.tools.sweep import local_workers
+
+    with local_workers(2, warm_up=study) as client:
+        assert len(client.scheduler_info()["workers"]) == 2
+        warm = client.run(lambda: "pydrake" in sys.modules and "moco_lab.engine.transcription" in sys.modules)
+        assert list(warm.values()) == [True, True]  # the warm-up imported pydrake and built the program
         # solves of about a second each: when the first one ends, both workers are busy with the next ones
         result, killed = _sweep_killing_a_worker(study, client)
     assert killed and all(result.column("success")) and len(result.rows) == 6
@@ -288,3 +294,15 @@ def test_the_solve_log_names_each_sweep_task(tmp_path, monkeypatch):
     assert [r["task"] for r in records] == [row["task"] for row in result.rows]
     assert [r["N"] for r in records] == [5, 6]
     assert "MOCO_LAB_SOLVE_TASK" not in os.environ   # restored after each task
+
+
+def test_local_workers_refuses_bad_arguments(study):
+    from moco_lab.tools.sweep import local_workers
+
+    for n in (0, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="local_workers: n must be a positive integer"):
+            with local_workers(n):
+                pass
+    with pytest.raises(TypeError, match="local_workers: warm_up must be a moco_lab Study, got dict"):
+        with local_workers(1, warm_up=study.to_dict()):
+            pass

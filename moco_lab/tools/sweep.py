@@ -19,6 +19,7 @@ so running the same sweep again loads what is done instead of solving it again.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -26,7 +27,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -41,7 +42,7 @@ from ..util.checks import finite_number
 from ..util.data import file_sha256
 from .study import Study
 
-__all__ = ["sweep", "SweepResult", "grid", "apply_change", "run_task", "load_sweep", "text_bar"]
+__all__ = ["sweep", "SweepResult", "grid", "apply_change", "run_task", "load_sweep", "text_bar", "local_workers"]
 
 #: Columns of every row, before the change's own keys.
 ROW_KEYS = ("task", "success", "status", "objective", "final_time", "iterations", "solve_time", "wall_time",
@@ -288,6 +289,35 @@ def _load_done(folder: str | None, task: str) -> tuple[dict, Solution, dict] | N
                         objective=row["objective"], goal_values=goals, nit=row["iterations"],
                         solve_time=row["solve_time"])
     return row, solution, files
+
+
+def _warm_up(description: dict) -> int:
+    """On a worker: rebuild a study and build its program (imports pydrake, loads the compiled model)."""
+    Study.from_dict(description).transcribe()
+    return os.getpid()
+
+
+@contextlib.contextmanager
+def local_workers(n: int, warm_up: Study | None = None) -> Iterator[Any]:
+    """A Dask cluster of ``n`` single-threaded worker processes on this machine, as a ``distributed.Client`` for
+    :func:`sweep`'s ``client``; closed when the ``with`` block ends.
+
+    With ``warm_up``, every worker first rebuilds that study and builds its program: it imports pydrake and loads
+    the compiled model from the disk cache (compiling it if this machine never has), so that timing a sweep on the
+    workers measures the sweep alone. ``sweep(..., client="local", workers=n)`` starts and closes such a cluster
+    itself, without the warm-up.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"local_workers: n must be a positive integer (worker processes), got {n!r}")
+    if warm_up is not None and not isinstance(warm_up, Study):
+        raise TypeError(f"local_workers: warm_up must be a moco_lab Study, got {type(warm_up).__name__}")
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        if warm_up is not None:
+            client.run(_warm_up, warm_up.to_dict())
+        yield client
 
 
 def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequence], *,
