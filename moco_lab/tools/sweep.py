@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import sys
 import time
@@ -313,11 +314,17 @@ def local_workers(n: int, warm_up: Study | None = None) -> Iterator[Any]:
         raise TypeError(f"local_workers: warm_up must be a moco_lab Study, got {type(warm_up).__name__}")
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        if warm_up is not None:
-            client.run(_warm_up, warm_up.to_dict())
-        yield client
+    log = logging.getLogger("distributed")  # the scheduler runs in this process: keep its INFO lines out of notebooks
+    level = log.level
+    log.setLevel(max(level, logging.WARNING))
+    try:
+        with LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, dashboard_address=None,
+                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+            if warm_up is not None:
+                client.run(_warm_up, warm_up.to_dict())
+            yield client
+    finally:
+        log.setLevel(level)
 
 
 def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequence], *,
