@@ -253,3 +253,20 @@ def test_fixed_end_state_is_checked_not_repeated_as_a_constraint_row():
     with pytest.raises(ValueError, match=r"initial state .* violates the kinematic constraint '.*curve' "
                                          r"at the position level by 0\.1"):
         bad.solve()
+
+
+def test_parabola_study_reaches_far_end_points():
+    """``parabola_study("move", x_final=...)``: an end point higher than the default y bound (y = 2.25 at x = 1.5,
+    lesson 04's question) is inside the problem's bounds and solvable; x_final outside x's bounds is refused by
+    name."""
+    study = ml.examples.parabola_study("move", x_final=1.5)
+    info = study.problem.state_info(Y)
+    assert info.final.lower == info.final.upper == pytest.approx(2.25) and info.bounds.upper >= 2.25
+    study.solver.num_mesh_intervals = 10
+    solution = study.solve()
+    assert solution.success, solution.message
+    assert solution.states[X][-1] == pytest.approx(1.5) and solution.states[Y][-1] == pytest.approx(2.25)
+    default = ml.examples.parabola_study("move").problem.state_info(Y)
+    assert (default.bounds.lower, default.bounds.upper) == (-2, 2)   # the default problem is unchanged
+    with pytest.raises(ValueError, match=r"parabola_study: x_final must be within \(-2, 2\)"):
+        ml.examples.parabola_study("move", x_final=2.5)

@@ -215,8 +215,8 @@ def parabola_study(motion: str = "move", w_lambda: float = 0.0, x_final: float =
     ends) in exactly ``duration`` s, goal ``ControlGoal("effort", 1)``, so
     ``J = ∫ (f_x² + f_y²) dt``. ``motion="release"``: ``VERIFICATION.md``
     d1, the unactuated bead released from rest at ``(-1, 1)``, t in [0, 0.8]
-    (``x_final`` and ``duration`` unused), no goals. Coordinates in [-2, 2],
-    speeds in [-5, 5]. ``w_lambda > 0`` sets ``minimize_lagrange_multipliers``
+    (``x_final`` and ``duration`` unused), no goals. Coordinates in [-2, 2] (``y`` up to ``x_final² + 1`` where
+    that is more, so that the end point is inside its bounds), speeds in [-5, 5]. ``w_lambda > 0`` sets ``minimize_lagrange_multipliers``
     with ``lagrange_multiplier_weight = w_lambda`` (adds ``w_λ ∫ λ² dt``).
     Scheme, mode and mesh are the solver's defaults (set them on ``study.solver``).
     """
@@ -231,9 +231,11 @@ def parabola_study(motion: str = "move", w_lambda: float = 0.0, x_final: float =
     p.set_model(models.planar_point_mass("parabola", actuated=actuated))
     if actuated:
         xf = float(x_final)
+        if not -2 < xf < 2:
+            raise ValueError(f"parabola_study: x_final must be within (-2, 2) (the bounds of x), got {x_final}")
         p.set_time_bounds(0, float(duration))
         p.set_state_info(_TX, (-2, 2), -1.0, xf)
-        p.set_state_info(_TY, (-2, 2), 1.0, xf * xf)
+        p.set_state_info(_TY, (-2, max(2.0, xf * xf + 1.0)), 1.0, xf * xf)  # room above the end point's y = x²
         p.set_state_info(_VX, (-5, 5), 0, 0)
         p.set_state_info(_VY, (-5, 5), 0, 0)
         p.set_control_info(_FX, (-50, 50))
