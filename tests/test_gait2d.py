@@ -348,12 +348,12 @@ def test_isometric_moments_are_the_muscles_equilibrium(model):
     q.update(hip_flexion_r=math.radians(30), knee_angle_r=math.radians(-60), _side="r")
     c = PAR["muscle"]
 
-    def moment(active):
+    def moment(active, level=1.0):
         total = 0.0
         for name, m in MUSCLES.items():
             if not name.endswith("_r") or "knee" not in m["d"]:
                 continue
-            a = 1.0 if f"/forceset/{name}" in active else 0.0
+            a = level if f"/forceset/{name}" in active else 0.0
             lo, hi = -5.0, 20.0
             for _ in range(200):  # bisection: the residual falls as the fiber lengthens
                 mid = 0.5 * (lo + hi)
@@ -373,6 +373,16 @@ def test_isometric_moments_are_the_muscles_equilibrium(model):
         active = curves.get(f"{key}_muscles", [])
         assert curves[key][0] == pytest.approx(moment(active), rel=1e-9, abs=1e-9), key
     assert curves["positive"][0] > 100 > 0 > -50 > curves["negative"][0]
+    # a partial activation (lesson 09's exercise on λ(a)): the same balance with a = 0.3
+    from moco_lab.analysis.gait2d import joint_moments
+
+    angles = {"hip_flexion_r": math.radians(30), "knee_angle_r": math.radians(-60)}
+    partial = joint_moments(model, angles, active=curves["positive_muscles"], activation=0.3)["knee_angle_r"]
+    assert partial == pytest.approx(moment(curves["positive_muscles"], 0.3), rel=1e-9, abs=1e-9)
+    assert curves["passive"][0] < partial < curves["positive"][0]
+    for bad, error in ((1.5, ValueError), (float("nan"), ValueError), ("high", TypeError)):
+        with pytest.raises(error, match="joint_moments: activation"):
+            joint_moments(model, angles, active=curves["positive_muscles"], activation=bad)
 
 
 def test_isokinetic_moments_follow_the_hill_curve(model):

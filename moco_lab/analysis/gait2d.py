@@ -29,6 +29,7 @@ from ..modeling.gait2d import Gait2dMuscle
 from ..modeling.model import Model
 from ..modeling.passive import PassiveJointMoment
 from ..results.trajectory import Trajectory
+from ..util.checks import finite_number
 
 __all__ = ["steady_fiber_length", "joint_moments", "strength_curves", "heel_force_curves", "derivative_check",
            "FreefallResiduals", "freefall_residuals",
@@ -60,7 +61,8 @@ def steady_fiber_length(muscle: Gait2dMuscle, activation: float, lm: float, vce:
 
 
 def joint_moments(model: Model, angles: Mapping[str, float], velocities: Mapping[str, float] | None = None,
-                  active: Sequence[str] = (), passive_elements: bool = True) -> dict[str, float]:
+                  active: Sequence[str] = (), passive_elements: bool = True,
+                  activation: float = 1.0) -> dict[str, float]:
     """Joint moments (N·m) of the gait2d muscles in steady state plus the passive range-of-motion moments.
 
     Parameters
@@ -70,9 +72,11 @@ def joint_moments(model: Model, angles: Mapping[str, float], velocities: Mapping
     angles, velocities : dict of coordinate name -> rad, rad/s
         Joint angles and angular velocities; coordinates not given are 0.
     active : sequence of str
-        Paths of the muscles at full activation (the others at zero).
+        Paths of the active muscles, at ``activation`` (the others at zero).
     passive_elements : bool
         Include the ``PassiveJointMoment`` elements (Eq. 1).
+    activation : float
+        The active muscles' activation, in [0, 1] (default 1: full activation, as the manual's strength tests).
 
     Returns
     -------
@@ -80,6 +84,9 @@ def joint_moments(model: Model, angles: Mapping[str, float], velocities: Mapping
         For every coordinate a muscle or passive element acts on.
     """
     velocities = velocities or {}
+    level = finite_number(activation, "joint_moments: activation")
+    if not 0.0 <= level <= 1.0:
+        raise ValueError(f"joint_moments: activation must be within [0, 1], got {activation!r}")
     out: dict[str, float] = {}
     active = set(active)
     muscles = [e for e in model.force_elements if isinstance(e, Gait2dMuscle)]
@@ -90,7 +97,7 @@ def joint_moments(model: Model, angles: Mapping[str, float], velocities: Mapping
         lm = m.musculotendon_length({c: angles.get(c, 0.0) for c in m.moment_arms})
         lm_rate = -sum(d * velocities.get(c, 0.0) for c, d in m.moment_arms.items())
         vce = lm_rate / m.optimal_fiber_length
-        a = 1.0 if m.path in active else 0.0
+        a = level if m.path in active else 0.0
         lce = steady_fiber_length(m, a, lm, vce)
         force = m.max_isometric_force * float(m.forces(a, lce, vce, lm, np)["tendon"])
         for c, d in m.moment_arms.items():
