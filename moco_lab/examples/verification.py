@@ -215,9 +215,9 @@ def parabola_study(motion: str = "move", w_lambda: float = 0.0, x_final: float =
     ends) in exactly ``duration`` s, goal ``ControlGoal("effort", 1)``, so
     ``J = ∫ (f_x² + f_y²) dt``. ``motion="release"``: ``VERIFICATION.md``
     d1, the unactuated bead released from rest at ``(-1, 1)``, t in [0, 0.8]
-    (``x_final`` and ``duration`` unused), no goals. Coordinates in [-2, 2] (``y`` up to ``x_final² + 1`` where
-    that is more, so that the end point is inside its bounds), speeds in [-5, 5]. ``w_lambda > 0`` sets ``minimize_lagrange_multipliers``
-    with ``lagrange_multiplier_weight = w_lambda`` (adds ``w_λ ∫ λ² dt``).
+    (``x_final`` and ``duration`` unused), no goals. Coordinates in [-2, 2] (``y`` up to ``x_final² + 1``
+    where that is more, so that the end point is inside its bounds), speeds in [-5, 5]. ``w_lambda > 0`` sets
+    ``minimize_lagrange_multipliers`` with ``lagrange_multiplier_weight = w_lambda`` (adds ``w_λ ∫ λ² dt``).
     Scheme, mode and mesh are the solver's defaults (set them on ``study.solver``).
     """
     if motion not in PARABOLA_MOTIONS:
