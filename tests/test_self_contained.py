@@ -205,3 +205,23 @@ def test_broken_links_are_found(tmp_path):
                                                        f"a{md}: #none (no such heading)"]
     finally:
         ROOT = saved
+
+
+def test_lessons_store_what_a_learner_sees():
+    """Every lesson and worked solution stores its learner-mode outputs (the metadata conftest.py reads to compare
+    only the cells tagged nbval-check-output) and no printed mode line says fast mode; across the lessons many cells
+    print the same text in both modes and are compared (a lesson whose every printout depends on the mesh has none:
+    its asserts carry it)."""
+    import json
+
+    notebooks = sorted((ROOT / "lessons").glob("*.ipynb")) + sorted((ROOT / "lessons" / "solutions").glob("*.ipynb"))
+    assert len(notebooks) > 20
+    compared = 0
+    for path in notebooks:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        assert (nb["metadata"].get("moco_lab") or {}).get("stored_outputs") == "learner", path.name
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        compared += sum("nbval-check-output" in c["metadata"].get("tags", []) for c in code)
+        printed = "".join("".join(o.get("text", "")) for c in code for o in c.get("outputs", []))
+        assert "fast mode: True" not in printed, path.name
+    assert compared > 50
