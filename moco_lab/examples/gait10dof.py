@@ -1,6 +1,6 @@
 """Moco's ``testMocoTrack`` "MocoTrack gait10dof18musc": track a measured walking trial with a torque-driven model.
 
-The first problem lesson 07 solves on a model read from a file, posed as OpenSim Moco 4.6's test poses it
+The first problem lesson 07b solves on a model read from a file, posed as OpenSim Moco 4.6's test poses it
 (``OpenSim/Moco/Test/testMocoTrack.cpp``)::
 
     ModelProcessor("walk_gait1018_subject01.osim") | ModOpRemoveMuscles() | ModOpAddReserves(100)
