@@ -435,20 +435,17 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
             results[i] = run_task(description, changes[i], folder, previous)
             report(results[i][0])
     elif todo:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, as_completed
 
-        owned = None
-        if client == "local":
-            n = workers or max(1, os.cpu_count() or 1)
-            owned = LocalCluster(n_workers=min(n, len(todo)), threads_per_worker=1, processes=True,
-                                 dashboard_address=None)
-            dask_client = Client(owned)
-        elif isinstance(client, str):
-            dask_client = Client(client)
-        else:
-            dask_client = client
-        engine = "dask"
-        try:
+        with contextlib.ExitStack() as owned:  # a local cluster is this sweep's, closed with it; others stay up
+            if client == "local":
+                n = workers or max(1, os.cpu_count() or 1)
+                dask_client = owned.enter_context(local_workers(min(n, len(todo))))
+            elif isinstance(client, str):
+                dask_client = Client(client)
+            else:
+                dask_client = client
+            engine = "dask"
             futures = {}
             chain: dict[int, Any] = {}
             for i in todo:
@@ -466,10 +463,6 @@ def sweep(study: Study, changes: Sequence[Mapping[str, Any]] | Mapping[str, Sequ
                 except Exception as err:  # e.g. KilledWorker: the task took down more workers than allowed
                     results[i] = (_error_row(_new_row(description, changes[i]), err), None)
                 report(results[i][0])
-        finally:
-            if owned is not None:
-                dask_client.close()
-                owned.close()
     if progress is True:
         sys.stderr.write("\n")
     rows = [r[0] for r in results]
