@@ -132,6 +132,15 @@ def test_parameter_errors():
     with pytest.raises(ValueError, match="already a parameter"):
         p.add_parameter("m2", "/body/mass", (1, 3))
     assert "/actuator/optimal_force" in p.model.properties()
+    # bounds assigned later (lesson 08's exercise) are checked and converted like those given to add_parameter
+    p.parameters[0].bounds = (0.5, 4)
+    assert (p.parameters[0].bounds.lower, p.parameters[0].bounds.upper) == (0.5, 4.0)
+    with pytest.raises(ValueError, match="parameter 'm' bounds: inverted bounds"):
+        p.parameters[0].bounds = (4, 0.5)
+    with pytest.raises(TypeError, match="parameter 'm' bounds: expected a number or a"):
+        p.parameters[0].bounds = "wide"
+    with pytest.raises(ValueError, match="Parameter 'm' needs bounds"):
+        p.parameters[0].bounds = None
 
 
 @pytest.mark.parametrize("setting, value, message", [

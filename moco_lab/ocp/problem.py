@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from pydrake.multibody.plant import MultibodyPlant
@@ -60,16 +60,20 @@ class Parameter:
         Model property path, e.g. ``"/body/mass"`` or ``"/forceset/spring/stiffness"``
         (see :meth:`Model.properties`).
     bounds : (lower, upper)
+        Stored as :class:`~moco_lab.util.bounds.Bounds`; assigning a pair later (``parameter.bounds = (0, 300)``)
+        is checked and converted the same way.
     """
 
     name: str
     property: str
     bounds: tuple[float, float]
 
-    def __post_init__(self):
-        self.bounds = Bounds.parse(self.bounds, f"parameter {self.name!r} bounds")
-        if self.bounds is None:
-            raise ValueError(f"Parameter {self.name!r} needs bounds")
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key == "bounds":
+            value = Bounds.parse(value, f"parameter {self.name!r} bounds")
+            if value is None:
+                raise ValueError(f"Parameter {self.name!r} needs bounds")
+        super().__setattr__(key, value)
 
 
 @dataclass

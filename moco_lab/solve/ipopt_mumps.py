@@ -35,7 +35,7 @@ import scipy.sparse as sp
 if TYPE_CHECKING:
     from pydrake.solvers import MathematicalProgram
 
-__all__ = ["library_path", "available", "IPOPT_C_STATUS", "IpoptCResult", "solve_with_mumps"]
+__all__ = ["library_path", "available", "IPOPT_C_STATUS", "IpoptCResult", "kkt_structure", "solve_with_mumps"]
 
 #: IPOPT 3.14's ``ApplicationReturnStatus`` (its C interface's return value) -> status name.
 IPOPT_C_STATUS = {
@@ -397,6 +397,51 @@ def _exact_hessian(exact: dict, ev):
 def _describe(ev) -> str:
     name = ev.get_description() if hasattr(ev, "get_description") else ""
     return f"{type(ev).__name__} {name!r}" if name else f"a {type(ev).__name__} without a description"
+
+
+@dataclass
+class KKTStructure:
+    """The sparsity IPOPT is given for a program: the constraint Jacobian and the Hessian of the Lagrangian.
+
+    Attributes
+    ----------
+    num_variables, num_constraints : int
+        n (bounds are not constraints) and m (rows of g, linear ones included).
+    jacobian_rows, jacobian_cols : ndarray of int, shape (nnz_jac,)
+        Row (constraint) and column (variable) of each declared Jacobian entry.
+    hessian_rows, hessian_cols : ndarray of int, shape (nnz_h,)
+        Lower triangle (row >= col) of ∇²(σ f + Σ λᵢ gᵢ), each entry once; empty arrays unless the Hessian is exact.
+    """
+
+    num_variables: int
+    num_constraints: int
+    jacobian_rows: np.ndarray
+    jacobian_cols: np.ndarray
+    hessian_rows: np.ndarray
+    hessian_cols: np.ndarray
+
+
+def kkt_structure(prog: MathematicalProgram, exact: dict | None = None, hessian: bool = True) -> KKTStructure:
+    """What IPOPT's C interface is told about ``prog``'s sparsity (as :func:`solve_with_mumps` declares it).
+
+    Parameters
+    ----------
+    prog : pydrake.solvers.MathematicalProgram
+    exact : dict, optional
+        The transcription's exact callables (``Transcription.exact_callbacks``, filled when the study's
+        ``optim_hessian_approximation`` is ``"exact"``).
+    hessian : bool
+        Also the Hessian's structure; a ``ValueError`` names any binding without exact second derivatives.
+
+    Returns
+    -------
+    KKTStructure
+        Variables are numbered in ``prog.decision_variables()`` order.
+    """
+    P = _Program(prog, exact, hessian=hessian)
+    empty = np.zeros(0, np.int32)
+    return KKTStructure(P.n, P.m, P.jac_rows.copy(), P.jac_cols.copy(), P.hess_rows.copy() if hessian else empty,
+                        P.hess_cols.copy() if hessian else empty)
 
 
 def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, exact: dict | None = None,

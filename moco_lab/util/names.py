@@ -31,7 +31,11 @@ def did_you_mean(name: str, options: Iterable[str], what: str) -> str:
     close = difflib.get_close_matches(name, options, n=3, cutoff=0.3)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     listing = ", ".join(repr(o) for o in options) if len(options) <= 12 else f"{len(options)} names"
-    plural = what[:-1] + "ies" if what.endswith("y") and not what.endswith(("ay", "ey", "oy", "uy")) else what + "s"
+    words = what.split(" ")   # the noun is the word before a preposition ("marker in the data"), else the last
+    k = next((i - 1 for i, w in enumerate(words) if i and w in ("in", "among", "of", "from", "for", "on")), len(words) - 1)
+    noun = words[k]
+    words[k] = noun[:-1] + "ies" if noun.endswith("y") and not noun.endswith(("ay", "ey", "oy", "uy")) else noun + "s"
+    plural = " ".join(words)
     return f"Unknown {what} {name!r}.{hint} Valid {plural}: {listing}."
 
 
