@@ -5,8 +5,8 @@ contact models differ), with the same shapes: ``ground_reaction_forces(model, tr
 ``{"r": (n, 2), "l": (n, 2)}`` (forward and vertical, N) for both, and a model's weight is
 :meth:`Model.body_weight <moco_lab.modeling.model.Model.body_weight>`. Shared here:
 
-* :func:`stretch_to_speed`: a gait cycle's forward motion rescaled to another average speed (a first guess for
-  walking faster or slower);
+* :func:`average_speed` and :func:`stretch_to_speed`: a gait cycle's average forward speed, and its forward motion
+  rescaled to another one (a first guess for walking faster or slower);
 * :func:`closest_shipped`: of the warm starts moco_lab ships for several meshes, the one closest to a mesh.
 """
 from __future__ import annotations
@@ -19,7 +19,14 @@ import numpy as np
 
 from ..results.trajectory import Trajectory, read_trajectory
 
-__all__ = ["stretch_to_speed", "closest_shipped"]
+__all__ = ["average_speed", "stretch_to_speed", "closest_shipped"]
+
+
+def average_speed(trajectory: Trajectory, hip_x: str) -> float:
+    """How fast ``trajectory`` advances on average (m/s): the forward position ``hip_x`` (a state path) at the end
+    minus at the start, over the duration."""
+    x = np.asarray(trajectory.states[hip_x], float)
+    return float((x[-1] - x[0]) / (trajectory.final_time - trajectory.initial_time))
 
 
 def stretch_to_speed(guess: Trajectory, hip_x: str, speed: float) -> Trajectory:
@@ -31,10 +38,10 @@ def stretch_to_speed(guess: Trajectory, hip_x: str, speed: float) -> Trajectory:
     """
     out = guess.copy()
     x = np.asarray(out.states[hip_x], float)
-    advance = x[-1] - x[0]
-    if advance <= 0:
+    current = average_speed(out, hip_x)
+    if current <= 0:
         return out
-    factor = speed * (out.final_time - out.initial_time) / advance
+    factor = speed / current
     states = dict(out.states)
     states[hip_x] = x[0] + (x - x[0]) * factor
     speed_path = hip_x.rsplit("/", 1)[0] + "/speed"

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..analysis.gait2d import gait_phases
 from ..analysis.gait2d import ground_reaction_forces as gait2d_forces
-from ..analysis.walking import closest_shipped, stretch_to_speed
+from ..analysis.walking import average_speed, closest_shipped, stretch_to_speed
 from ..analysis.walking_2d import walking_2d_summary
 from ..examples.gait2d import gait2d_prediction_study, winter_gait
 from ..examples.walking_2d import walking_2d_model, walking_2d_prediction
@@ -207,8 +207,7 @@ def build_walk(walker: Walker, settings: dict) -> Study:
     last = _warm_start(walker).latest(settings)
     guess = last.as_trajectory() if last is not None else shipped_walk(walker, n)
     forward = model.coordinate(walker.forward).value_path
-    x, t = guess.states[forward], guess.time
-    from_speed = float((x[-1] - x[0]) / (t[-1] - t[0]))
+    from_speed = average_speed(guess, forward)
     guess = stretch_to_speed(guess, forward, speed)
     study = walker.pose(model, guess, speed, n)
     if abs(speed - from_speed) <= walker.newton_radius:
