@@ -327,15 +327,17 @@ def _v3(tmp_path, joint: str) -> Path:
 
 
 def test_opensim_3_joints_the_reader_refuses(tmp_path):
-    """A reversed 3.x joint, and a CustomJoint of several coordinates that is not the planar pattern, are named."""
+    """A reversed 3.x joint, and a CustomJoint of several coordinates that is neither the planar pattern nor one
+    coordinate per axis (here a rotation of twice a coordinate), are named."""
     coords = "".join(f"<Coordinate name='{n}'/>" for n in ("a", "b", "c"))
     axes = "".join(f"<TransformAxis name='{k}'><coordinates>{c}</coordinates><axis>{ax}</axis><function>"
-                   "<LinearFunction><coefficients>1 0</coefficients></LinearFunction></function></TransformAxis>"
-                   for k, c, ax in (("rotation1", "a", "1 0 0"), ("translation1", "b", "1 0 0"),
-                                    ("translation2", "c", "0 1 0")))
+                   f"<LinearFunction><coefficients>{slope} 0</coefficients></LinearFunction></function>"
+                   "</TransformAxis>"
+                   for k, c, ax, slope in (("rotation1", "a", "1 0 0", 2), ("translation1", "b", "1 0 0", 1),
+                                           ("translation2", "c", "0 1 0", 1)))
     joint = (f"<CustomJoint name='j'><parent_body>ground</parent_body><CoordinateSet><objects>{coords}</objects>"
              f"</CoordinateSet><SpatialTransform>{axes}</SpatialTransform>{{extra}}</CustomJoint>")
-    with pytest.raises(OsimFormatError, match=r"a CustomJoint with 3 coordinates that is not a planar joint.* at "
+    with pytest.raises(OsimFormatError, match=r"a CustomJoint with 3 coordinates that is neither a planar joint.* at "
                                               r"/jointset/j"):
         read_osim(_v3(tmp_path, joint.format(extra="")))
     with pytest.raises(OsimFormatError, match=r"the 3.x joint 'j' of body 'b' is reversed"):

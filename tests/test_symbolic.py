@@ -90,6 +90,29 @@ def test_backends_agree_bit_for_bit_on_plain_arithmetic():
     assert np.array_equal(a, b)  # +, -, *, / are correctly rounded IEEE operations in both
 
 
+def test_a_kernel_split_into_parts_computes_the_same_numbers(tmp_path, monkeypatch):
+    """Beyond codegen.PART_OPS statements a C kernel is compiled as a driver and parts (translation units compiled
+    separately); the parts must compute exactly what the single function computes, shared statements included."""
+    if "c" not in BACKENDS:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("MOCO_LAB_CACHE", str(tmp_path))
+    g = Graph()
+    v = g.vars([f"v{i}" for i in range(6)])
+    p = g.vars(["p0", "p1"])
+    e = v[0] * (p[0] * p[0] + 1.0)
+    for k in range(1, 6):
+        e = e * v[k] + np.sin(v[k - 1] * p[1] + p[0] / (2.0 + p[1] * p[1])) / (1.0 + v[k] * v[k])
+    outs = [e, p[0] * p[1], 2.0] + list(derivatives([e], v)[0].values())
+    X = np.random.default_rng(1).normal(size=(7, 6))
+    P = np.array([0.3, -1.2])
+    whole = compile_function(outs, v, p, name="whole", backend="c")
+    monkeypatch.setattr(codegen, "PART_OPS", 5)
+    parts = compile_function(outs, v, p, name="parts", backend="c")
+    assert parts.source.count("next translation unit") > 5  # really split, shared statements too
+    assert "_shared0" in parts.source and "_node1" in parts.source
+    assert np.array_equal(whole(X, P), parts(X, P))
+
+
 def test_shared_inputs_and_constant_outputs():
     g = Graph()
     x, p = g.var("x"), g.var("p")

@@ -1,4 +1,5 @@
-"""OpenSim's one-argument functions, exact: ``Constant``, ``LinearFunction``, ``SimmSpline``, ``MultiplierFunction``.
+"""OpenSim's one-argument functions, exact: ``Constant``, ``LinearFunction``, ``PolynomialFunction``, ``SimmSpline``,
+``MultiplierFunction``.
 
 Each is a callable ``f(x, xp=np)``: ``x`` a number, an array or an expression
 of the engine's graph (``xp`` its math namespace, which provides ``where``),
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Constant", "LinearFunction", "SimmSpline", "MultiplierFunction", "OpenSimFunction"]
+__all__ = ["Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "MultiplierFunction", "OpenSimFunction"]
 
 _TINY = 1e-20  # OpenSim guards knot spacings with a tiny number
 
@@ -102,6 +103,60 @@ class LinearFunction(OpenSimFunction):
     def is_constant(self) -> bool:
         """True when the slope is zero."""
         return self.slope == 0.0
+
+
+@dataclass
+class PolynomialFunction(OpenSimFunction):
+    """OpenSim's ``PolynomialFunction``: ``f(x) = c₀ xⁿ⁻¹ + c₁ xⁿ⁻² + … + cₙ₋₁``.
+
+    ``coefficients`` are ordered from the highest power to the constant term, as in the file (Simbody's
+    ``Function::Polynomial``); evaluated by Horner's rule, and so are both derivatives.
+    """
+
+    coefficients: tuple
+
+    def __post_init__(self):
+        self.coefficients = tuple(float(c) for c in np.asarray(self.coefficients, float).reshape(-1))
+        if not self.coefficients:
+            raise ValueError("PolynomialFunction: at least one coefficient is needed")
+        if not all(np.isfinite(self.coefficients)):
+            raise ValueError(f"PolynomialFunction: the coefficients must be finite, got {list(self.coefficients)}")
+
+    @staticmethod
+    def _horner(coefficients: list, x: Any) -> Any:
+        if not coefficients:
+            return 0.0 * x if isinstance(x, np.ndarray) else 0.0
+        value = coefficients[0] + 0.0 * x if isinstance(x, np.ndarray) else coefficients[0]
+        for c in coefficients[1:]:
+            value = value * x + c
+        return value
+
+    def _derived(self, order: int) -> list:
+        """Coefficients (highest power first) of the ``order``-th derivative."""
+        c = list(self.coefficients)
+        for _ in range(order):
+            n = len(c) - 1
+            c = [c[k] * (n - k) for k in range(n)]
+        return c
+
+    def __call__(self, x: Any, xp: Any = np) -> Any:
+        return self._horner(list(self.coefficients), x)
+
+    def derivative(self, x: Any, xp: Any = np) -> Any:
+        """``f'(x)``."""
+        return self._horner(self._derived(1), x)
+
+    def second_derivative(self, x: Any, xp: Any = np) -> Any:
+        """``f''(x)``."""
+        return self._horner(self._derived(2), x)
+
+    def is_constant(self) -> bool:
+        """True when every coefficient but the constant term is zero."""
+        return all(c == 0.0 for c in self.coefficients[:-1])
+
+    def description(self) -> dict:
+        """What determines the function (type and numbers), as plain data."""
+        return {"type": "PolynomialFunction", "coefficients": list(self.coefficients)}
 
 
 @dataclass

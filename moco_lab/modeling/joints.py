@@ -69,12 +69,24 @@ class CustomTransform:
         by the ones before (body-fixed sequence). Angles in rad.
     translations : list of (axis (3,), function)
         At most three; ``p_FM = Σ axis · function(q)`` in the parent's joint frame F (m).
+    velocity_products : {"simbody", "exact"}
+        How the angular acceleration's velocity-product term is formed when the coordinate drives several
+        rotations. ``"exact"``: the time derivative of ``ω = Σ wᵢ fᵢ'(q) u`` (``wᵢ`` the i-th axis in F, turned by
+        the rotations before it), ``ω̇ = Σ wᵢ (fᵢ' u̇ + fᵢ'' u²) + Σᵢ (Σ_{j<i} wⱼ fⱼ' u) × wᵢ fᵢ' u``.
+        ``"simbody"`` (what OpenSim 4.6 computes, Simbody's ``MobilizedBody::FunctionBased`` ``buildHdot`` for one
+        mobility): the second and third axes turn with the *whole* angular velocity ω, so the term gains
+        ``(w₃ f₃' u) × w₂ f₂' u`` — non-zero only when the second and third rotations both move (the walker knee of
+        the full-body models: 2.5e-4 of its generalized forces at 1 rad/s). Both are the same when at most two
+        rotations move.
     """
 
     rotations: list = field(default_factory=list)
     translations: list = field(default_factory=list)
+    velocity_products: str = "exact"
 
     def __post_init__(self):
+        if self.velocity_products not in ("simbody", "exact"):
+            raise ValueError(f"velocity_products must be 'simbody' or 'exact', got {self.velocity_products!r}")
         if len(self.rotations) > 3 or len(self.translations) > 3:
             raise ValueError("a CustomTransform has at most three rotations and three translations")
         for kind in ("rotations", "translations"):
@@ -121,21 +133,28 @@ class CustomTransform:
         """
         zero = [0.0, 0.0, 0.0]
         R = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-        H_w, bias_w = list(zero), list(zero)
-        for axis, fn in self.rotations:
+        moving = []  # (index, axis in F, f', f'') of the rotations that move
+        for k, (axis, fn) in enumerate(self.rotations):
             theta = fn(q, xp)
             a_F = [R[i][0] * axis[0] + R[i][1] * axis[1] + R[i][2] * axis[2] for i in range(3)]
             if not fn.is_constant():
-                d1, d2 = fn.derivative(q, xp), fn.second_derivative(q, xp)
-                w_prev = [h * u for h in H_w]
-                cross = [w_prev[1] * a_F[2] - w_prev[2] * a_F[1], w_prev[2] * a_F[0] - w_prev[0] * a_F[2],
-                         w_prev[0] * a_F[1] - w_prev[1] * a_F[0]]
-                bias_w = [bias_w[i] + cross[i] * d1 * u + a_F[i] * d2 * u * u for i in range(3)]
-                H_w = [H_w[i] + a_F[i] * d1 for i in range(3)]
+                moving.append((k, a_F, fn.derivative(q, xp), fn.second_derivative(q, xp)))
             if isinstance(theta, float) and theta == 0.0:
                 continue
             Rk = rotation_about(axis, xp.cos(theta), xp.sin(theta))
             R = [[R[i][0] * Rk[0][j] + R[i][1] * Rk[1][j] + R[i][2] * Rk[2][j] for j in range(3)] for i in range(3)]
+        H_w = [sum(a_F[i] * d1 for _, a_F, d1, _ in moving) for i in range(3)] if moving else list(zero)
+        omega = [h * u for h in H_w]
+        bias_w, before = list(zero), list(zero)  # before: Σ over the moving axes so far of w_j f_j'
+        for k, a_F, d1, d2 in moving:
+            if self.velocity_products == "exact":  # a_F turns with the rotations before it
+                turn = [b * u for b in before]
+            else:  # Simbody: the axes after the first turn with the whole ω
+                turn = omega if k > 0 else list(zero)
+            cross = [turn[1] * a_F[2] - turn[2] * a_F[1], turn[2] * a_F[0] - turn[0] * a_F[2],
+                     turn[0] * a_F[1] - turn[1] * a_F[0]]
+            bias_w = [bias_w[i] + cross[i] * d1 * u + a_F[i] * d2 * u * u for i in range(3)]
+            before = [before[i] + a_F[i] * d1 for i in range(3)]
         p, H_v, bias_v = list(zero), list(zero), list(zero)
         for axis, fn in self.translations:
             value = fn(q, xp)
@@ -156,5 +175,6 @@ class CustomTransform:
     def description(self) -> dict:
         """What determines the transform (axes and functions), as plain data."""
         return {"rotations": [[axis.tolist(), fn.description()] for axis, fn in self.rotations],
-                "translations": [[axis.tolist(), fn.description()] for axis, fn in self.translations]}
+                "translations": [[axis.tolist(), fn.description()] for axis, fn in self.translations],
+                "velocity_products": self.velocity_products}
 

@@ -139,6 +139,13 @@ class Model:
     spec : dict, optional
         ``{"factory": name, "kwargs": {...}}`` when built by a factory of
         :mod:`moco_lab.models`; used to save and reload studies.
+    muscles, constraints, elements : list, optional
+        Path muscles, kinematic constraints, other force elements.
+    custom_joints : dict, optional
+        Joint name -> exact transform of one-coordinate custom joints the plant holds as carriers.
+    frame_bodies : sequence of str, optional
+        Massless plant bodies that only connect the joints of a multi-coordinate joint
+        (:meth:`ModelBuilder.add_joint_chain`); left out of :attr:`body_paths`.
     """
 
     def __init__(
@@ -154,6 +161,7 @@ class Model:
                  constraints: list | None = None,
                  elements: list[ForceElement] | None = None,
                  custom_joints: dict | None = None,
+                 frame_bodies: Sequence[str] = (),
                  ):
         if not plant.is_finalized():
             raise ValueError("The MultibodyPlant must be finalized (call plant.Finalize()).")
@@ -179,10 +187,16 @@ class Model:
         self.coordinates = sorted(coordinates, key=lambda c: c.q_index)
         if [c.q_index for c in self.coordinates] != list(range(plant.num_positions())):
             raise ValueError("coordinates must name every Drake position exactly once")
+        #: Massless bodies between the one-coordinate joints of a multi-coordinate joint
+        #: (:meth:`ModelBuilder.add_joint_chain`): frames of the mechanism, not bodies of the model.
+        self.frame_bodies: list[str] = list(frame_bodies)
+        for bname in self.frame_bodies:
+            if not plant.HasBodyNamed(bname) or plant.GetBodyByName(bname).default_mass() != 0.0:
+                raise ValueError(f"frame body {bname!r} is not a massless body of the plant")
         self.body_paths = {}
         for i in range(plant.num_bodies()):
             body = plant.get_body(_body_index(i))
-            if body.name() == "world" or body.index() == plant.world_body().index():
+            if body.index() == plant.world_body().index() or body.name() in ("world", *self.frame_bodies):
                 continue
             default = f"/bodyset/{body.name()}"
             self.body_paths[body.name()] = (body_paths or {}).get(body.name(), default)
@@ -566,6 +580,7 @@ class ModelBuilder:
         self._body_paths: dict[str, str] = {}
         self._constraints: list = []
         self._custom: dict = {}
+        self._frame_bodies: list[str] = []
         self.spec = None
 
     def _frame(self, body: str):
@@ -676,6 +691,39 @@ class ModelBuilder:
         self._custom[name] = transform
         return joint
 
+    def add_joint_chain(self, name: str, parent: str, child: str, steps: Sequence[tuple[str, ArrayLike, str, tuple]],
+                        path: str | None = None, parent_offset: ArrayLike | RigidTransform = (0, 0, 0),
+                        child_offset: ArrayLike | RigidTransform = (0, 0, 0)) -> list:
+        """Add a joint of several coordinates as a chain of one-coordinate joints through massless frame bodies.
+
+        ``steps`` lists ``(kind, axis, coordinate, range)`` from the parent's joint frame to the child's, ``kind``
+        ``"translation"`` (a prismatic joint along ``axis``) or ``"rotation"`` (a revolute joint about ``axis``);
+        each axis is fixed in the frame the steps before it have moved. This is exactly an OpenSim ``CustomJoint``
+        whose axes are each one coordinate (slope ±1): Simbody's function-based mobilizer translates along axes of
+        the parent's frame, then rotates in the body-fixed sequence, so the translations come first. The
+        intermediate bodies, ``<name>_frame_<k>``, have no mass; they are the model's :attr:`Model.frame_bodies`,
+        not in :attr:`Model.body_paths`. All coordinates belong to the joint path ``path``.
+        """
+        if not steps:
+            raise ValueError(f"Joint chain {name!r} needs at least one step")
+        parent_frame, child_frame = self._joint_frames(name, parent, child, parent_offset, child_offset)
+        joints = []
+        for k, (kind, axis, coordinate, rng) in enumerate(steps):
+            if kind not in ("translation", "rotation"):
+                raise ValueError(f"Joint chain {name!r}: step {k} is {kind!r}; expected 'translation' or 'rotation'")
+            if k == len(steps) - 1:
+                frame = child_frame
+            else:
+                body = self.plant.AddRigidBody(f"{name}_frame_{k + 1}", SpatialInertia.Zero())
+                self._frame_bodies.append(body.name())
+                frame = body.body_frame()
+            cls = PrismaticJoint if kind == "translation" else RevoluteJoint
+            joint = self.plant.AddJoint(cls(f"{name}_{coordinate}", parent_frame, frame, np.asarray(axis, float)))
+            self._coords.append((coordinate, path or f"/jointset/{name}", joint, rng, 0))
+            joints.append(joint)
+            parent_frame = frame
+        return joints
+
     def add_weld_joint(self, name: str, parent: str, child: str, parent_offset: ArrayLike = (0, 0, 0),
                        child_offset: ArrayLike = (0, 0, 0)) -> WeldJoint:
         """Add a weld (OpenSim ``WeldJoint``): the child's joint frame coincides with the parent's."""
@@ -742,7 +790,7 @@ class ModelBuilder:
         ]
         return Model(self.plant, coords, self._actuators, self._forces, self._body_paths, self.name, self.spec,
                      muscles=self._muscles, constraints=self._constraints, elements=self._elements,
-                     custom_joints=self._custom)
+                     custom_joints=self._custom, frame_bodies=self._frame_bodies)
 
 
 def _fixed_frame(name, parent_frame, X):

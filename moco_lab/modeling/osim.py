@@ -16,11 +16,14 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
   in x and y: Drake's ``PlanarJoint``, whose coordinates are ordered (x, y, θ)), and
   ``CustomJoint`` of one coordinate: a pin or slider when that is what it is, otherwise
   its exact spatial transform (rotations and translations that are functions of the
-  coordinate, e.g. the knee's spline translations; :mod:`moco_lab.modeling.joints`);
+  coordinate, e.g. the knee's spline translations; :mod:`moco_lab.modeling.joints`); ``CustomJoint`` of
+  several coordinates that is a planar joint, or whose moving axes are each one coordinate with slope ±1 (a chain
+  of prismatic then revolute joints through massless frame bodies: the full-body models' pelvis, hips, back);
   ``Coordinate`` ranges (Moco's default bounds);
 * forces: ``DeGrooteFregly2016Muscle`` on a ``GeometryPath`` of ``PathPoint``,
   ``ConditionalPathPoint`` and ``MovingPathPoint`` (functions ``Constant``,
-  ``LinearFunction``, ``SimmSpline``, ``MultiplierFunction``: :mod:`moco_lab.modeling.functions`),
+  ``LinearFunction``, ``PolynomialFunction``, ``SimmSpline``, ``MultiplierFunction``:
+  :mod:`moco_lab.modeling.functions`),
   ``CoordinateActuator``, ``SmoothSphereHalfSpaceForce`` between a ``ContactSphere`` and a
   ``ContactHalfSpace`` — in ``<ForceSet>`` or in the model's ``<components>``;
 * ``CoordinateCouplerConstraint`` with a linear function of one independent coordinate.
@@ -31,9 +34,8 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
 * wrapping: ``PathWrap`` over a ``WrapCylinder`` (quadrant, range of path points;
   :mod:`moco_lab.modeling.wrapping`: the shortest path over the cylinder).
 
-Not yet: OpenSim 3.x files, ``CustomJoint`` with several coordinates, nonlinear
-couplers, wrapping over ellipsoids, spheres and tori. Millard muscles are read only for conversion
-(``replace_millard=True``).
+Not yet: other ``CustomJoint``s of several coordinates, nonlinear couplers, ``FunctionBasedPath``, markers,
+wrapping over ellipsoids, spheres and tori. Millard muscles are read only for conversion (``replace_millard=True``).
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ from pydrake.math import RigidTransform, RotationMatrix
 from ..util.data import OPENSIM_DIR, file_sha256, opensim_file
 from .constraints import CoordinateCouplerConstraint
 from .contact import SmoothSphereHalfSpaceForce
-from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, SimmSpline
+from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, PolynomialFunction, SimmSpline
 from .joints import CustomTransform, body_fixed_xyz_rotation
 from .model import Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
@@ -304,7 +306,8 @@ class _Reader:
                 self.builder.add_planar_joint(**args, coordinates=(tx.get("name"), ty.get("name"), rz.get("name")),
                                               path=jpath, ranges=[self.range(tx), self.range(ty), self.range(rz)])
             elif kind == "CustomJoint" and len(coords) > 1:
-                if not self.planar_custom_joint(el, coords, args, jpath):
+                if not (self.planar_custom_joint(el, coords, args, jpath)
+                        or self.chain_custom_joint(el, coords, args, jpath)):
                     continue
             elif kind == "CustomJoint":
                 self.custom_joint(el, coords, args, jpath)
@@ -362,7 +365,7 @@ class _Reader:
     def planar_custom_joint(self, el, coords, args, jpath) -> bool:
         """A CustomJoint of three coordinates that is a planar joint: a rotation about z equal to one coordinate,
         translations along x and y equal to the two others, the other axes constant (a constant translation along
-        z moves the parent frame). Any other several-coordinate CustomJoint is reported (False)."""
+        z moves the parent frame). Any other several-coordinate CustomJoint: False."""
         funcs = {}
         for axis_el in el.findall("SpatialTransform/TransformAxis"):
             names = (axis_el.findtext("coordinates") or "").split()
@@ -390,15 +393,59 @@ class _Reader:
         if (None in (rz, tx, ty, z) or constant("rotation2") is None or constant("rotation3") is None
                 or not np.allclose(t3, (0, 0, 1), atol=0)
                 or sorted((rz, tx, ty)) != sorted(c.get("name") for c in coords)):
-            self.unsupported(f"a CustomJoint with {len(coords)} coordinates that is not a planar joint (moco_lab "
-                             "reads one-coordinate CustomJoints and the planar pattern: rotation about z, "
-                             "translations along x and y)", jpath)
             return False
         by_name = {c.get("name"): c for c in coords}
         args = {**args, "parent_offset": args["parent_offset"] @ RigidTransform(np.array([0.0, 0.0, z]))}
         self.builder.add_planar_joint(**args, coordinates=(tx, ty, rz), path=jpath,
                                       ranges=[self.range(by_name[tx]), self.range(by_name[ty]),
                                               self.range(by_name[rz])])
+        return True
+
+    def chain_custom_joint(self, el, coords, args, jpath) -> bool:
+        """A CustomJoint of several coordinates in which each moving axis is one of its coordinates, with slope ±1
+        (``LinearFunction(±1, 0)``): the hips, back, shoulders and 6-coordinate pelvis of OpenSim's full-body
+        models. Read exactly as a chain of prismatic joints (translations, along axes of the parent's joint frame)
+        then revolute joints (rotations, body-fixed sequence) through massless frame bodies, so that Drake's own
+        kinematics of the plant are the model's. Constant translations move the parent's joint frame; constant
+        rotations must be zero. Anything else is reported (False)."""
+        by_name = {c.get("name"): c for c in coords}
+        translations, rotations, used = [], [], []
+        shift = np.zeros(3)
+        problem = None
+        for axis_el in el.findall("SpatialTransform/TransformAxis"):
+            kind = "rotation" if axis_el.get("name", "").startswith("rotation") else "translation"
+            where = f"{jpath}/{axis_el.get('name')}"
+            f = self.axis_function(axis_el, where)
+            names = (axis_el.findtext("coordinates") or "").split()
+            axis = _vec(axis_el, "axis")
+            if not names or f.is_constant():
+                value = float(f(0.0))
+                if kind == "translation":
+                    shift = shift + axis * value
+                elif value != 0.0:
+                    problem = f"{where} is a constant rotation of {value} rad"
+                continue
+            if len(names) != 1 or names[0] not in by_name:
+                problem = f"{where} is a function of {names}, not of one of the joint's coordinates"
+            elif not (isinstance(f, LinearFunction) and abs(f.slope) == 1.0 and f.intercept == 0.0):
+                problem = f"{where} is not the coordinate {names[0]!r} itself (its function: {f.description()})"
+            elif names[0] in used:
+                problem = f"the coordinate {names[0]!r} drives several axes ({where} among them)"
+            elif np.linalg.norm(axis) == 0.0:
+                problem = f"{where} has a zero axis"
+            else:
+                used.append(names[0])
+                step = (kind, axis / np.linalg.norm(axis) * f.slope, names[0], self.range(by_name[names[0]]))
+                (translations if kind == "translation" else rotations).append(step)
+        if problem is None and sorted(used) != sorted(by_name):
+            problem = f"the coordinates {sorted(set(by_name) - set(used))} drive no axis"
+        if problem is not None:
+            self.unsupported(f"a CustomJoint with {len(coords)} coordinates that is neither a planar joint nor one "
+                             f"axis per coordinate ({problem}); moco_lab reads one-coordinate CustomJoints, the "
+                             "planar pattern and joints whose moving axes are each one coordinate (slope ±1)", jpath)
+            return False
+        args = {**args, "parent_offset": args["parent_offset"] @ RigidTransform(shift)}
+        self.builder.add_joint_chain(**args, steps=translations + rotations, path=jpath)
         return True
 
     def custom_transform(self, el, coords, jpath) -> CustomTransform | None:
@@ -422,7 +469,8 @@ class _Reader:
                              "CustomJoints)", jpath)
             return None
         return CustomTransform(rotations=[(a, f) for n, a, f in axes if n.startswith("rotation")],
-                               translations=[(a, f) for n, a, f in axes if n.startswith("translation")])
+                               translations=[(a, f) for n, a, f in axes if n.startswith("translation")],
+                               velocity_products="simbody")  # what OpenSim computes for the file
 
     # ------------------------------------------------------------ functions
     def axis_function(self, axis_el: ET.Element, where: str) -> OpenSimFunction:
@@ -452,10 +500,15 @@ class _Reader:
                 return SimmSpline(_vec(el, "x", ()), _vec(el, "y", ()))
             except ValueError as e:
                 raise OsimFormatError(f"{self.file.name}: the SimmSpline at {where}: {e}") from None
+        if el.tag == "PolynomialFunction":
+            try:
+                return PolynomialFunction(_vec(el, "coefficients", ()))
+            except ValueError as e:
+                raise OsimFormatError(f"{self.file.name}: the PolynomialFunction at {where}: {e}") from None
         if el.tag == "MultiplierFunction":
             return MultiplierFunction(self.function(el.find("function"), where), float(_num(el, "scale", 1.0)))
         raise OsimFormatError(f"{self.file.name}: the function type {el.tag} at {where} is not supported "
-                              "(Constant, LinearFunction, SimmSpline, MultiplierFunction are)")
+                              "(Constant, LinearFunction, PolynomialFunction, SimmSpline, MultiplierFunction are)")
 
     # ------------------------------------------------------------ forces
     def forces(self) -> None:

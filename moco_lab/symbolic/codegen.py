@@ -75,6 +75,13 @@ __all__ = ["CompiledFunction", "compile_function", "load_function", "write_atomi
 #: Changes whenever generated code changes meaning; part of every cache key.
 CODEGEN_VERSION = "1"
 
+#: Statements per generated C function beyond which a kernel is split into parts, each its own translation unit.
+#: Measured: one function of the 3-D full-body model's ~10⁶ statements was killed by the compiler (out of memory,
+#: 23 GB) after 8 minutes at -O0.
+PART_OPS = 20000
+
+_UNIT_SEPARATOR = "\n/* ---- next translation unit ---- */\n"
+
 _C_UNARY = {SIN: "sin", COS: "cos", TAN: "tan", EXP: "exp", LOG: "log", SQRT: "sqrt", TANH: "tanh", SINH: "sinh",
             COSH: "cosh", ASIN: "asin", ACOS: "acos", ATAN: "atan", ABS: "fabs"}
 _NP_UNARY = {SIN: "np.sin", COS: "np.cos", TAN: "np.tan", EXP: "np.exp", LOG: "np.log", SQRT: "np.sqrt",
@@ -200,8 +207,9 @@ def compile_function(outputs: Sequence, node_inputs: Sequence[Expr], shared_inpu
         raise ValueError(f"function name must be an identifier, got {name!r}")
     plan = _Plan(outputs, node_inputs, shared_inputs)
     if backend == "c":
-        source = plan.c_source(name)
-        impl = _load_c(source, name, plan.ny, key)
+        units = plan.c_sources(name)
+        source = _UNIT_SEPARATOR.join(units)
+        impl = _load_c(units, name, plan.ny, key)
     elif backend == "numpy":
         source = plan.numpy_source(name)
         if key is not None:
@@ -333,6 +341,47 @@ class _Plan:
         raise NotImplementedError(f"cannot compile {OPS[op]}")  # pragma: no cover
 
     # -- C
+    def c_sources(self, name: str) -> list[str]:
+        """The C translation units: one for a graph of at most :data:`PART_OPS` statements per loop (the source
+        of :meth:`c_source`), else a driver and one unit per part of at most ``PART_OPS`` statements, compiled
+        separately (in parallel) — a single function of millions of statements exhausts the compiler's memory."""
+        if len(self.node_ops) <= PART_OPS and len(self.shared_ops) <= PART_OPS:
+            return [self.c_source(name)]
+        nx, ny = len(self.xin), self.ny
+        head = [f"/* moco_lab generated kernel {name} (codegen {CODEGEN_VERSION}, in parts) */", "#include <math.h>",
+                ""]
+        args = "const double* x, const double* P, double* s, double* t, double* y"
+        units, calls, shared_calls = [], [], []
+        for kind, ops in (("shared", self.shared_ops), ("node", self.node_ops)):
+            for start in range(0, len(ops), PART_OPS):
+                fname = f"{name}_{kind}{start // PART_OPS}"
+                lines = [*head, f"void {fname}({args}) {{"]
+                for n in ops[start:start + PART_OPS]:
+                    lines.append(f"  {self._operand(n, 'c')} = {self._expression(n, 'c')};")
+                    if kind == "node":
+                        for j in self.out_at.get(n.id, ()):
+                            lines.append(f"  y[{j}] = {self._operand(n, 'c')};")
+                units.append("\n".join([*lines, "}", ""]))
+                (shared_calls if kind == "shared" else calls).append(fname)
+        driver = [*head, "#include <stdlib.h>", ""]
+        driver += [f"void {f}({args});" for f in shared_calls + calls]
+        driver += ["", f"void {name}(int n, const double* X, const double* P, double* Y) {{",
+                   f"  double* s = (double*)malloc(sizeof(double) * {max(1, len(self.shared_ops))});",
+                   f"  double* t = (double*)malloc(sizeof(double) * {max(1, self.num_node_slots)});",
+                   "  if (!s || !t) { free(s); free(t); return; }"]
+        driver += [f"  {f}(0, P, s, t, 0);" for f in shared_calls]
+        driver += ["  for (int k = 0; k < n; ++k) {",
+                   f"    const double* x = X + (long)k * {max(nx, 1)};",
+                   f"    double* y = Y + (long)k * {max(ny, 1)};"]
+        for j, o in enumerate(self.outputs):  # outputs that need no per-node statement
+            if not isinstance(o, Expr):
+                driver.append(f"    y[{j}] = {float(o)!r};")
+            elif o.op in (CONST, VAR) or o.id in self.shared:
+                driver.append(f"    y[{j}] = {self._operand(o, 'c')};")
+        driver += [f"    {f}(x, P, s, t, y);" for f in calls]
+        driver += ["  }", "  free(s);", "  free(t);", "}", ""]
+        return ["\n".join(driver), *units]
+
     def c_source(self, name: str) -> str:
         nx, ny = len(self.xin), self.ny
         lines = [f"/* moco_lab generated kernel {name} (codegen {CODEGEN_VERSION}) */", "#include <math.h>", "",
@@ -397,17 +446,18 @@ _LOAD_LOCK = threading.Lock()
 _LIBRARIES: dict[str, ctypes.CDLL] = {}
 
 
-def _load_c(source: str, name: str, ny: int, key: str | None = None):
+def _load_c(units: str | list[str], name: str, ny: int, key: str | None = None):
     compiler = c_compiler()
     if compiler is None:
         raise RuntimeError("the 'c' backend needs a C compiler (cc, gcc, clang or $CC); use backend='numpy'")
+    units = [units] if isinstance(units, str) else list(units)
     if key is None:
-        key = hashlib.sha256("\0".join([CODEGEN_VERSION, _COMPILER[1], source]).encode()).hexdigest()[:32]
+        key = hashlib.sha256("\0".join([CODEGEN_VERSION, _COMPILER[1], *units]).encode()).hexdigest()[:32]
     folder = cache_dir()
     path = folder / f"{name}-{key}.so"
     with _LOAD_LOCK:
         if str(path) not in _LIBRARIES and not path.exists():
-            _build(compiler, source, folder, path)
+            _build(compiler, units, folder, path)
     return _load_library(path, name, ny)
 
 
@@ -431,14 +481,31 @@ def _load_library(path: Path, name: str, ny: int):
     return impl
 
 
-def _build(compiler: str, source: str, folder: Path, path: Path) -> None:
+def _build(compiler: str, units: str | list[str], folder: Path, path: Path) -> None:
+    """Compile the translation units (several: each to an object file, in parallel) into the shared library."""
+    units = [units] if isinstance(units, str) else list(units)
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="moco_lab_cc_", dir=folder) as tmp:
-        src = Path(tmp) / "kernel.c"
-        src.write_text(source)
         out = Path(tmp) / "kernel.so"
-        cmd = [compiler, "-O0", "-shared", "-fPIC", "-o", str(out), str(src), "-lm"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"compiling a moco_lab kernel failed ({' '.join(cmd)}):\n{proc.stderr[-4000:]}")
+        if len(units) == 1:
+            src = Path(tmp) / "kernel.c"
+            src.write_text(units[0])
+            _run([compiler, "-O0", "-shared", "-fPIC", "-o", str(out), str(src), "-lm"])
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            objects = []
+            for k, text in enumerate(units):
+                (Path(tmp) / f"unit{k}.c").write_text(text)
+                objects.append(str(Path(tmp) / f"unit{k}.o"))
+            commands = [[compiler, "-O0", "-fPIC", "-c", "-o", obj, obj[:-2] + ".c"] for obj in objects]
+            with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+                list(pool.map(_run, commands))
+            _run([compiler, "-shared", "-fPIC", "-o", str(out), *objects, "-lm"])
         os.replace(out, path)  # atomic: another process sees the old state or the whole new file
+
+
+def _run(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compiling a moco_lab kernel failed ({' '.join(cmd)}):\n{proc.stderr[-4000:]}")

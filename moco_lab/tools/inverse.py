@@ -116,7 +116,8 @@ def add_reserves(model: Model, optimal_force: float, coordinates: list[str] | No
     return Model(model.plant, model.coordinates, [*model.actuators, *reserves], model.forces,
                  dict(model.body_paths), name=model.name, spec=None, muscles=model.muscles,
                  constraints=[copy.copy(c) for c in getattr(model, "constraints", [])],  # rebound to the copy
-                 elements=model.elements, custom_joints=model.custom_joints)
+                 elements=model.elements, custom_joints=model.custom_joints,
+                 frame_bodies=model.frame_bodies)
 
 
 @dataclass

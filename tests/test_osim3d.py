@@ -1,0 +1,229 @@
+"""The 3-D full-body model of Moco's example3DWalking (``subject_walk_scaled.osim``, Rajagopal et al. 2016 as
+fitted with AddBiomechanics), read by ``ml.read_osim`` and checked against OpenSim 4.6 on the same file.
+
+Multi-coordinate ``CustomJoint``s (the 6-coordinate pelvis, hips, back, shoulders) are read as chains of
+prismatic and revolute joints through massless frame bodies; the walker knee (one coordinate driving six axes with
+polynomials) and the patellofemoral joint (splines) as exact one-coordinate transforms. At 50 random states within
+the coordinate ranges (clipped to ±1.5, the coupled ``knee_angle_*_beta`` equal to the knee angle as the coupler
+constraint makes it) both programs compute every body's origin and orientation, the mass matrix and the inverse
+dynamics of the skeleton (gravity, velocity products, random accelerations; forces disabled on OpenSim's side).
+
+Tolerance 1e-12 relative to each quantity's scale, as for the planar models (tests/test_osim_opensim.py): the
+same closed forms in double precision in another order agree to a few ulps; a wrong axis, sign, frame or
+polynomial coefficient changes them by 1e-6 or more. Measured: 4e-16 m (origins), 8e-16 (rotations), 4e-15
+(mass matrix).
+"""
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from moco_lab.engine.multibody import SymbolicMultibody
+from moco_lab.modeling.functions import PolynomialFunction
+from moco_lab.modeling.osim import OsimFormatError, read_osim, read_osim_string
+from moco_lab.util.data import opensim_file
+
+N_STATES = 50
+RTOL = 1e-12
+MODEL = "subject_walk_scaled.osim"
+
+
+@pytest.fixture(scope="module")
+def ours():
+    return read_osim(MODEL, replace_millard=True)
+
+
+def test_reads_the_whole_model(ours):
+    assert len(ours.coordinates) == 33 and len(ours.muscles) == 80 and len(ours.actuators) == 13
+    assert len(ours.body_paths) == 22  # OpenSim's bodies; the frame bodies of the chains are not among them
+    assert len(ours.frame_bodies) == 15  # pelvis 5, hips 2 × 2, back 2, shoulders 2 × 2
+    assert sorted(ours.custom_joints) == ["patellofemoral_l", "patellofemoral_r", "walker_knee_l", "walker_knee_r"]
+    pelvis = [c.name for c in ours.coordinates if c.joint_path == "/jointset/ground_pelvis"]
+    assert sorted(pelvis) == sorted(["pelvis_tilt", "pelvis_list", "pelvis_rotation", "pelvis_tx", "pelvis_ty",
+                                     "pelvis_tz"])
+    assert "/jointset/hip_l/hip_adduction_l/value" in ours.state_names()
+    assert all(ours.plant.GetBodyByName(b).default_mass() == 0.0 for b in ours.frame_bodies)
+    assert sum(ours.plant.GetBodyByName(b).default_mass() for b in ours.body_paths) == pytest.approx(85.27, abs=0.01)
+
+
+def test_polynomial_function_values_and_derivatives():
+    """OpenSim's PolynomialFunction (coefficients from the highest power) against numpy's polyval, its
+    derivatives against central differences (step 1e-5: truncation ~1e-10 for these coefficients)."""
+    c = (0.0108320945, -0.0252183255, -0.0328478104, 0.079100012, -1.47e-08)  # walker_knee_r rotation2
+    f = PolynomialFunction(c)
+    x = np.linspace(-0.3, 2.2, 11)
+    assert np.allclose(f(x), np.polyval(c, x), rtol=1e-15, atol=1e-17)
+    h = 1e-5
+    assert np.allclose(f.derivative(x), (f(x + h) - f(x - h)) / (2 * h), atol=1e-9)
+    assert np.allclose(f.second_derivative(x), (f.derivative(x + h) - f.derivative(x - h)) / (2 * h), atol=1e-9)
+    assert f(0.5) == pytest.approx(np.polyval(c, 0.5), rel=1e-15) and not f.is_constant()
+    assert PolynomialFunction((0.0, 0.0, 2.5)).is_constant()
+    with pytest.raises(ValueError, match="at least one coefficient"):
+        PolynomialFunction(())
+
+
+def _edited(edit) -> str:
+    tree = ET.parse(opensim_file(MODEL))
+    edit(tree.getroot())
+    return ET.tostring(tree.getroot(), encoding="unicode")
+
+
+def _axis(root, joint: str, axis: str):
+    el = root.find(f".//CustomJoint[@name='{joint}']")
+    return next(a for a in el.iter("TransformAxis") if a.get("name") == axis)
+
+
+def test_a_multi_coordinate_joint_beyond_the_chain_pattern_is_refused_by_name():
+    def slope_two(root):
+        _axis(root, "hip_r", "rotation2").find("LinearFunction/coefficients").text = "2 0"
+
+    with pytest.raises(OsimFormatError, match=r"/jointset/hip_r/rotation2 is not the coordinate 'hip_adduction_r'"):
+        read_osim_string(_edited(slope_two), replace_millard=True)
+
+    def shared(root):  # one coordinate on two axes
+        _axis(root, "back", "rotation3").find("coordinates").text = "lumbar_extension"
+
+    with pytest.raises(OsimFormatError, match=r"lumbar_extension' drives several axes"):
+        read_osim_string(_edited(shared), replace_millard=True)
+
+    def tilted(root):  # a constant rotation between the hip's rotations
+        axis = _axis(root, "hip_l", "rotation2")
+        axis.find("coordinates").text = ""
+        axis.find("LinearFunction").tag = "Constant"
+        axis.find("Constant").append(ET.fromstring("<value>0.1</value>"))
+
+    with pytest.raises(OsimFormatError, match=r"hip_l/rotation2 is a constant rotation of 0.1 rad"):
+        read_osim_string(_edited(tilted), replace_millard=True)
+
+
+# ---------------------------------------------------------------- against OpenSim 4.6
+@pytest.fixture(scope="module")
+def pair(ours):
+    opensim = pytest.importorskip("opensim")
+    theirs = opensim.Model(str(opensim_file(MODEL)))
+    for force in theirs.getForceSet():
+        force.set_appliesForce(False)  # the skeleton alone
+    state = theirs.initSystem()
+    rng = np.random.default_rng(20261127)
+    C = ours.coordinates
+    names = [c.name for c in C]
+    lo = np.array([max(c.range[0], -1.5) for c in C])
+    hi = np.array([min(c.range[1], 1.5) for c in C])
+    Q = rng.uniform(lo, hi, size=(N_STATES, len(C)))
+    for side in "rl":
+        Q[:, names.index(f"knee_angle_{side}_beta")] = Q[:, names.index(f"knee_angle_{side}")]
+    U = rng.normal(0.0, 1.0, size=Q.shape)
+    A = rng.normal(0.0, 5.0, size=Q.shape)
+    return opensim, theirs, state, Q, U, A
+
+
+def _set(opensim, theirs, state, ours, q, u):
+    coords = {c.getName(): c for c in theirs.getCoordinateSet()}
+    for i, c in enumerate(ours.coordinates):
+        coords[c.name].setValue(state, float(q[i]), False)
+        coords[c.name].setSpeedValue(state, float(u[i]))
+
+
+def _mobility_order(theirs, state, ours) -> list[int]:
+    coords = {c.getName(): c for c in theirs.getCoordinateSet()}
+    for c in ours.coordinates:
+        coords[c.name].setSpeedValue(state, 0.0)
+    order = []
+    for c in ours.coordinates:
+        coords[c.name].setSpeedValue(state, 1.0)
+        u = state.getU()
+        order.append(next(i for i in range(u.size()) if u.get(i) == 1.0))
+        coords[c.name].setSpeedValue(state, 0.0)
+    return order
+
+
+def _plant_vector(ours, values) -> list:
+    """Model order (coordinates) → the plant's order (positions = velocities here)."""
+    out = np.zeros(len(ours.coordinates))
+    out[[c.q_index for c in ours.coordinates]] = values
+    return list(out)
+
+
+pytestmark_opensim = pytest.mark.opensim
+
+
+@pytest.mark.opensim
+def test_coordinates_follow_opensim(pair, ours):
+    _, theirs, *_ = pair
+    assert {c.getAbsolutePathString() for c in theirs.getCoordinateSet()} == {c.path for c in ours.coordinates}
+    assert {b.getName() for b in theirs.getBodySet()} == set(ours.body_paths)
+
+
+@pytest.mark.opensim
+def test_bodies_mass_matrix_and_inverse_dynamics(pair, ours):
+    opensim, theirs, state, Q, U, A = pair
+    tree = ours.tree()
+    order = _mobility_order(theirs, state, ours)
+    v_index = [c.v_index for c in ours.coordinates]
+    n = len(order)
+    solver = opensim.InverseDynamicsSolver(theirs)
+    worst = dict(origin=0.0, rotation=0.0, mass_matrix=0.0, inverse_dynamics=0.0)
+    for k in range(N_STATES):
+        _set(opensim, theirs, state, ours, Q[k], U[k])
+        theirs.realizeVelocity(state)
+        q = _plant_vector(ours, Q[k])
+        mb = SymbolicMultibody(tree, q, [0.0] * n)
+        for i, b in tree.bodies.items():
+            if b.name in ours.frame_bodies:
+                continue
+            T = theirs.getBodySet().get(b.name).getTransformInGround(state)
+            worst["origin"] = max(worst["origin"], np.abs(np.array(mb.p[i], float) - [T.p()[j] for j in range(3)]).max())
+            R = [[T.R().get(r, c) for c in range(3)] for r in range(3)]
+            worst["rotation"] = max(worst["rotation"], np.abs(np.array(mb.R[i], float) - R).max())
+
+        def inverse_dynamics(u, a):
+            return np.array(SymbolicMultibody(tree, q, u, a).inverse_dynamics(), float)[v_index]
+
+        if k < 10:  # the mass matrix column by column (34 inverse dynamics): 10 states
+            zero = [0.0] * n
+            base = inverse_dynamics(zero, zero)
+            Mc = np.column_stack([inverse_dynamics(zero, list(np.eye(n)[j])) - base for j in range(n)])[v_index]
+            M = opensim.Matrix()
+            theirs.getMatterSubsystem().calcM(state, M)
+            Mo = np.array([[M.get(a, b) for b in order] for a in order])
+            worst["mass_matrix"] = max(worst["mass_matrix"], np.abs(Mc - Mo).max() / np.abs(Mo).max())
+        udot = opensim.Vector(n, 0.0)
+        for i, mi in enumerate(order):
+            udot.set(mi, float(A[k, i]))
+        tau = solver.solve(state, udot)
+        t_theirs = np.array([tau.get(mi) for mi in order])
+        t_ours = inverse_dynamics(_plant_vector(ours, U[k]), _plant_vector(ours, A[k]))
+        worst["inverse_dynamics"] = max(worst["inverse_dynamics"],
+                                        np.abs(t_ours - t_theirs).max() / np.abs(t_theirs).max())
+    print({key: f"{value:.1e}" for key, value in worst.items()})
+    assert all(value < RTOL for value in worst.values()), worst
+
+
+def test_walker_knee_velocity_products_exact_and_as_simbody(ours):
+    """The walker knee's coordinate drives three rotations. With ``velocity_products="exact"`` the angular
+    acceleration is the time derivative of the angular velocity (central differences along q(t) = q + u t + a t²/2,
+    step 1e-4: truncation ~1e-9); OpenSim's (``"simbody"``, what the reader uses, checked against OpenSim above)
+    adds exactly ``(w₃ f₃' u) × (w₂ f₂' u)``, the second axis turning with the whole angular velocity."""
+    import dataclasses
+
+    from moco_lab.modeling.joints import rotation_about
+
+    knee = ours.custom_joints["walker_knee_r"]
+    assert knee.velocity_products == "simbody"
+    exact = dataclasses.replace(knee, velocity_products="exact")
+    q, u, a, h = 0.9, 1.7, -2.3, 1e-4
+
+    def omega(t):
+        return np.array(exact.kinematics(q + u * t + 0.5 * a * t * t, u + a * t, None)[2], float)
+
+    dw_exact = np.array(exact.kinematics(q, u, a)[4], float)
+    assert np.allclose(dw_exact, (omega(h) - omega(-h)) / (2 * h), rtol=0, atol=1e-7)
+    dw_simbody = np.array(knee.kinematics(q, u, a)[4], float)
+    # the axes in F: w2 = R(a1, f1) a2, w3 = R(a1, f1) R(a2, f2) a3
+    (a1, f1), (a2, f2), (a3, f3) = knee.rotations
+    R1 = np.array(rotation_about(a1, np.cos(f1(q)), np.sin(f1(q))))
+    R2 = np.array(rotation_about(a2, np.cos(f2(q)), np.sin(f2(q))))
+    w2, w3 = R1 @ a2, R1 @ R2 @ a3
+    extra = np.cross(w3 * f3.derivative(q) * u, w2 * f2.derivative(q) * u)
+    assert np.linalg.norm(extra) > 1e-3  # the difference is real here...
+    assert np.allclose(dw_simbody - dw_exact, extra, rtol=0, atol=1e-14)  # ...and exactly that term
