@@ -26,6 +26,7 @@ from moco_lab.util.data import opensim_file
 N_STATES = 50
 RTOL = 1e-12
 MODEL = "subject_walk_scaled.osim"
+FBP = "subject_walk_scaled_FunctionBasedPathSet.xml"
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +228,150 @@ def test_walker_knee_velocity_products_exact_and_as_simbody(ours):
     extra = np.cross(w3 * f3.derivative(q) * u, w2 * f2.derivative(q) * u)
     assert np.linalg.norm(extra) > 1e-3  # the difference is real here...
     assert np.allclose(dw_simbody - dw_exact, extra, rtol=0, atol=1e-14)  # ...and exactly that term
+
+
+# ---------------------------------------------------------------- function-based paths (exampleMocoInverse's)
+@pytest.fixture(scope="module")
+def fbp_pair():
+    """Both programs' model as exampleMocoInverse builds it for its muscles: DeGrooteFregly2016 muscles, rigid
+    tendons, the function-based paths of the shipped path set; 30 random states, random activations."""
+    opensim = pytest.importorskip("opensim")
+    import moco_lab as ml
+
+    ours = read_osim(MODEL, replace_millard=True)
+    ml.operators.set_tendon_compliance(ours, "rigid")
+    ml.operators.replace_paths_with_function_based_paths(ours, opensim_file(FBP))
+    processor = opensim.ModelProcessor(str(opensim_file(MODEL)))
+    processor.append(opensim.ModOpIgnoreTendonCompliance())
+    processor.append(opensim.ModOpReplaceMusclesWithDeGrooteFregly2016())
+    processor.append(opensim.ModOpReplacePathsWithFunctionBasedPaths(str(opensim_file(FBP))))
+    theirs = processor.process()
+    state = theirs.initSystem()
+    rng = np.random.default_rng(31)
+    C = ours.coordinates
+    lo = np.array([max(c.range[0], -1.0) for c in C])
+    hi = np.array([min(c.range[1], 1.0) for c in C])
+    n = 30
+    Q = rng.uniform(lo, hi, size=(n, len(C)))
+    U = rng.normal(0.0, 1.0, size=Q.shape)
+    act = rng.uniform(0.01, 1.0, size=(n, len(ours.muscles)))
+    return opensim, ours, theirs, state, Q, U, act
+
+
+def _trajectory(ours, Q, U, act):
+    from moco_lab.results.trajectory import Trajectory
+
+    n = Q.shape[0]
+    states = {c.value_path: Q[:, i] for i, c in enumerate(ours.coordinates)}
+    states |= {c.speed_path: U[:, i] for i, c in enumerate(ours.coordinates)}
+    states |= {f"{m.path}/activation": act[:, j] for j, m in enumerate(ours.muscles)}
+    return Trajectory(np.arange(n, dtype=float), states, {name: np.zeros(n) for name in ours.control_names()})
+
+
+@pytest.mark.opensim
+def test_function_based_paths_and_muscle_forces_agree_with_opensim(fbp_pair):
+    """Lengths, lengthening speeds, moment arms (−∂l/∂q, every muscle about every coordinate it names) and tendon
+    forces of the 80 muscles on function-based paths (order-5 polynomials of 1–4 coordinates) against OpenSim's, and
+    the generalized forces those tensions apply (inverse dynamics with muscles, forces on the skeleton as generalized
+    forces only). Same closed forms, evaluated in another order (OpenSim: Horner schemes): tolerance 1e-12 as
+    above; measured 3e-16 m (lengths)."""
+    from moco_lab.engine.kernel import kernel_for
+    from moco_lab.tools.analyze import analyze
+
+    opensim, ours, theirs, state, Q, U, act = fbp_pair
+    n = Q.shape[0]
+    table = analyze(ours, _trajectory(ours, Q, U, act), r".*/(length|lengthening_speed|tendon_force)")
+    coords = {c.getName(): c for c in theirs.getCoordinateSet()}
+    names = [c.name for c in ours.coordinates]
+    # moment arms −∂l/∂q_i: the lengthening speed at a unit speed of q_i, at the first 5 states
+    nc = len(names)
+    arms = analyze(ours, _trajectory(ours, np.repeat(Q[:5], nc, 0), np.tile(np.eye(nc), (5, 1)),
+                                     np.repeat(act[:5], nc, 0)), r".*/lengthening_speed")
+    worst = dict(length=0.0, speed=0.0, arm=0.0, force=0.0)
+    for k in range(n):
+        _set(opensim, theirs, state, ours, Q[k], U[k])
+        for j, m in enumerate(ours.muscles):
+            opensim.Muscle.safeDownCast(theirs.getComponent(m.path)).setActivation(state, float(act[k, j]))
+        theirs.realizeDynamics(state)
+        for m in ours.muscles:
+            mm = opensim.Muscle.safeDownCast(theirs.getComponent(m.path))
+            worst["length"] = max(worst["length"], abs(mm.getLength(state) - table[f"{m.path}/length"][k]))
+            worst["speed"] = max(worst["speed"], abs(mm.getLengtheningSpeed(state)
+                                                     - table[f"{m.path}/lengthening_speed"][k]))
+            worst["force"] = max(worst["force"], abs(mm.getTendonForce(state) - table[f"{m.path}/tendon_force"][k])
+                                 / mm.getMaxIsometricForce())
+            if k < 5:  # moment arms about every coordinate (zero for those the path does not name)
+                for i, c in enumerate(names):
+                    arm = -arms[f"{m.path}/lengthening_speed"][k * len(names) + i]
+                    worst["arm"] = max(worst["arm"], abs(mm.computeMomentArm(state, coords[c]) - arm))
+    # inverse dynamics with the muscles' generalized forces
+    order = _mobility_order(theirs, state, ours)
+    rng = np.random.default_rng(5)
+    A = rng.normal(0.0, 5.0, size=Q.shape)
+    Z = np.column_stack([act[:, [m.path for m in ours.muscles].index(a.rsplit("/", 1)[0])]
+                         for a in ours.auxiliary_state_names()])
+    residual, _ = kernel_for(ours).residual(Q, U, A, np.zeros((n, len(ours.control_names()))), None, Z=Z)
+    solver = opensim.InverseDynamicsSolver(theirs)
+    worst_id = 0.0
+    for k in range(n):
+        _set(opensim, theirs, state, ours, Q[k], U[k])
+        for j, m in enumerate(ours.muscles):
+            opensim.Muscle.safeDownCast(theirs.getComponent(m.path)).setActivation(state, float(act[k, j]))
+        theirs.realizeVelocity(state)
+        udot = opensim.Vector(len(order), 0.0)
+        for i, mi in enumerate(order):
+            udot.set(mi, float(A[k, i]))
+        if k == 0:
+            solver.solve(state, udot)  # warm-up call (see tests/test_osim_opensim.py)
+        tau = solver.solve(state, udot)
+        t = np.array([tau.get(mi) for mi in order])
+        worst_id = max(worst_id, np.abs(t - residual[k]).max() / np.abs(t).max())
+    print({key: f"{value:.1e}" for key, value in worst.items()}, f"inverse dynamics {worst_id:.1e}")
+    assert worst["length"] < RTOL and worst["speed"] < RTOL and worst["arm"] < RTOL  # m, m/s, m
+    assert worst["force"] < RTOL and worst_id < RTOL
+
+
+def test_multivariate_polynomial_coefficient_order():
+    """OpenSim's order (MultivariatePolynomialFunction.cpp, generateCombinations): exponent tuples with the first
+    variable's exponent varying slowest; for (x, y) of order 2: 1, y, y², x, x y, x²."""
+    from moco_lab.modeling.functions import MultivariatePolynomialFunction
+
+    c = [0.5, -1.0, 2.0, 3.0, -4.0, 0.25]
+    f = MultivariatePolynomialFunction(c, 2, 2)
+    x, y = 0.7, -1.3
+    assert f([x, y]) == pytest.approx(0.5 - y + 2 * y * y + 3 * x - 4 * x * y + 0.25 * x * x, rel=1e-15)
+    assert len(MultivariatePolynomialFunction(np.zeros(126), 4, 5).coefficients) == 126  # C(9, 5)
+    with pytest.raises(ValueError, match="need 56 coefficients, got 55"):
+        MultivariatePolynomialFunction(np.zeros(55), 3, 5)
+    with pytest.raises(ValueError, match="called with 1 arguments"):
+        f([x])
+
+
+def test_function_based_path_replacement_refuses_what_it_cannot_place(tmp_path):
+    import moco_lab as ml
+
+    text = opensim_file(FBP).read_text()
+    model = read_osim(MODEL, replace_millard=True, weld=["ankle_r"])
+    with pytest.raises(KeyError, match=r"depends on '/jointset/ankle_r/ankle_angle_r', which is not a coordinate"):
+        ml.operators.replace_paths_with_function_based_paths(model, opensim_file(FBP))
+    assert all(type(m.geometry).__name__ == "GeometryPath" for m in model.muscles)  # nothing changed
+    renamed = tmp_path / "paths.xml"
+    renamed.write_text(text.replace('name="/forceset/soleus_r"', 'name="/forceset/solues_r"'))
+    model = read_osim(MODEL, replace_millard=True)
+    with pytest.raises(KeyError, match=r"'/forceset/solues_r'.*soleus_r"):
+        ml.operators.replace_paths_with_function_based_paths(model, renamed)
+    short = tmp_path / "short.xml"
+    short.write_text(text.replace("<order>5</order>", "<order>4</order>", 1))
+    with pytest.raises(ValueError, match=r"'/forceset/addbrev_r': .*need 35 coefficients, got 56"):
+        ml.operators.replace_paths_with_function_based_paths(model, short)
+
+
+def test_function_based_paths_are_recorded_for_study_files():
+    import moco_lab as ml
+
+    model = read_osim(MODEL, replace_millard=True)
+    ml.operators.replace_paths_with_function_based_paths(model, opensim_file(FBP))
+    (name, kwargs), = model.spec["operators"]
+    assert name == "replace_paths_with_function_based_paths" and len(kwargs["sha256"]) == 64
+    again = ml.operators.apply_operators(read_osim(MODEL, replace_millard=True), model.spec["operators"])
+    assert [m.geometry.description() for m in again.muscles] == [m.geometry.description() for m in model.muscles]

@@ -93,6 +93,8 @@ def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Po
     for e in model.force_elements:
         kind = type(e).__name__
         if kind == "PathMuscle":
+            if not e.geometry.points:  # a function-based path: a length, nothing to draw
+                continue
             pts = []
             for p in e.geometry.points:
                 if isinstance(p, ConditionalPathPoint) and not p.inside(by_name[p.coordinate]) > 0:

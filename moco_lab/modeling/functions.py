@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "MultiplierFunction", "OpenSimFunction"]
+__all__ = ["Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "MultiplierFunction", "OpenSimFunction",
+           "MultivariatePolynomialFunction"]
 
 _TINY = 1e-20  # OpenSim guards knot spacings with a tiny number
 
@@ -303,3 +304,74 @@ def _fmm_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndar
     c[-1] *= 3.0
     d[-1] = d[n - 2]
     return b, c, d
+
+
+def _exponents(dimension: int, order: int) -> list[tuple[int, ...]]:
+    """The monomials of OpenSim's ``MultivariatePolynomialFunction`` in its coefficient order: exponent tuples with
+    sum ≤ ``order``, the first variable's exponent varying slowest and the last's fastest (index 0 the constant,
+    1 the last variable, 2 its square, ...)."""
+    out: list[tuple[int, ...]] = []
+
+    def walk(current: tuple, total: int) -> None:
+        if len(current) == dimension:
+            out.append(current)
+            return
+        for k in range(order - total + 1):
+            walk(current + (k,), total + k)
+
+    walk((), 0)
+    return out
+
+
+@dataclass
+class MultivariatePolynomialFunction:
+    """OpenSim's ``MultivariatePolynomialFunction``: ``f(x₁, …, x_d) = Σ cᵢ Π_j x_j^{e_ij}`` over all monomials of
+    total degree ≤ ``order``, coefficients in OpenSim's order (:func:`_exponents`; ``C(d + order, order)`` of them).
+
+    Called with a sequence of ``dimension`` numbers, arrays or expressions; the engine differentiates the result.
+    Only the non-zero coefficients' monomials are formed, from shared powers of each variable.
+    """
+
+    coefficients: tuple
+    dimension: int
+    order: int
+    exponents: list = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.coefficients = tuple(float(c) for c in np.asarray(self.coefficients, float).reshape(-1))
+        self.dimension, self.order = int(self.dimension), int(self.order)
+        if self.dimension < 1 or self.order < 0:
+            raise ValueError(f"MultivariatePolynomialFunction: dimension must be >= 1 and order >= 0, got "
+                             f"{self.dimension} and {self.order}")
+        self.exponents = _exponents(self.dimension, self.order)
+        if len(self.coefficients) != len(self.exponents):
+            raise ValueError(f"MultivariatePolynomialFunction: dimension {self.dimension} and order {self.order} "
+                             f"need {len(self.exponents)} coefficients, got {len(self.coefficients)}")
+        if not all(np.isfinite(self.coefficients)):
+            raise ValueError("MultivariatePolynomialFunction: the coefficients must be finite")
+
+    def __call__(self, x: Any, xp: Any = np) -> Any:
+        if len(x) != self.dimension:
+            raise ValueError(f"MultivariatePolynomialFunction of dimension {self.dimension} called with {len(x)} "
+                             "arguments")
+        powers = []
+        for j in range(self.dimension):
+            row = [1.0, x[j]]
+            for _ in range(2, self.order + 1):
+                row.append(row[-1] * x[j])
+            powers.append(row)
+        total = 0.0
+        for c, e in zip(self.coefficients, self.exponents):
+            if c == 0.0:
+                continue
+            term = c
+            for j, k in enumerate(e):
+                if k:
+                    term = term * powers[j][k]
+            total = total + term
+        return total
+
+    def description(self) -> dict:
+        """What determines the function (type and numbers), as plain data."""
+        return {"type": "MultivariatePolynomialFunction", "dimension": self.dimension, "order": self.order,
+                "coefficients": list(self.coefficients)}

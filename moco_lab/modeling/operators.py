@@ -15,6 +15,7 @@ Moco (``ModelProcessor`` operator)          moco_lab
 ``ModOpReplaceMusclesWithDeGrooteFregly``   ``read_osim(..., replace_millard=True)``
 ``ModOpAddReserves(f)``                     :func:`moco_lab.tools.inverse.add_reserves` (returns a copy)
 ``ModOpAddExternalLoads(xml)``              :func:`add_external_loads` (:mod:`moco_lab.modeling.external_loads`)
+``ModOpReplacePathsWithFunctionBasedPaths`` :func:`replace_paths_with_function_based_paths`
 ==========================================  =====================================================
 """
 from __future__ import annotations
@@ -25,14 +26,17 @@ from pathlib import Path
 
 from ..results.external_loads import read_external_loads
 from ..util.checks import finite_number
-from ..util.data import file_sha256
+from ..util.data import file_sha256, opensim_file
 from ..util.names import did_you_mean
 from .external_loads import external_forces
 from .forces import PathMuscle
+from .functions import MultivariatePolynomialFunction
 from .model import Model, require_model
+from .path import FunctionBasedPath
 
 __all__ = ["scale_max_isometric_force", "ignore_passive_fiber_forces", "set_tendon_compliance", "remove_muscles",
-           "add_external_loads", "apply_operators", "OPERATORS"]
+           "add_external_loads", "replace_paths_with_function_based_paths", "read_function_based_paths",
+           "apply_operators", "OPERATORS"]
 
 
 def _record(model: Model, name: str, **kwargs) -> None:
@@ -148,11 +152,104 @@ def remove_muscles(model: Model) -> Model:
     return model
 
 
+def _located(path: str | Path) -> Path:
+    """A file, or one shipped with moco_lab by that name (``"subject_walk_scaled_FunctionBasedPathSet.xml"``)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.name != str(path):
+        raise FileNotFoundError(f"no file {str(path)!r}")
+    return opensim_file(path.name)  # FileNotFoundError with the shipped files' names
+
+
+def read_function_based_paths(path: str | Path) -> dict[str, FunctionBasedPath]:
+    """The paths of an OpenSim ``Set<FunctionBasedPath>`` file (what ``PolynomialPathFitter`` writes), by the path of
+    the force each belongs to (the entry's name, e.g. ``/forceset/soleus_r``).
+
+    Read: ``coordinate_paths`` and a ``length_function`` that is a ``MultivariatePolynomialFunction``. Moment-arm and
+    lengthening-speed functions, which OpenSim would use instead of the length's derivatives, are refused by name
+    (moco_lab derives both from the length).
+    """
+    import xml.etree.ElementTree as ET
+
+    path = _located(path)
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        raise ValueError(f"{path.name}: not a readable XML file ({e})") from None
+    out: dict[str, FunctionBasedPath] = {}
+    for el in root.iter("FunctionBasedPath"):
+        name = el.get("name", "")
+        where = f"{path.name}: the FunctionBasedPath {name!r}"
+        for tag in ("moment_arm_functions", "lengthening_speed_function"):
+            holder = el.find(tag)
+            if holder is not None and len(holder):
+                raise ValueError(f"{where} has {tag}: not supported (moco_lab derives moment arms and speeds from "
+                                 "the length function)")
+        fn = el.find("length_function/MultivariatePolynomialFunction")
+        if fn is None:
+            kinds = [c.tag for c in (el.find("length_function") or [])]
+            raise ValueError(f"{where}: the length function must be a MultivariatePolynomialFunction, found {kinds}")
+        try:
+            length = MultivariatePolynomialFunction(
+                [float(v) for v in (fn.findtext("coefficients") or "").split()],
+                int(fn.findtext("dimension") or 0), int(fn.findtext("order") or 0))
+            out[name] = FunctionBasedPath((el.findtext("coordinate_paths") or "").split(), length)
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+    if not out:
+        raise ValueError(f"{path.name}: no FunctionBasedPath in the file")
+    return out
+
+
+def replace_paths_with_function_based_paths(model: Model, paths: str | Path) -> Model:
+    """Replace muscles' geometry paths with the function-based paths of a file (Moco's
+    ``ModOpReplacePathsWithFunctionBasedPaths``): each entry of the file names the force whose path it replaces.
+
+    Raises
+    ------
+    KeyError
+        An entry names a muscle the model does not have, or a coordinate it does not have (e.g. one welded by
+        ``read_osim(..., weld=[...])``); the model is left unchanged.
+    """
+    require_model(model, "replace_paths_with_function_based_paths")
+    if not isinstance(paths, (str, os.PathLike)):
+        raise TypeError(f"replace_paths_with_function_based_paths: paths must be a path to a file, got "
+                        f"{type(paths).__name__}")
+    paths = _located(paths)
+    table = read_function_based_paths(paths)
+    by_path = {m.path: m for m in model.muscles}
+    for name, fbp in table.items():  # everything checked before anything changes
+        if name not in by_path:
+            raise KeyError(f"replace_paths_with_function_based_paths: {Path(paths).name} has a path for {name!r}; "
+                           + did_you_mean(name, sorted(by_path), "muscle"))
+        for c in fbp.coordinates:
+            try:
+                model.coordinate(c)
+            except KeyError as e:
+                raise KeyError(f"replace_paths_with_function_based_paths: the path of {name} depends on {c!r}, "
+                               f"which is not a coordinate of the model ({e.args[0]})") from None
+    for name, fbp in table.items():
+        by_path[name].geometry = fbp
+    _record(model, "replace_paths_with_function_based_paths", paths=str(Path(paths).resolve()),
+            sha256=file_sha256(paths))
+    return model
+
+
 #: Operators by the name a study file records.
 OPERATORS = {"scale_max_isometric_force": scale_max_isometric_force,
              "ignore_passive_fiber_forces": ignore_passive_fiber_forces,
              "set_tendon_compliance": set_tendon_compliance, "remove_muscles": remove_muscles,
-             "add_external_loads": add_external_loads}
+             "add_external_loads": add_external_loads,
+             "replace_paths_with_function_based_paths": lambda *args, **kwargs: _replace_checked(*args, **kwargs)}
+
+
+def _replace_checked(model: Model, paths: str, sha256: str | None = None) -> Model:
+    """Re-apply a recorded path replacement, refusing a file that changed since the study was saved."""
+    if sha256 is not None and file_sha256(_located(paths)) != sha256:
+        raise ValueError(f"replace_paths_with_function_based_paths: {paths} changed since it was read for this study "
+                         "(SHA-256 differs): the study would not be the same problem")
+    return replace_paths_with_function_based_paths(model, paths)
 
 
 def apply_operators(model: Model, operators: Sequence) -> Model:

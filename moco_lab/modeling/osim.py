@@ -34,7 +34,8 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
 * wrapping: ``PathWrap`` over a ``WrapCylinder`` (quadrant, range of path points;
   :mod:`moco_lab.modeling.wrapping`: the shortest path over the cylinder).
 
-Not yet: other ``CustomJoint``s of several coordinates, nonlinear couplers, ``FunctionBasedPath``, markers,
+Function-based paths come from their own file (:func:`moco_lab.modeling.operators.replace_paths_with_function_based_paths`).
+Not yet: other ``CustomJoint``s of several coordinates, nonlinear couplers, markers,
 wrapping over ellipsoids, spheres and tori. Millard muscles are read only for conversion (``replace_millard=True``).
 """
 from __future__ import annotations

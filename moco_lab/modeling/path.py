@@ -12,6 +12,11 @@ each fixed in a body frame (``"ground"`` for the world). It gives
 
 The engine derives the length as an expression of the coordinates
 (:meth:`GeometryPath.length_expr`) and differentiates it exactly.
+
+A :class:`FunctionBasedPath` (OpenSim's, what Moco's ``ModOpReplacePathsWithFunctionBasedPaths`` puts in place of
+a geometry path) has no points: its length is a function of coordinates (a ``MultivariatePolynomialFunction``
+fitted to the geometry), its moment arms ``−∂l/∂q``, its lengthening speed ``Σ (∂l/∂q_j) q̇_j``, and a tension acts
+as the generalized forces ``r T`` only — no force on the bones at points (so a joint reaction does not see it).
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ import numpy as np
 from pydrake.multibody.tree import JacobianWrtVariable
 
 from ..util.names import did_you_mean
+from .functions import MultivariatePolynomialFunction
 from .wrapping import wrapped_path_length
 
 if TYPE_CHECKING:
@@ -226,3 +232,50 @@ class GeometryPath:
         if len(conditional) > 4:
             raise NotImplementedError(f"A path with {len(conditional)} conditional points (at most 4 are supported)")
         return choose(0, set())
+
+
+@dataclass
+class FunctionBasedPath:
+    """OpenSim's ``FunctionBasedPath``: the length as a function of coordinates.
+
+    Parameters
+    ----------
+    coordinates : list of str
+        The function's arguments in order: coordinate paths (``/jointset/hip_r/hip_flexion_r``) or names.
+    length_function : MultivariatePolynomialFunction
+        ``l(q_1, …, q_d)`` (m), ``d = len(coordinates)``.
+    """
+
+    coordinates: list
+    length_function: MultivariatePolynomialFunction
+    #: A function-based path has no points and wraps over nothing (drawings skip it).
+    points: list = field(default_factory=list, init=False)
+    wraps: list = field(default_factory=list, init=False)
+
+    def __post_init__(self):
+        if isinstance(self.coordinates, str):
+            self.coordinates = self.coordinates.split()
+        self.coordinates = [str(c) for c in self.coordinates]
+        if not isinstance(self.length_function, MultivariatePolynomialFunction):
+            raise TypeError(f"FunctionBasedPath: length_function must be a MultivariatePolynomialFunction, got "
+                            f"{type(self.length_function).__name__}")
+        if len(self.coordinates) != self.length_function.dimension:
+            raise ValueError(f"FunctionBasedPath: {len(self.coordinates)} coordinates for a length function of "
+                             f"dimension {self.length_function.dimension}")
+
+    @property
+    def fixed_points_only(self) -> bool:
+        """False: there are no points (Drake-numeric path tools do not apply)."""
+        return False
+
+    def check(self, plant: MultibodyPlant) -> None:
+        """Nothing to check against the plant (coordinates are checked when the engine derives the length)."""
+
+    def length_expr(self, ctx: ForceContext) -> Any:
+        """``l(q)`` as an expression of the coordinates a force context gives."""
+        return self.length_function([ctx.q[ctx.coordinate_index(c)] for c in self.coordinates], ctx.xp)
+
+    def description(self) -> dict:
+        """The coordinates and the length function, for telling edited models apart."""
+        return {"type": "FunctionBasedPath", "coordinates": list(self.coordinates),
+                "length_function": self.length_function.description()}
