@@ -67,7 +67,7 @@ from .results.periodic import create_periodic_trajectory
 from .results.trajectory import Solution, Trajectory, read_trajectory
 from .solve.optimizer import Progress
 from .tools.analyze import analyze
-from .tools.inverse import Inverse, add_reserves
+from .tools.inverse import Inverse, add_reserves, add_residuals
 from .tools.simulate import simulate, simulate_solution
 from .tools.study import Study
 from .tools.sweep import SweepResult, grid, load_sweep, local_workers, sweep
@@ -84,7 +84,8 @@ __all__ = [
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
     "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
-    "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "Track", "plot_trajectories", "plot_outputs",
+    "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
+    "plot_outputs",
     "AverageSpeedGoal", "ContactGroup",
     "ContactTrackingGoal",
     "InitialActivationGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",

@@ -363,16 +363,40 @@ class Model:
         """Where the joint of ``coordinate`` sits: ``(parent body, location in its frame)``.
 
         The parent body is ``"ground"`` for a joint on the world; the location
-        is the origin of the joint's frame on the parent (m).
+        is the origin of the joint's frame on the parent (m). For a joint of several coordinates held as a chain
+        (:meth:`ModelBuilder.add_joint_chain`), the chain's first joint: the OpenSim joint's parent frame.
         """
+        joint = self._drake_joint(self.coordinate(coordinate))
+        while joint.frame_on_parent().body().name() in self.frame_bodies:  # up the chain to its first joint
+            inboard = joint.frame_on_parent().body()
+            joint = next(self.plant.get_joint(ji) for ji in self.plant.GetJointIndices()
+                         if self.plant.get_joint(ji).child_body().index() == inboard.index())
+        frame = joint.frame_on_parent()
+        body = frame.body()
+        name = "ground" if body.index() == self.plant.world_body().index() else body.name()
+        return name, tuple(float(v) for v in frame.GetFixedPoseInBodyFrame().translation())
+
+    def coordinate_motion(self, coordinate: str) -> str:
+        """``"rotational"`` or ``"translational"``: how the coordinate moves its joint (OpenSim's motion type)."""
         c = self.coordinate(coordinate)
+        joint = self._drake_joint(c)
+        kind = joint.type_name()
+        if joint.name() in self.custom_joints:
+            transform = self.custom_joints[joint.name()]
+            return "rotational" if any(not f.is_constant() for _, f in transform.rotations) else "translational"
+        if kind == "revolute":
+            return "rotational"
+        if kind == "prismatic":
+            return "translational"
+        if kind == "planar":
+            return "rotational" if c.q_index - joint.position_start() == 2 else "translational"
+        raise NotImplementedError(f"the motion type of {c.path} (a Drake {kind} joint) is not known")
+
+    def _drake_joint(self, c: Coordinate):
         for ji in self.plant.GetJointIndices():
             joint = self.plant.get_joint(ji)
             if joint.num_positions() and joint.position_start() <= c.q_index < joint.position_start() + joint.num_positions():
-                frame = joint.frame_on_parent()
-                body = frame.body()
-                name = "ground" if body.index() == self.plant.world_body().index() else body.name()
-                return name, tuple(float(v) for v in frame.GetFixedPoseInBodyFrame().translation())
+                return joint
         raise KeyError(f"No joint holds coordinate {c.path}")  # pragma: no cover - every coordinate has a joint
 
     def force_element(self, path: str) -> ForceElement:

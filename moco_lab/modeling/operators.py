@@ -9,11 +9,13 @@ Moco (``ModelProcessor`` operator)          moco_lab
 ==========================================  =====================================================
 ``ModOpScaleMaxIsometricForce(f)``          :func:`scale_max_isometric_force`
 ``ModOpIgnorePassiveFiberForcesDGF()``      :func:`ignore_passive_fiber_forces`
+``ModOpScaleActiveFiberForceCurveWidthDGF`` :func:`scale_active_fiber_force_curve_width`
 ``ModOpIgnoreTendonCompliance()``           :func:`set_tendon_compliance` ``(model, "rigid")``
 ``ModOpTendonComplianceDynamicsModeDGF(m)`` :func:`set_tendon_compliance` ``(model, m)`` (``"explicit"``/``"implicit"``)
 ``ModOpRemoveMuscles()``                    :func:`remove_muscles`
 ``ModOpReplaceMusclesWithDeGrooteFregly``   ``read_osim(..., replace_millard=True)``
 ``ModOpAddReserves(f)``                     :func:`moco_lab.tools.inverse.add_reserves` (returns a copy)
+``ModOpAddResiduals(r, t, b)``              :func:`moco_lab.tools.inverse.add_residuals` (returns a copy)
 ``ModOpAddExternalLoads(xml)``              :func:`add_external_loads` (:mod:`moco_lab.modeling.external_loads`)
 ``ModOpReplacePathsWithFunctionBasedPaths`` :func:`replace_paths_with_function_based_paths`
 ==========================================  =====================================================
@@ -34,7 +36,8 @@ from .functions import MultivariatePolynomialFunction
 from .model import Model, require_model
 from .path import FunctionBasedPath
 
-__all__ = ["scale_max_isometric_force", "ignore_passive_fiber_forces", "set_tendon_compliance", "remove_muscles",
+__all__ = ["scale_max_isometric_force", "ignore_passive_fiber_forces", "scale_active_fiber_force_curve_width",
+           "set_tendon_compliance", "remove_muscles",
            "add_external_loads", "replace_paths_with_function_based_paths", "read_function_based_paths",
            "apply_operators", "OPERATORS"]
 
@@ -75,6 +78,17 @@ def ignore_passive_fiber_forces(model: Model) -> Model:
     for m in model.muscles:
         m.muscle.ignore_passive_fiber_force = True
     _record(model, "ignore_passive_fiber_forces")
+    return model
+
+
+def scale_active_fiber_force_curve_width(model: Model, scale_factor: float) -> Model:
+    """Set every DeGrooteFregly2016 muscle's ``active_force_width_scale`` to ``scale_factor`` (≥ 1; Moco's
+    ``ModOpScaleActiveFiberForceCurveWidthDGF``, which sets the property rather than multiplying it)."""
+    require_model(model, "scale_active_fiber_force_curve_width")
+    scale_factor = finite_number(scale_factor, "scale_active_fiber_force_curve_width: scale_factor", 1.0)
+    for m in model.muscles:
+        m.muscle.active_force_width_scale = float(scale_factor)
+    _record(model, "scale_active_fiber_force_curve_width", scale_factor=float(scale_factor))
     return model
 
 
@@ -238,6 +252,7 @@ def replace_paths_with_function_based_paths(model: Model, paths: str | Path) -> 
 
 #: Operators by the name a study file records.
 OPERATORS = {"scale_max_isometric_force": scale_max_isometric_force,
+             "scale_active_fiber_force_curve_width": scale_active_fiber_force_curve_width,
              "ignore_passive_fiber_forces": ignore_passive_fiber_forces,
              "set_tendon_compliance": set_tendon_compliance, "remove_muscles": remove_muscles,
              "add_external_loads": add_external_loads,

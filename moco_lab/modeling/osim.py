@@ -87,11 +87,13 @@ _CONTACT_PROPERTIES = ("stiffness", "dissipation", "static_friction", "dynamic_f
                        "transition_velocity", "hertz_smoothing", "hunt_crossley_smoothing")
 
 
-#: OpenSim 4.6's class defaults of a Millard2012EquilibriumMuscle for the properties a conversion reads.
+#: OpenSim 4.6's class defaults of a Millard2012EquilibriumMuscle for the properties a conversion reads
+#: (``min_control``: the constructor sets it to the default minimum activation, 0.01, whatever the file's
+#: ``minimum_activation``; measured on subject_walk_scaled.osim, whose muscles omit it: 0.01 in OpenSim).
 MILLARD_DEFAULTS = {
     "default_activation": 0.05, "activation_time_constant": 0.01, "deactivation_time_constant": 0.04,
     "fiber_damping": 0.1, "max_contraction_velocity": 10.0, "pennation_angle_at_optimal": 0.0,
-    "min_control": 0.0, "max_control": 1.0, "max_isometric_force": 1000.0, "optimal_fiber_length": 0.1,
+    "min_control": 0.01, "max_control": 1.0, "max_isometric_force": 1000.0, "optimal_fiber_length": 0.1,
     "tendon_slack_length": 0.2, "FiberForceLengthCurve/strain_at_one_norm_force": 0.7,
     "TendonForceLengthCurve/strain_at_one_norm_force": 0.049,
 }

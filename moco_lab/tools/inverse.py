@@ -44,6 +44,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -69,7 +70,7 @@ from ..util.names import StrictAttributes, did_you_mean
 if TYPE_CHECKING:
     from ..results.tables import ReferenceLike
 
-__all__ = ["Inverse", "InverseSolution", "add_reserves", "reserve_path"]
+__all__ = ["Inverse", "InverseSolution", "add_reserves", "add_residuals", "reserve_path"]
 
 #: Controls whose path matches this are reserves (Moco: ``.*/reserve_.*``).
 RESERVE_PATTERN = r".*/reserve_.*"
@@ -83,8 +84,25 @@ def reserve_path(coordinate_path: str) -> str:
     return "/forceset/reserve_" + coordinate_path.strip("/").replace("/", "_")
 
 
+def _dependent_coordinates(model: Model) -> set[str]:
+    """Coordinates a coupler constraint makes dependent (OpenSim: ``Coordinate::isConstrained``)."""
+    return {getattr(c, "dependent", None) for c in getattr(model, "constraints", [])} - {None}
+
+
+def _with_actuators(model: Model, actuators: list[CoordinateActuator]) -> Model:
+    clash = {a.path for a in actuators} & {a.path for a in model.actuators}
+    if clash:
+        raise ValueError(f"The model already has actuators named {sorted(clash)}")
+    return Model(model.plant, model.coordinates, [*model.actuators, *actuators], model.forces,
+                 dict(model.body_paths), name=model.name, spec=None, muscles=model.muscles,
+                 constraints=[copy.copy(c) for c in getattr(model, "constraints", [])],  # rebound to the copy
+                 elements=model.elements, custom_joints=model.custom_joints,
+                 frame_bodies=model.frame_bodies)
+
+
 def add_reserves(model: Model, optimal_force: float, coordinates: list[str] | None = None,
-                 bounds: tuple[float, float] = (-np.inf, np.inf)) -> Model:
+                 bounds: tuple[float, float] = (-np.inf, np.inf), *, skip_coordinates_with_actuators: bool = False,
+                 skip_residual_coordinates: bool = False) -> Model:
     """A copy of ``model`` with a reserve :class:`CoordinateActuator` on each coordinate (Moco's ``ModOpAddReserves``).
 
     Parameters
@@ -95,29 +113,57 @@ def add_reserves(model: Model, optimal_force: float, coordinates: list[str] | No
         Reserve generalized force per unit control (N or N·m). Small values
         make reserves expensive under an effort goal.
     coordinates : list of str, optional
-        Coordinate names (``model.coordinates[k].name``) or paths; default all.
+        Coordinate names (``model.coordinates[k].name``) or paths; default every coordinate a coupler constraint does
+        not make dependent (as Moco).
     bounds : (float, float)
         Control bounds of the reserves (Moco: unbounded).
+    skip_coordinates_with_actuators : bool
+        Leave out coordinates a ``CoordinateActuator`` already drives (Moco's ``skip_coordinates_with_actuators``,
+        true by default in Moco's ``ModOpAddReserves``: pass True to build Moco's model).
+    skip_residual_coordinates : bool
+        Leave out the coordinates of joints on the ground (Moco's ``skip_residual_coordinates``, default false).
     """
     if not optimal_force > 0:
         raise ValueError(f"Reserve optimal_force must be positive, got {optimal_force}")
     by_name = {c.name: c for c in model.coordinates}
     by_name.update({c.path: c for c in model.coordinates})
-    chosen = model.coordinates if coordinates is None else []
+    dependent = _dependent_coordinates(model)
+    chosen = [c for c in model.coordinates if c.name not in dependent] if coordinates is None else []
     for name in coordinates or []:
         if name not in by_name:
             raise KeyError("Reserve: " + did_you_mean(name, list(by_name), "coordinate"))
         chosen.append(by_name[name])
-    reserves = [CoordinateActuator(reserve_path(c.path), c.name, float(optimal_force), float(bounds[0]),
-                                   float(bounds[1])) for c in chosen]
-    clash = {r.path for r in reserves} & {a.path for a in model.actuators}
-    if clash:
-        raise ValueError(f"The model already has actuators named {sorted(clash)}")
-    return Model(model.plant, model.coordinates, [*model.actuators, *reserves], model.forces,
-                 dict(model.body_paths), name=model.name, spec=None, muscles=model.muscles,
-                 constraints=[copy.copy(c) for c in getattr(model, "constraints", [])],  # rebound to the copy
-                 elements=model.elements, custom_joints=model.custom_joints,
-                 frame_bodies=model.frame_bodies)
+    if skip_coordinates_with_actuators:
+        driven = {a.coordinate for a in model.actuators}
+        chosen = [c for c in chosen if c.name not in driven and c.path not in driven]
+    if skip_residual_coordinates:
+        chosen = [c for c in chosen if model.joint_centre(c.name)[0] != "ground"]
+    return _with_actuators(model, [CoordinateActuator(reserve_path(c.path), c.name, float(optimal_force),
+                                                      float(bounds[0]), float(bounds[1])) for c in chosen])
+
+
+def add_residuals(model: Model, rotational_optimal_force: float, translational_optimal_force: float,
+                  bound: float | None = None, *, skip_coordinates_with_actuators: bool = True) -> Model:
+    """A copy of ``model`` with residual actuators (Moco's ``ModOpAddResiduals``): a :class:`CoordinateActuator`
+    named ``/forceset/residual_<coordinate path>`` on each coordinate of a joint on the ground (the pelvis of a
+    walking model), of optimal force ``rotational_optimal_force`` (N·m) or ``translational_optimal_force`` (N) by the
+    coordinate's motion, controls within ``±bound`` (None: unbounded). As Moco, dependent coordinates and (by
+    default) coordinates an actuator already drives get none.
+    """
+    rot = finite_number(rotational_optimal_force, "add_residuals: rotational_optimal_force", 0, False)
+    trans = finite_number(translational_optimal_force, "add_residuals: translational_optimal_force", 0, False)
+    lo, hi = (-np.inf, np.inf) if bound is None else (-finite_number(bound, "add_residuals: bound", 0),
+                                                        finite_number(bound, "add_residuals: bound", 0))
+    driven = {a.coordinate for a in model.actuators} if skip_coordinates_with_actuators else set()
+    dependent = _dependent_coordinates(model)
+    chosen = [c for c in model.coordinates if model.joint_centre(c.name)[0] == "ground" and c.name not in dependent
+              and c.name not in driven and c.path not in driven]
+    if not chosen:
+        raise ValueError(f"add_residuals: model {model.name!r} has no free coordinate of a joint on the ground")
+    return _with_actuators(model, [
+        CoordinateActuator("/forceset/residual_" + c.path.strip("/").replace("/", "_"), c.name,
+                           rot if model.coordinate_motion(c.name) == "rotational" else trans, lo, hi)
+        for c in chosen])
 
 
 @dataclass
@@ -190,6 +236,23 @@ def _spline_kinematics(model: Model, time: np.ndarray, columns: dict[str, np.nda
     if np.any(np.diff(time) <= 0):
         raise ValueError("Kinematics time column must be strictly increasing")
     needed = [c.value_path for c in model.coordinates]
+    columns = dict(columns)
+    # As Moco (StatesTrajectory::createFromStatesTable with assembly), a coordinate a coupler constraint makes
+    # dependent follows the constraint: its column, if any, is replaced by the coupler function of the others.
+    for con in getattr(model, "constraints", []):
+        if not hasattr(con, "dependent") or any(model.coordinate(i).value_path not in columns
+                                                 for i in con.independent):
+            continue
+        value = np.asarray(con.f(*[np.asarray(columns[model.coordinate(i).value_path], float)
+                                   for i in con.independent]), float) * np.ones(time.size)
+        path = model.coordinate(con.dependent).value_path
+        if path in columns:
+            off = float(np.max(np.abs(np.asarray(columns[path], float) - value)))
+            if off > 1e-9:
+                warnings.warn(f"Kinematics: the column {path} differs from what the coupler constraint {con.name!r} "
+                              f"makes it by up to {off:.3g}; as Moco assembles the kinematics, the constraint's value "
+                              "is used", stacklevel=3)
+        columns[path] = value
     missing = [n for n in needed if n not in columns]
     if missing:
         raise KeyError(f"Kinematics lack coordinate(s) {missing}; columns are {sorted(columns)}. "

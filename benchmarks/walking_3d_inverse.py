@@ -1,0 +1,149 @@
+"""Moco's exampleMocoInverse (muscle activity of 3-D walking): moco_lab and OpenSim Moco 4.6, same files, same
+settings, one run.
+
+Both tools solve :mod:`moco_lab.examples.walking_3d`'s problem — Moco's example line for line on Moco's side
+(``exampleMocoInverse.py``: the model operators, ``coordinates.sto``, t in [0.48, 1.61], mesh interval 0.02 s) — at
+the example's tolerances 1e-3 and again at 1e-6 (the optimum both should share). moco_lab: IPOPT with the
+limited-memory Hessian (as Moco), *cold* (compiled-equations cache emptied) and *warm*. Moco: its CasADi solver with
+the example's settings (forward finite differences, 2 threads on this machine).
+
+What is timed (wall clock): the whole ``solve()`` of a freshly built study. Writes
+``benchmarks/walking_3d_inverse.md`` (the table) and ``benchmarks/reference/walking_3d_inverse_moco.json`` plus Moco's
+solutions (``walking_3d_inverse_moco_tol<tol>.sto``): the stored reference ``tests/test_walking_3d_inverse.py``
+compares with, with its provenance (versions, settings, date).
+
+Usage::
+
+    .venv/bin/python -m benchmarks.walking_3d_inverse              # Moco at 1e-6 dominates
+    .venv/bin/python -m benchmarks.walking_3d_inverse --skip-moco  # reuse the stored Moco reference
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ["MOCO_LAB_CACHE"] = tempfile.mkdtemp(prefix="moco_lab_walking_3d_")  # never the user's cache
+
+import moco_lab as ml
+from moco_lab.engine.kernel import clear_kernel_cache
+from moco_lab.examples.walking_3d import WALKING_3D_INVERSE_SETTINGS
+from moco_lab.util.data import opensim_file
+
+HERE = Path(__file__).resolve().parent
+REFERENCE = HERE / "reference"
+TOLERANCES = (1e-3, 1e-6)
+
+
+def moco_solve(tol: float, sto: Path) -> dict:
+    """exampleMocoInverse's ``solveMocoInverse`` with convergence and constraint tolerances ``tol``."""
+    import opensim as osim
+
+    osim.Logger.setLevelString("error")
+    processor = osim.ModelProcessor(str(opensim_file("subject_walk_scaled.osim")))
+    processor.append(osim.ModOpAddExternalLoads(str(opensim_file("grf_walk.xml"))))
+    processor.append(osim.ModOpReplaceJointsWithWelds(["mtp_r", "mtp_l"]))
+    processor.append(osim.ModOpAddResiduals(250.0, 50.0, 1.0))
+    processor.append(osim.ModOpIgnoreTendonCompliance())
+    processor.append(osim.ModOpReplaceMusclesWithDeGrooteFregly2016())
+    processor.append(osim.ModOpIgnorePassiveFiberForcesDGF())
+    processor.append(osim.ModOpScaleActiveFiberForceCurveWidthDGF(1.5))
+    processor.append(osim.ModOpReplacePathsWithFunctionBasedPaths(
+        str(opensim_file("subject_walk_scaled_FunctionBasedPathSet.xml"))))
+    processor.append(osim.ModOpAddReserves(1.0))
+    inverse = osim.MocoInverse()
+    inverse.setModel(processor)
+    inverse.setKinematics(osim.TableProcessor(str(opensim_file("coordinates.sto"))))
+    inverse.set_initial_time(0.48)
+    inverse.set_final_time(1.61)
+    inverse.set_mesh_interval(0.02)
+    inverse.set_kinematics_allow_extra_columns(True)
+    inverse.set_convergence_tolerance(tol)
+    inverse.set_constraint_tolerance(tol)
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            t = time.perf_counter()
+            result = inverse.solve()  # kept: getMocoSolution() returns a reference into it
+            wall = time.perf_counter() - t
+            solution = result.getMocoSolution()
+        finally:
+            os.chdir(cwd)
+    solution.unseal()
+    solution.write(str(sto))
+    return {"success": bool(solution.success()), "status": solution.getStatus(), "objective": solution.getObjective(),
+            "iterations": solution.getNumIterations(), "solver_duration": solution.getSolverDuration(), "wall": wall}
+
+
+def moco_lab_solve(tol: float, cold: bool) -> dict:
+    if cold:
+        clear_kernel_cache(disk=True)
+    t = time.perf_counter()
+    result = ml.examples.walking_3d_inverse(convergence_tolerance=tol, constraint_tolerance=tol).solve()
+    wall = time.perf_counter() - t
+    s = result.solution
+    return {"success": bool(s.success), "status": s.status, "objective": s.objective, "iterations": s.nit,
+            "solver_duration": s.solve_time, "wall": wall}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--skip-moco", action="store_true", help="reuse the stored Moco reference")
+    args = parser.parse_args()
+    from benchmarks.compare_moco import environment, stored_reference  # imports OpenSim, the optional extra
+
+    ref_file, stored = stored_reference("walking_3d_inverse_moco")
+    rows = {}
+    for tol in TOLERANCES:
+        key = f"tol{tol:g}"
+        rows[key] = {}
+        for run in ("cold", "warm"):
+            print(f"[{key}] moco_lab {run} ...", flush=True)
+            rows[key][f"moco_lab {run}"] = moco_lab_solve(tol, cold=run == "cold")
+        if args.skip_moco:
+            moco = stored["results"][key]
+        else:
+            print(f"[{key}] Moco ...", flush=True)
+            moco = moco_solve(tol, REFERENCE / f"walking_3d_inverse_moco_{key}.sto")
+        rows[key]["moco"] = moco
+        print(json.dumps(rows[key], indent=1, default=float), flush=True)
+    env = environment()
+    if not args.skip_moco:
+        ref_file.write_text(json.dumps({
+            "what": "OpenSim Moco 4.6 on its exampleMocoInverse (benchmarks/walking_3d_inverse.py)",
+            "environment": env, "settings": {**WALKING_3D_INVERSE_SETTINGS, "tolerances": list(TOLERANCES),
+                                             "solver": "MocoCasADiSolver (MocoInverse's defaults)"},
+            "results": {k: v["moco"] for k, v in rows.items()}}, indent=1, default=float))
+    write_table(rows, env)
+
+
+def write_table(rows: dict, env: dict) -> None:
+    lines = ["# Muscle activity of 3-D walking (Moco's exampleMocoInverse): moco_lab and OpenSim Moco 4.6, one run", "",
+             f"{env['date']}; {env['machine']}; moco_lab {env['moco_lab']}, Drake {env['drake']}, "
+             f"OpenSim {env['opensim']}. Produced by `benchmarks/walking_3d_inverse.py` (settings in its docstring).",
+             "",
+             "| tolerances | tool | status | objective | iterations | solve (s) | Moco ÷ moco_lab |",
+             "|---|---|---|---|---|---|---|"]
+    for key, r in rows.items():
+        moco_wall = r["moco"]["wall"]
+        for tool, x in r.items():
+            ratio = f"{moco_wall / x['wall']:.1f}×" if tool != "moco" else ""
+            lines.append(f"| {key[3:]} | {tool} | {x['status']} | {x['objective']:.6f} | {x['iterations']} | "
+                         f"{x['wall']:.1f} | {ratio} |")
+    tight, loose = rows.get("tol1e-06"), rows.get("tol0.001")
+    if tight and loose:
+        a, b = tight["moco_lab warm"]["objective"], tight["moco"]["objective"]
+        lines += ["", f"At tolerances 1e-6 the objectives differ by {abs(a - b) / b:.1e} (relative). At the example's "
+                  "1e-3 each limited-memory run stops above that optimum, by "
+                  f"{(loose['moco']['objective'] - b) / b:.1%} (Moco) and "
+                  f"{(loose['moco_lab warm']['objective'] - b) / b:.1%} (moco_lab)."]
+    (HERE / "walking_3d_inverse.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

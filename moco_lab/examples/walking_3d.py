@@ -1,0 +1,95 @@
+"""Moco's ``exampleMocoInverse``: the muscle activity of 3-D walking, estimated from motion capture (the Moco paper's
+first result), on the full-body model ``subject_walk_scaled.osim``.
+
+Posed as OpenSim Moco 4.6's example poses it
+(``Bindings/Python/examples/Moco/example3DWalking/exampleMocoInverse.py``)::
+
+    ModelProcessor("subject_walk_scaled.osim")
+        | ModOpAddExternalLoads("grf_walk.xml") | ModOpReplaceJointsWithWelds(["mtp_r", "mtp_l"])
+        | ModOpAddResiduals(250, 50, 1) | ModOpIgnoreTendonCompliance()
+        | ModOpReplaceMusclesWithDeGrooteFregly2016() | ModOpIgnorePassiveFiberForcesDGF()
+        | ModOpScaleActiveFiberForceCurveWidthDGF(1.5)
+        | ModOpReplacePathsWithFunctionBasedPaths("subject_walk_scaled_FunctionBasedPathSet.xml")
+        | ModOpAddReserves(1.0)
+    MocoInverse: kinematics "coordinates.sto" (extra columns allowed), t in [0.48, 1.61], mesh interval 0.02 s
+    (57 Hermite-Simpson intervals), MocoInverse's defaults otherwise (excitation effort with reserves weight 1,
+    initial activation equal to initial excitation, tolerances 1e-3, limited-memory Hessian). moco_lab solves it with
+    IPOPT + MUMPS (Moco's linear solver too).
+
+The model: Rajagopal et al. (2016)'s full-body model as modified by Uhlrich et al. (2022) and Lai et al. (2017) and
+fitted to the subject with AddBiomechanics (Werling et al. 2023): 31 coordinates once the toes are welded, 80 muscles
+whose lengths are polynomials of the coordinates they cross, 13 torque actuators on the back and arms, 6 residual
+actuators on the pelvis (bounded: the pelvis is not free to be pushed around) and 10 reserves (hips, knees, ankles;
+optimal force 1 N·m, so that using them is expensive). The kinematics prescribe every coordinate; the optimizer
+chooses the 80 muscle excitations (and activations), the reserves and residuals that reproduce the motion under the
+measured ground forces with the least summed squared excitation.
+
+Two things about the data, handled as Moco handles them: the file's header says ``nColumns=40`` where rows have 32
+values (read by label), and its ``knee_angle_*_beta`` columns are in degrees although the header says radians — Moco
+assembles the kinematics, so a coordinate a coupler constraint makes dependent follows the constraint (here
+``knee_angle_*_beta = knee_angle_*``) and those columns are not used.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ..modeling.model import Model
+from ..modeling.operators import (
+    add_external_loads,
+    ignore_passive_fiber_forces,
+    replace_paths_with_function_based_paths,
+    scale_active_fiber_force_curve_width,
+    set_tendon_compliance,
+)
+from ..modeling.osim import read_osim
+from ..tools.inverse import Inverse, add_reserves, add_residuals
+from ..util.data import opensim_file
+
+__all__ = ["walking_3d_model", "walking_3d_inverse", "WALKING_3D_INVERSE_SETTINGS"]
+
+#: exampleMocoInverse's settings, by the names :class:`~moco_lab.tools.inverse.Inverse` takes.
+WALKING_3D_INVERSE_SETTINGS = {"initial_time": 0.48, "final_time": 1.61, "mesh_interval": 0.02,
+                               "kinematics_allow_extra_columns": True, "convergence_tolerance": 1e-3,
+                               "constraint_tolerance": 1e-3}
+
+
+def walking_3d_model(function_based_paths: bool = True) -> Model:
+    """``subject_walk_scaled.osim`` processed by exampleMocoInverse's model operators, in Moco's order (see the
+    module docstring). ``function_based_paths=False`` keeps the muscles' geometry paths (with their cylinder
+    wraps; compiling the equations then takes minutes)."""
+    model = read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True, weld=["mtp_r", "mtp_l"])
+    add_external_loads(model, opensim_file("grf_walk.xml"))
+    model = add_residuals(model, 250.0, 50.0, 1.0)
+    set_tendon_compliance(model, "rigid")
+    ignore_passive_fiber_forces(model)
+    scale_active_fiber_force_curve_width(model, 1.5)
+    if function_based_paths:
+        replace_paths_with_function_based_paths(model, opensim_file("subject_walk_scaled_FunctionBasedPathSet.xml"))
+    return add_reserves(model, 1.0, skip_coordinates_with_actuators=True)
+
+
+def walking_3d_inverse(model: Model | None = None, **settings: Any) -> Inverse:
+    """Moco's exampleMocoInverse as an :class:`~moco_lab.tools.inverse.Inverse` (solve it with ``.solve()``).
+
+    Parameters
+    ----------
+    model : Model, optional
+        Default :func:`walking_3d_model`.
+    **settings
+        Override :data:`WALKING_3D_INVERSE_SETTINGS` or pass any other ``Inverse`` option (e.g.
+        ``convergence_tolerance=1e-6``).
+    """
+    options = {**WALKING_3D_INVERSE_SETTINGS, **settings}
+    with warnings.catch_warnings():  # the two data quirks the module docstring explains
+        warnings.filterwarnings("ignore", message=r".*coordinates\.sto: the header says nColumns=40")
+        warnings.filterwarnings("ignore", message=r"Kinematics: the column /jointset/patellofemoral_[rl]/knee_angle_"
+                                r"[rl]_beta/value differs from what the coupler constraint")
+        inverse = Inverse(model if model is not None else walking_3d_model(), str(opensim_file("coordinates.sto")),
+                          **options)
+    # IPOPT + MUMPS, the limited-memory Hessian's factors inside the factorized system ("extended"): measured on
+    # this problem, 22 iterations in 4.0 s, against 4.9 s with IPOPT's default Sherman-Morrison solves and 9.9 s
+    # with Drake's IPOPT (SPRAL); the same iterates and objective (benchmarks/walking_3d_inverse.md)
+    inverse.settings.optim_linear_solver = "mumps"
+    inverse.settings.optim_solver_options["limited_memory_aug_solver"] = "extended"
+    return inverse
