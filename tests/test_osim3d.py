@@ -375,3 +375,45 @@ def test_function_based_paths_are_recorded_for_study_files():
     assert name == "replace_paths_with_function_based_paths" and len(kwargs["sha256"]) == 64
     again = ml.operators.apply_operators(read_osim(MODEL, replace_millard=True), model.spec["operators"])
     assert [m.geometry.description() for m in again.muscles] == [m.geometry.description() for m in model.muscles]
+
+
+def test_residuals_and_reserves_as_moco_adds_them():
+    """ModOpAddResiduals(250, 50, 1) then ModOpAddReserves(1) on the full-body model with welded toes: residuals on
+    the pelvis's six coordinates (250 N·m rotations, 50 N translations, ±1), then reserves only where no actuator
+    drives a coordinate and no coupler makes it dependent — the hips, knees and ankles (Moco's log lists the same 10)."""
+    import moco_lab as ml
+
+    model = read_osim(MODEL, replace_millard=True, weld=["mtp_r", "mtp_l"])
+    with_residuals = ml.add_residuals(model, 250, 50, 1)
+    residuals = with_residuals.actuators[len(model.actuators):]
+    assert {a.path: a.optimal_force for a in residuals} == {
+        f"/forceset/residual_jointset_ground_pelvis_pelvis_{c}": (250.0 if c in ("tilt", "list", "rotation") else 50.0)
+        for c in ("tilt", "list", "rotation", "tx", "ty", "tz")}
+    assert all((a.min_control, a.max_control) == (-1.0, 1.0) for a in residuals)
+    full = ml.add_reserves(with_residuals, 1.0, skip_coordinates_with_actuators=True)
+    reserves = sorted(a.coordinate for a in full.actuators[len(with_residuals.actuators):])
+    assert reserves == sorted(f"{c}_{s}" for s in "rl" for c in ("hip_flexion", "hip_adduction", "hip_rotation",
+                                                                  "knee_angle", "ankle_angle"))
+    everywhere = ml.add_reserves(model, 1.0)  # moco_lab's default: every coordinate but the dependent ones
+    assert len(everywhere.actuators) - len(model.actuators) == 31 - 2
+    no_ground = ml.add_reserves(model, 1.0, skip_residual_coordinates=True)
+    assert len(no_ground.actuators) - len(model.actuators) == 31 - 2 - 6
+    with pytest.raises(ValueError, match="has no free coordinate of a joint on the ground"):
+        ml.add_residuals(with_residuals, 250, 50)  # the pelvis is driven already
+
+
+def test_inverse_kinematics_follow_the_coupler_as_mocos_assembly():
+    """The trial's knee_angle_*_beta columns are in degrees (the header says radians): a dependent coordinate
+    follows its coupler constraint, as Moco's assembly makes it, and the mismatch is said, not silent."""
+    import moco_lab as ml
+
+    model = read_osim(MODEL, replace_millard=True, weld=["mtp_r", "mtp_l"])
+    with pytest.warns(UserWarning, match=r"knee_angle_r_beta/value differs from what the coupler constraint "
+                                         r"'patellofemoral_knee_angle_r_con' makes it by up to 71"):
+        inverse = ml.Inverse(model, str(opensim_file("coordinates.sto")), initial_time=0.48, final_time=1.61,
+                             kinematics_allow_extra_columns=True)
+    names = [c.name for c in model.coordinates]
+    Q, U, A = inverse.kinematics_on(np.linspace(0.48, 1.61, 7))
+    for side in "rl":
+        i, j = names.index(f"knee_angle_{side}"), names.index(f"knee_angle_{side}_beta")
+        assert np.array_equal(Q[:, i], Q[:, j]) and np.allclose(U[:, i], U[:, j], rtol=1e-12, atol=1e-12)
