@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from osim_pair import mobility_order, their_coordinates
 
 from moco_lab.engine.multibody import SymbolicMultibody
 from moco_lab.modeling.functions import PolynomialFunction
@@ -119,23 +120,10 @@ def pair(ours):
 
 
 def _set(opensim, theirs, state, ours, q, u):
-    coords = {c.getName(): c for c in theirs.getCoordinateSet()}
+    coords = their_coordinates(theirs)
     for i, c in enumerate(ours.coordinates):
         coords[c.name].setValue(state, float(q[i]), False)
         coords[c.name].setSpeedValue(state, float(u[i]))
-
-
-def _mobility_order(theirs, state, ours) -> list[int]:
-    coords = {c.getName(): c for c in theirs.getCoordinateSet()}
-    for c in ours.coordinates:
-        coords[c.name].setSpeedValue(state, 0.0)
-    order = []
-    for c in ours.coordinates:
-        coords[c.name].setSpeedValue(state, 1.0)
-        u = state.getU()
-        order.append(next(i for i in range(u.size()) if u.get(i) == 1.0))
-        coords[c.name].setSpeedValue(state, 0.0)
-    return order
 
 
 def _plant_vector(ours, values) -> list:
@@ -145,7 +133,6 @@ def _plant_vector(ours, values) -> list:
     return list(out)
 
 
-pytestmark_opensim = pytest.mark.opensim
 
 
 @pytest.mark.opensim
@@ -159,7 +146,7 @@ def test_coordinates_follow_opensim(pair, ours):
 def test_bodies_mass_matrix_and_inverse_dynamics(pair, ours):
     opensim, theirs, state, Q, U, A = pair
     tree = ours.tree()
-    order = _mobility_order(theirs, state, ours)
+    order = mobility_order(theirs, state, ours)
     v_index = [c.v_index for c in ours.coordinates]
     n = len(order)
     solver = opensim.InverseDynamicsSolver(theirs)
@@ -281,7 +268,7 @@ def test_function_based_paths_and_muscle_forces_agree_with_opensim(fbp_pair):
     opensim, ours, theirs, state, Q, U, act = fbp_pair
     n = Q.shape[0]
     table = analyze(ours, _trajectory(ours, Q, U, act), r".*/(length|lengthening_speed|tendon_force)")
-    coords = {c.getName(): c for c in theirs.getCoordinateSet()}
+    coords = their_coordinates(theirs)
     names = [c.name for c in ours.coordinates]
     # moment arms −∂l/∂q_i: the lengthening speed at a unit speed of q_i, at the first 5 states
     nc = len(names)
@@ -305,7 +292,7 @@ def test_function_based_paths_and_muscle_forces_agree_with_opensim(fbp_pair):
                     arm = -arms[f"{m.path}/lengthening_speed"][k * len(names) + i]
                     worst["arm"] = max(worst["arm"], abs(mm.computeMomentArm(state, coords[c]) - arm))
     # inverse dynamics with the muscles' generalized forces
-    order = _mobility_order(theirs, state, ours)
+    order = mobility_order(theirs, state, ours)
     rng = np.random.default_rng(5)
     A = rng.normal(0.0, 5.0, size=Q.shape)
     Z = np.column_stack([act[:, [m.path for m in ours.muscles].index(a.rsplit("/", 1)[0])]

@@ -23,6 +23,8 @@ import pytest
 
 opensim = pytest.importorskip("opensim")
 
+from osim_pair import mobility_order, their_coordinates  # noqa: E402
+
 from moco_lab.engine.kernel import kernel_for  # noqa: E402
 from moco_lab.modeling.osim import read_osim  # noqa: E402
 from moco_lab.modeling.path import ConditionalPathPoint  # noqa: E402
@@ -81,10 +83,6 @@ def uniform_poses(ours, rng, n: int, limit: float) -> np.ndarray:
     return rng.uniform(lo, hi, size=(n, len(lo)))
 
 
-def their_coordinates(theirs):
-    return {c.getName(): c for c in theirs.getCoordinateSet()}
-
-
 def set_their_state(theirs, state, ours, q, u, muscles=(), act=()):
     coords = their_coordinates(theirs)
     for i, c in enumerate(ours.coordinates):
@@ -92,20 +90,6 @@ def set_their_state(theirs, state, ours, q, u, muscles=(), act=()):
         coords[c.name].setSpeedValue(state, float(u[i]))
     for m, a in zip(muscles, act):
         opensim.Muscle.safeDownCast(theirs.getComponent(m.path)).setActivation(state, float(a))
-
-
-def mobility_order(theirs, state, ours) -> list[int]:
-    """Index in OpenSim's generalized speeds of each of our coordinates (found by setting one speed)."""
-    coords = their_coordinates(theirs)
-    for c in ours.coordinates:
-        coords[c.name].setSpeedValue(state, 0.0)
-    order = []
-    for c in ours.coordinates:
-        coords[c.name].setSpeedValue(state, 1.0)
-        u = state.getU()
-        order.append(next(i for i in range(u.size()) if u.get(i) == 1.0))
-        coords[c.name].setSpeedValue(state, 0.0)
-    return order
 
 
 def body_and_mass_matrix_errors(ours, theirs, state, q_model, order, kernel) -> tuple[float, float, float]:
