@@ -54,6 +54,7 @@ from .ocp.goals import (
     ContactGroup,
     ContactTrackingGoal,
     ControlGoal,
+    ControlTrackingGoal,
     FinalTimeGoal,
     InitialActivationGoal,
     MarkerTrackingGoal,
@@ -80,7 +81,7 @@ from .viz.plotting import plot_outputs, plot_trajectories
 
 __all__ = [
     "analysis", "config", "examples", "models", "muscle", "constraints", "operators", "coupled_models", "Bounds", "ControlGoal",
-    "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal", "UserGoal", "Coordinate",
+    "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal", "ControlTrackingGoal", "UserGoal", "Coordinate",
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
     "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",

@@ -178,3 +178,39 @@ def test_goal_errors_name_the_culprit():
                                                   groups=[(["/forceset/nope"], ("fx", "fy", "fz"))]))
     with pytest.raises(KeyError, match="model output '/forceset/nope/force'"):
         study.solve()
+
+
+def test_control_tracking_against_the_closed_form():
+    """Track r(t) = 1 + t with the force while the mass starts and ends at rest (so ∫F dt = m Δv = 0): the optimum
+    is F = r − mean(r) = t − 1/2 and ∫(F − r)² dt = (3/2)² = 2.25 per unit weight. Hermite–Simpson integrates the
+    quadratic integrand and the linear force exactly (tolerance 1e-10; asserted at 1e-6)."""
+    study = sliding(T=1.0)
+    t = np.linspace(0, 1, 7)
+    study.problem.add_goal(ml.ControlTrackingGoal("emg", 3.0, reference=(t, {"envelope": 1 + t}),
+                                                  reference_labels={F: "envelope"}))
+    s = study.solve()
+    assert s.success, s.message
+    assert s.objective == pytest.approx(3.0 * 2.25, rel=1e-6)
+    np.testing.assert_allclose(s.controls[F], s.time - 0.5, atol=1e-6)
+    # without labels a column named like the control is tracked; other columns are refused unless allowed
+    goal = ml.ControlTrackingGoal("by_name", reference=(t, {F: 1 + t, "other": t}), allow_unused_references=True)
+    again = ml.ocp.goals.goal_from_dict(goal.to_dict())  # study files keep it
+    assert again.to_dict() == goal.to_dict() and isinstance(again, ml.ControlTrackingGoal)
+    study.problem.goals[:] = [goal]
+    assert study.solve().objective == pytest.approx(2.25, rel=1e-6)
+
+
+def test_control_tracking_names_what_is_wrong():
+    study = sliding(T=1.0)
+    t = np.linspace(0, 1, 7)
+    for goal, error, match in (
+            (ml.ControlTrackingGoal(reference=(t, {"/actuatr": t})), KeyError, r"Did you mean '/actuator'"),
+            (ml.ControlTrackingGoal(reference=(t, {"emg": t}), reference_labels={F: "emh"}), KeyError,
+             r"no column 'emh' \(for /actuator\)"),
+            (ml.ControlTrackingGoal(reference=(t, {"emg": t}), reference_labels={"/actuatr": "emg"}), KeyError,
+             r"reference label"),
+            (ml.ControlTrackingGoal(reference=(t, {F: t}), control_weights={F: 0.0}), ValueError, "no control to track"),
+            (ml.ControlTrackingGoal(), ValueError, "no reference")):
+        study.problem.goals[:] = [goal]
+        with pytest.raises(error, match=match):
+            study.solve()

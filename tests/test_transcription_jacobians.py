@@ -75,6 +75,8 @@ def leg_problem(model, goals=True):
                                          reference=(t, {"knee_x": 0.1 * t, "knee_y": 0.5 + 0 * t,
                                                         "toe_x": 0.2 * t, "toe_y": 0.05 + 0 * t})))
         p.add_goal(ml.StateTrackingGoal("track", 2.0, reference=(t, {"/jointset/knee/knee_angle/value": -t})))
+        p.add_goal(ml.ControlTrackingGoal("emg", 3.0, reference=(t, {"envelope": 0.2 + 0.1 * t * t}),
+                                          reference_labels={"/forceset/tau_rz": "envelope"}))
     return p
 
 

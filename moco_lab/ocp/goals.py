@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from ..util.bounds import BoundsLike
 
 __all__ = ["Goal", "BoundGoal", "NodeData", "EndpointData", "GoalContext", "ControlGoal", "FinalTimeGoal",
-           "StateTrackingGoal", "SumSquaredStateGoal", "PeriodicityGoal", "InitialActivationGoal", "AverageSpeedGoal",
+           "StateTrackingGoal", "ControlTrackingGoal", "SumSquaredStateGoal", "PeriodicityGoal", "InitialActivationGoal",
+           "AverageSpeedGoal",
            "ContactTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "UserGoal", "goal_from_dict", "GOAL_TYPES",
            "explain_autodiff_error"]
 
@@ -596,6 +597,119 @@ class StateTrackingGoal(Goal):
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "weights": self.weights, "pattern": self.pattern,
              "allow_unused_references": self.allow_unused_references, "interpolation": self.interpolation}
+        if self.reference is not None:
+            time, cols = self.reference
+            d["reference"] = {"time": time.tolist(), "columns": {k: v.tolist() for k, v in cols.items()}}
+        return d
+
+
+class ControlTrackingGoal(Goal):
+    """Track controls: ``∫ Σ_i w_i (x_i(t) − r_i(t))² dt`` (Moco's ``MocoControlTrackingGoal``, e.g. electromyography).
+
+    Parameters
+    ----------
+    reference : Trajectory, .sto path, or (time, {column: values})
+        Reference table, interpolated by natural quintic splines through the samples (Moco's ``GCVSplineSet``);
+        outside its time range the end values are held.
+    control_weights : dict, optional
+        Per-control weights (default 1); weight 0 leaves a control out.
+    reference_labels : dict, optional
+        ``{control: column}``: track each listed control against that column (one column may serve several
+        controls). Without labels, every column named like a control is tracked, and a column that names no
+        control is an error unless ``allow_unused_references``.
+    allow_unused_references : bool
+        Ignore columns that name no control (only without ``reference_labels``, as Moco).
+
+    Examples
+    --------
+    Moco's exampleMocoInverse with EMG: the gastrocnemius envelope tracked by both heads::
+
+        goal = ml.ControlTrackingGoal("emg_tracking", 50, reference=emg,
+                                      reference_labels={"/forceset/gasmed_r": "gastrocnemius",
+                                                        "/forceset/gaslat_r": "gastrocnemius"})
+    """
+
+    default_name = "control_tracking"
+
+    def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
+                 control_weights: dict[str, float] | None = None, reference_labels: dict[str, str] | None = None,
+                 allow_unused_references: bool = False, enabled: bool = True, **options: Any):
+        super().__init__(name, weight, enabled, **options)
+        self.control_weights = {str(k): float(v) for k, v in (control_weights or {}).items()}
+        self.reference_labels = {str(k): str(v) for k, v in (reference_labels or {}).items()}
+        self.allow_unused_references = bool(allow_unused_references)
+        self.reference = None
+        if reference is not None:
+            self.set_reference(reference)
+
+    def set_reference(self, reference: ReferenceLike) -> None:
+        """Set the reference (a trajectory, an ``.sto`` path or ``(time, {column: values})``)."""
+        self.reference = _reference(reference, f"ControlTrackingGoal {self.name!r}")
+
+    def set_reference_label(self, control: str, label: str) -> None:
+        """Track ``control`` against the reference column ``label`` (Moco's ``setReferenceLabel``)."""
+        self.reference_labels[str(control)] = str(label)
+
+    def set_weight_for_control(self, control: str, weight: float) -> None:
+        """Weight of one tracked control (0 leaves it out)."""
+        self.control_weights[str(control)] = float(weight)
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        owner = f"ControlTrackingGoal {self.name!r}"
+        if self.reference is None:
+            raise ValueError(f"{owner}: no reference; call set_reference().")
+        names = ctx.control_names
+        for k in self.control_weights:
+            _check(names, k, f"{owner} weight", "control")
+        time, cols = self.reference
+        if self.reference_labels:
+            pairs = []
+            for control, label in self.reference_labels.items():
+                _check(names, control, f"{owner} reference label", "control")
+                if label not in cols:
+                    raise KeyError(f"{owner}: the reference has no column {label!r} (for {control}); "
+                                   + did_you_mean(label, list(cols), "column"))
+                pairs.append((control, label))
+        else:
+            pairs = []
+            for label in cols:
+                if label in names:
+                    pairs.append((label, label))
+                elif not self.allow_unused_references:
+                    raise KeyError(f"{owner} reference column: " + did_you_mean(label, names, "control")
+                                   + " (set allow_unused_references=True to ignore it)")
+        tracked = [(names.index(c), self.control_weights.get(c, 1.0), cols[label]) for c, label in pairs]
+        tracked = [t for t in tracked if t[1] != 0]
+        if not tracked:
+            raise ValueError(f"{owner}: no control to track")
+        idx = np.array([i for i, _, _ in tracked])
+        w = np.array([wt for _, wt, _ in tracked])
+        splines = _TableSplines(time, np.column_stack([c for _, _, c in tracked]))
+
+        def integrand(d: NodeData, jac: bool):
+            R, S = splines(d.t)
+            e = d.X[:, idx] - R
+            value = (e * e) @ w
+            if not jac:
+                return value, {}
+            dX = np.zeros_like(d.X)
+            np.add.at(dX, (slice(None), idx), 2 * e * w)
+            return value, {"X": dX, "t": -2 * (e * S) @ w}
+
+        def hessian(d: NodeData):
+            R, S = splines(d.t)
+            e = d.X[:, idx] - R
+            C = splines.curvature(d.t)
+            out = [(("X", j), ("X", j), np.full(d.t.size, 2 * wk)) for j, wk in zip(idx, w)]
+            out += [(("X", j), ("t", 0), -2 * wk * S[:, k]) for k, (j, wk) in enumerate(zip(idx, w))]
+            out.append((("t", 0), ("t", 0), 2 * (S * S - e * C) @ w))
+            return out
+
+        return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"X": np.unique(idx)})
+
+    def to_dict(self) -> dict:
+        d = {**super().to_dict(), "control_weights": self.control_weights, "reference_labels": self.reference_labels,
+             "allow_unused_references": self.allow_unused_references}
         if self.reference is not None:
             time, cols = self.reference
             d["reference"] = {"time": time.tolist(), "columns": {k: v.tolist() for k, v in cols.items()}}
@@ -1177,7 +1291,8 @@ class UserGoal(Goal):
 
 
 #: Goal types that can be read from a study file, by class name.
-GOAL_TYPES = {c.__name__: c for c in (ControlGoal, FinalTimeGoal, StateTrackingGoal, SumSquaredStateGoal,
+GOAL_TYPES = {c.__name__: c for c in (ControlGoal, FinalTimeGoal, StateTrackingGoal, ControlTrackingGoal,
+                                      SumSquaredStateGoal,
                                       PeriodicityGoal, InitialActivationGoal, AverageSpeedGoal, ContactTrackingGoal,
                                       MarkerTrackingGoal)}
 
