@@ -30,7 +30,7 @@ os.environ["MOCO_LAB_CACHE"] = tempfile.mkdtemp(prefix="moco_lab_walking_3d_")  
 
 import moco_lab as ml
 from moco_lab.engine.kernel import clear_kernel_cache
-from moco_lab.examples.walking_3d import WALKING_3D_INVERSE_SETTINGS
+from moco_lab.examples.walking_3d import WALKING_3D_EMG, WALKING_3D_INVERSE_SETTINGS
 from moco_lab.util.data import opensim_file
 
 HERE = Path(__file__).resolve().parent
@@ -38,8 +38,9 @@ REFERENCE = HERE / "reference"
 TOLERANCES = (1e-3, 1e-6)
 
 
-def moco_solve(tol: float, sto: Path) -> dict:
-    """exampleMocoInverse's ``solveMocoInverse`` with convergence and constraint tolerances ``tol``."""
+def moco_solve(tol: float, sto: Path, emg: bool = False) -> dict:
+    """exampleMocoInverse's ``solveMocoInverse`` (``emg``: ``solveMocoInverseWithEMG``) with convergence and
+    constraint tolerances ``tol``."""
     import opensim as osim
 
     osim.Logger.setLevelString("error")
@@ -68,63 +69,91 @@ def moco_solve(tol: float, sto: Path) -> dict:
         os.chdir(tmp)
         try:
             t = time.perf_counter()
-            result = inverse.solve()  # kept: getMocoSolution() returns a reference into it
-            wall = time.perf_counter() - t
-            solution = result.getMocoSolution()
+            if emg:  # the example's solveMocoInverseWithEMG, line for line
+                study = inverse.initialize()
+                problem = study.updProblem()
+                tracking = osim.MocoControlTrackingGoal("emg_tracking")
+                tracking.setWeight(WALKING_3D_EMG["weight"])
+                reference = osim.TimeSeriesTable(str(opensim_file("electromyography.sto")))
+                for label, factor in WALKING_3D_EMG["scale"].items():
+                    column = reference.updDependentColumn(label)
+                    for row in range(reference.getNumRows()):
+                        column[row] = factor * column[row]
+                tracking.setReference(osim.TableProcessor(reference))
+                for control, label in WALKING_3D_EMG["labels"].items():
+                    tracking.setReferenceLabel(control, label)
+                problem.addGoal(tracking)
+                solution = study.solve()
+                wall = time.perf_counter() - t
+            else:
+                result = inverse.solve()  # kept: getMocoSolution() returns a reference into it
+                wall = time.perf_counter() - t
+                solution = result.getMocoSolution()
         finally:
             os.chdir(cwd)
     solution.unseal()
     solution.write(str(sto))
     return {"success": bool(solution.success()), "status": solution.getStatus(), "objective": solution.getObjective(),
-            "iterations": solution.getNumIterations(), "solver_duration": solution.getSolverDuration(), "wall": wall}
+            "iterations": solution.getNumIterations(), "solver_duration": solution.getSolverDuration(), "wall": wall,
+            "goals": {name: solution.getObjectiveTerm(name) for name in solution.getObjectiveTermNames()}}
 
 
-def moco_lab_solve(tol: float, cold: bool) -> dict:
+def moco_lab_solve(tol: float, cold: bool, emg: bool = False) -> dict:
     if cold:
         clear_kernel_cache(disk=True)
     t = time.perf_counter()
-    result = ml.examples.walking_3d_inverse(convergence_tolerance=tol, constraint_tolerance=tol).solve()
+    result = ml.examples.walking_3d_inverse(emg=emg, convergence_tolerance=tol, constraint_tolerance=tol).solve()
     wall = time.perf_counter() - t
     s = result.solution
     return {"success": bool(s.success), "status": s.status, "objective": s.objective, "iterations": s.nit,
-            "solver_duration": s.solve_time, "wall": wall}
+            "solver_duration": s.solve_time, "wall": wall, "goals": dict(s.goal_values)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--skip-moco", action="store_true", help="reuse the stored Moco reference")
+    parser.add_argument("--problems", default="basic,emg",
+                        help="which to run: basic (tolerances 1e-3 and 1e-6), emg (1e-3); default both")
     args = parser.parse_args()
     from benchmarks.compare_moco import environment, stored_reference  # imports OpenSim, the optional extra
 
     ref_file, stored = stored_reference("walking_3d_inverse_moco")
+    runs = [(f"tol{tol:g}", tol, False) for tol in TOLERANCES] if "basic" in args.problems else []
+    runs += [("emg_tol0.001", 1e-3, True)] if "emg" in args.problems else []
     rows = {}
-    for tol in TOLERANCES:
-        key = f"tol{tol:g}"
+    for key, tol, emg in runs:
         rows[key] = {}
         for run in ("cold", "warm"):
             print(f"[{key}] moco_lab {run} ...", flush=True)
-            rows[key][f"moco_lab {run}"] = moco_lab_solve(tol, cold=run == "cold")
+            rows[key][f"moco_lab {run}"] = moco_lab_solve(tol, cold=run == "cold", emg=emg)
         if args.skip_moco:
             moco = stored["results"][key]
         else:
             print(f"[{key}] Moco ...", flush=True)
-            moco = moco_solve(tol, REFERENCE / f"walking_3d_inverse_moco_{key}.sto")
+            moco = moco_solve(tol, REFERENCE / f"walking_3d_inverse_moco_{key}.sto", emg=emg)
         rows[key]["moco"] = moco
         print(json.dumps(rows[key], indent=1, default=float), flush=True)
     env = environment()
     if not args.skip_moco:
+        results = {**stored.get("results", {}), **{k: v["moco"] for k, v in rows.items()}}
+        runs_env = {**stored.get("environments", {}), **{k: env for k in rows}}
         ref_file.write_text(json.dumps({
-            "what": "OpenSim Moco 4.6 on its exampleMocoInverse (benchmarks/walking_3d_inverse.py)",
-            "environment": env, "settings": {**WALKING_3D_INVERSE_SETTINGS, "tolerances": list(TOLERANCES),
-                                             "solver": "MocoCasADiSolver (MocoInverse's defaults)"},
-            "results": {k: v["moco"] for k, v in rows.items()}}, indent=1, default=float))
-    write_table(rows, env)
+            "what": "OpenSim Moco 4.6 on its exampleMocoInverse, with and without EMG (benchmarks/walking_3d_inverse.py)",
+            "environment": env, "environments": runs_env,
+            "settings": {**WALKING_3D_INVERSE_SETTINGS, "tolerances": list(TOLERANCES), "emg": WALKING_3D_EMG,
+                         "solver": "MocoCasADiSolver (MocoInverse's defaults)"},
+            "results": results}, indent=1, default=float))
+    table = HERE / "walking_3d_inverse.json"  # every run's rows, so that a partial run keeps the others
+    all_rows = {**(json.loads(table.read_text()) if table.exists() else {}), **rows}
+    table.write_text(json.dumps(all_rows, indent=1, default=float))
+    write_table(all_rows, env)
 
 
 def write_table(rows: dict, env: dict) -> None:
     lines = ["# Muscle activity of 3-D walking (Moco's exampleMocoInverse): moco_lab and OpenSim Moco 4.6, one run", "",
              f"{env['date']}; {env['machine']}; moco_lab {env['moco_lab']}, Drake {env['drake']}, "
-             f"OpenSim {env['opensim']}. Produced by `benchmarks/walking_3d_inverse.py` (settings in its docstring).",
+             f"OpenSim {env['opensim']}. Produced by `benchmarks/walking_3d_inverse.py` (settings in its docstring; "
+             "each problem's rows from the latest run that included it, all rows in `walking_3d_inverse.json`).",
              "",
              "| tolerances | tool | status | objective | iterations | solve (s) | Moco ÷ moco_lab |",
              "|---|---|---|---|---|---|---|"]
@@ -132,7 +161,8 @@ def write_table(rows: dict, env: dict) -> None:
         moco_wall = r["moco"]["wall"]
         for tool, x in r.items():
             ratio = f"{moco_wall / x['wall']:.1f}×" if tool != "moco" else ""
-            lines.append(f"| {key[3:]} | {tool} | {x['status']} | {x['objective']:.6f} | {x['iterations']} | "
+            label = key[3:] if key.startswith("tol") else f"{key.split('_tol')[1]}, with EMG tracking"
+            lines.append(f"| {label} | {tool} | {x['status']} | {x['objective']:.6f} | {x['iterations']} | "
                          f"{x['wall']:.1f} | {ratio} |")
     tight, loose = rows.get("tol1e-06"), rows.get("tol0.001")
     if tight and loose:
@@ -141,6 +171,13 @@ def write_table(rows: dict, env: dict) -> None:
                   "1e-3 each limited-memory run stops above that optimum, by "
                   f"{(loose['moco']['objective'] - b) / b:.1%} (Moco) and "
                   f"{(loose['moco_lab warm']['objective'] - b) / b:.1%} (moco_lab)."]
+    emg = rows.get("emg_tol0.001")
+    if emg:
+        a, b = emg["moco_lab warm"], emg["moco"]
+        lines += ["", f"With EMG tracking (weight 50): objectives {a['objective']:.6f} and {b['objective']:.6f} "
+                  f"({abs(a['objective'] - b['objective']) / b['objective']:.1e} relative); effort "
+                  f"{a['goals']['excitation_effort']:.6f} / {b['goals']['excitation_effort']:.6f}, tracking "
+                  f"{a['goals']['emg_tracking']:.6f} / {b['goals']['emg_tracking']:.6f} (moco_lab / Moco)."]
     (HERE / "walking_3d_inverse.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

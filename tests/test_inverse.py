@@ -175,3 +175,19 @@ def test_track_and_inverse_round_the_mesh_as_moco_does():
     assert track.initialize().solver.num_mesh_intervals == 31
     inverse.settings.num_mesh_intervals = 40   # one place to change it
     assert inverse.num_mesh_intervals == 40
+
+
+def test_inverse_add_goal():
+    """Goals added to an Inverse join Moco's own (as on MocoInverse.initialize()'s problem); names stay unique."""
+    import moco_lab as ml
+
+    model, motion, _ = _driven_suspended_mass()
+    inv = Inverse(model, motion, mesh_interval=0.05)
+    t = motion.time
+    goal = inv.add_goal(ml.ControlTrackingGoal("emg", 2.0, reference=(t, {"envelope": 0.3 + 0 * t}),
+                                               reference_labels={model.control_names()[0]: "envelope"}))
+    assert [g.name for g in inv.problem().goals][-1] == "emg" and goal in inv.goals
+    with pytest.raises(ValueError, match="a goal named 'excitation_effort' is already in the problem"):
+        inv.add_goal(ml.ControlGoal("excitation_effort"))
+    with pytest.raises(TypeError, match="expected a moco_lab goal"):
+        inv.add_goal("emg")

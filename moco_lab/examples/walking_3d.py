@@ -43,10 +43,11 @@ from ..modeling.operators import (
     set_tendon_compliance,
 )
 from ..modeling.osim import read_osim
+from ..ocp.goals import ControlTrackingGoal
 from ..tools.inverse import Inverse, add_reserves, add_residuals
 from ..util.data import opensim_file
 
-__all__ = ["walking_3d_model", "walking_3d_inverse", "WALKING_3D_INVERSE_SETTINGS"]
+__all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "WALKING_3D_INVERSE_SETTINGS", "WALKING_3D_EMG"]
 
 #: exampleMocoInverse's settings, by the names :class:`~moco_lab.tools.inverse.Inverse` takes.
 WALKING_3D_INVERSE_SETTINGS = {"initial_time": 0.48, "final_time": 1.61, "mesh_interval": 0.02,
@@ -69,13 +70,33 @@ def walking_3d_model(function_based_paths: bool = True) -> Model:
     return add_reserves(model, 1.0, skip_coordinates_with_actuators=True)
 
 
-def walking_3d_inverse(model: Model | None = None, **settings: Any) -> Inverse:
+#: exampleMocoInverse's EMG scaling (peak levels from Perry and Burnfield 2010) and the controls each envelope guides.
+WALKING_3D_EMG = {"weight": 50.0, "scale": {"soleus": 0.77, "gastrocnemius": 0.87, "tibialis_anterior": 0.37},
+                  "labels": {"/forceset/soleus_r": "soleus", "/forceset/gasmed_r": "gastrocnemius",
+                             "/forceset/gaslat_r": "gastrocnemius", "/forceset/tibant_r": "tibialis_anterior"}}
+
+
+def walking_3d_emg() -> tuple:
+    """The trial's electromyography (``electromyography.sto``: 10 envelopes, each normalized to a peak of 1) with
+    exampleMocoInverse's scaling applied: ``(time (n,), {muscle group: envelope (n,)})``."""
+    from ..results.sto import read_table
+
+    time, columns, _ = read_table(opensim_file("electromyography.sto"))
+    scale = WALKING_3D_EMG["scale"]
+    return time, {name: values * scale.get(name, 1.0) for name, values in columns.items()}
+
+
+def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, **settings: Any) -> Inverse:
     """Moco's exampleMocoInverse as an :class:`~moco_lab.tools.inverse.Inverse` (solve it with ``.solve()``).
 
     Parameters
     ----------
     model : Model, optional
         Default :func:`walking_3d_model`.
+    emg : bool
+        Add the example's ``solveMocoInverseWithEMG`` goal: a :class:`~moco_lab.ocp.goals.ControlTrackingGoal`
+        ``"emg_tracking"`` of weight 50 that makes the right soleus, both gastrocnemius heads and tibialis anterior
+        follow the scaled envelopes of :func:`walking_3d_emg`.
     **settings
         Override :data:`WALKING_3D_INVERSE_SETTINGS` or pass any other ``Inverse`` option (e.g.
         ``convergence_tolerance=1e-6``).
@@ -92,4 +113,7 @@ def walking_3d_inverse(model: Model | None = None, **settings: Any) -> Inverse:
     # with Drake's IPOPT (SPRAL); the same iterates and objective (benchmarks/walking_3d_inverse.md)
     inverse.settings.optim_linear_solver = "mumps"
     inverse.settings.optim_solver_options["limited_memory_aug_solver"] = "extended"
+    if emg:
+        inverse.add_goal(ControlTrackingGoal("emg_tracking", WALKING_3D_EMG["weight"], reference=walking_3d_emg(),
+                                             reference_labels=WALKING_3D_EMG["labels"]))
     return inverse

@@ -504,6 +504,34 @@ class _TableSplines:
         return curve(np.clip(T, self.t0, self.t1)).reshape(T.size, -1) * inside[:, None]
 
 
+def _tracking_terms(kind: str, idx: np.ndarray, w: np.ndarray, splines: _TableSplines):
+    """Integrand and Hessian of ``Σ_k w_k (v_k(t) − r_k(t))²`` over the columns ``idx`` (each at most once) of the
+    node block ``kind`` (``"Y"`` states or ``"X"`` controls), ``r`` the reference splines; ``t`` enters through
+    the references (a free initial or final time)."""
+
+    def integrand(d: NodeData, jac: bool):
+        R, S = splines(d.t)
+        block = getattr(d, kind)
+        e = block[:, idx] - R
+        value = (e * e) @ w
+        if not jac:
+            return value, {}
+        dV = np.zeros_like(block)
+        dV[:, idx] = 2 * e * w
+        return value, {kind: dV, "t": -2 * (e * S) @ w}
+
+    def hessian(d: NodeData):
+        R, S = splines(d.t)
+        e = getattr(d, kind)[:, idx] - R
+        C = splines.curvature(d.t)
+        out = [((kind, j), (kind, j), np.full(d.t.size, 2 * wk)) for j, wk in zip(idx, w)]
+        out += [((kind, j), ("t", 0), -2 * wk * S[:, k]) for k, (j, wk) in enumerate(zip(idx, w))]
+        out.append((("t", 0), ("t", 0), 2 * (S * S - e * C) @ w))
+        return out
+
+    return integrand, hessian
+
+
 class StateTrackingGoal(Goal):
     """Track a reference: ``∫ Σ_i w_i (y_i(t) − r_i(t))² dt`` (Moco's ``MocoStateTrackingGoal``).
 
@@ -572,26 +600,7 @@ class StateTrackingGoal(Goal):
         idx = np.array([i for i, _, _ in tracked])
         w = np.array([wt for _, wt, _ in tracked])
         splines = _TableSplines(time, np.column_stack([c for _, _, c in tracked]), self.interpolation)
-
-        def integrand(d: NodeData, jac: bool):
-            R, S = splines(d.t)
-            e = d.Y[:, idx] - R
-            s = (e * e) @ w
-            if not jac:
-                return s, {}
-            dY = np.zeros_like(d.Y)
-            dY[:, idx] = 2 * e * w
-            return s, {"Y": dY, "t": -2 * (e * S) @ w}
-
-        def hessian(d: NodeData):
-            R, S = splines(d.t)
-            e = d.Y[:, idx] - R
-            C = splines.curvature(d.t)
-            out = [(("Y", j), ("Y", j), np.full(d.t.size, 2 * wk)) for j, wk in zip(idx, w)]
-            out += [(("Y", j), ("t", 0), -2 * wk * S[:, k]) for k, (j, wk) in enumerate(zip(idx, w))]
-            out.append((("t", 0), ("t", 0), 2 * (S * S - e * C) @ w))
-            return out
-
+        integrand, hessian = _tracking_terms("Y", idx, w, splines)
         return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"Y": idx})
 
     def to_dict(self) -> dict:
@@ -685,27 +694,8 @@ class ControlTrackingGoal(Goal):
         idx = np.array([i for i, _, _ in tracked])
         w = np.array([wt for _, wt, _ in tracked])
         splines = _TableSplines(time, np.column_stack([c for _, _, c in tracked]))
-
-        def integrand(d: NodeData, jac: bool):
-            R, S = splines(d.t)
-            e = d.X[:, idx] - R
-            value = (e * e) @ w
-            if not jac:
-                return value, {}
-            dX = np.zeros_like(d.X)
-            np.add.at(dX, (slice(None), idx), 2 * e * w)
-            return value, {"X": dX, "t": -2 * (e * S) @ w}
-
-        def hessian(d: NodeData):
-            R, S = splines(d.t)
-            e = d.X[:, idx] - R
-            C = splines.curvature(d.t)
-            out = [(("X", j), ("X", j), np.full(d.t.size, 2 * wk)) for j, wk in zip(idx, w)]
-            out += [(("X", j), ("t", 0), -2 * wk * S[:, k]) for k, (j, wk) in enumerate(zip(idx, w))]
-            out.append((("t", 0), ("t", 0), 2 * (S * S - e * C) @ w))
-            return out
-
-        return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"X": np.unique(idx)})
+        integrand, hessian = _tracking_terms("X", idx, w, splines)
+        return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"X": idx})
 
     def to_dict(self) -> dict:
         d = {**super().to_dict(), "control_weights": self.control_weights, "reference_labels": self.reference_labels,

@@ -57,7 +57,7 @@ from ..engine.transcription import PrescribedKinematics, Transcription
 from ..modeling.constraints import constraint_values
 from ..modeling.forces import CoordinateActuator
 from ..modeling.model import Model, require_model
-from ..ocp.goals import ControlGoal, InitialActivationGoal, SumSquaredStateGoal
+from ..ocp.goals import ControlGoal, Goal, InitialActivationGoal, SumSquaredStateGoal
 from ..ocp.problem import Problem
 from ..results.tables import reference_columns
 from ..results.trajectory import Solution
@@ -376,6 +376,8 @@ class Inverse(StrictAttributes):
                                        minimize_implicit_auxiliary_derivatives=bool(self.model.implicit_derivative_names()),
                                        implicit_auxiliary_derivatives_weight=self.implicit_auxiliary_derivatives_weight)
         self.settings.validate()
+        #: Goals added with :meth:`add_goal`, after Moco's own.
+        self.goals: list[Goal] = []
         self._seal_attributes()
 
     @property
@@ -405,7 +407,21 @@ class Inverse(StrictAttributes):
             p.add_goal(InitialActivationGoal("initial_activation"))
         if self.minimize_sum_squared_activations and has_activation:
             p.add_goal(SumSquaredStateGoal("activation_effort", 1.0, pattern=r".*/activation"))
+        for goal in self.goals:
+            p.add_goal(goal)
         return p
+
+    def add_goal(self, goal: Goal) -> Goal:
+        """Add a goal to the problem the inverse solves, beside Moco's (as a Moco user adds one to
+        ``MocoInverse.initialize()``'s problem), e.g. a :class:`~moco_lab.ocp.goals.ControlTrackingGoal` of
+        electromyography. Its name must differ from the built-in goals'."""
+        if not isinstance(goal, Goal):
+            raise TypeError(f"Inverse.add_goal: expected a moco_lab goal, got {type(goal).__name__}")
+        taken = [g.name for g in self.problem().goals]
+        if goal.name in taken:
+            raise ValueError(f"Inverse.add_goal: a goal named {goal.name!r} is already in the problem ({taken})")
+        self.goals.append(goal)
+        return goal
 
     def transcribe(self) -> Transcription:
         """The nonlinear program (to inspect before solving): a :class:`~moco_lab.engine.transcription.Transcription`
