@@ -362,6 +362,9 @@ def test_function_based_paths_are_recorded_for_study_files():
     assert name == "replace_paths_with_function_based_paths" and len(kwargs["sha256"]) == 64
     again = ml.operators.apply_operators(read_osim(MODEL, replace_millard=True), model.spec["operators"])
     assert [m.geometry.description() for m in again.muscles] == [m.geometry.description() for m in model.muscles]
+    with pytest.raises(ValueError, match="changed since it was read for this study"):
+        ml.operators.apply_operators(read_osim(MODEL, replace_millard=True),
+                                     [[name, {**kwargs, "sha256": "0" * 64}]])
 
 
 def test_residuals_and_reserves_as_moco_adds_them():

@@ -216,9 +216,12 @@ def read_function_based_paths(path: str | Path) -> dict[str, FunctionBasedPath]:
     return out
 
 
-def replace_paths_with_function_based_paths(model: Model, paths: str | Path) -> Model:
+def replace_paths_with_function_based_paths(model: Model, paths: str | Path, sha256: str | None = None) -> Model:
     """Replace muscles' geometry paths with the function-based paths of a file (Moco's
     ``ModOpReplacePathsWithFunctionBasedPaths``): each entry of the file names the force whose path it replaces.
+
+    ``sha256``: the file's SHA-256 when a study was saved (a study file records it); a ``ValueError`` if the file
+    changed since.
 
     Raises
     ------
@@ -231,11 +234,14 @@ def replace_paths_with_function_based_paths(model: Model, paths: str | Path) -> 
         raise TypeError(f"replace_paths_with_function_based_paths: paths must be a path to a file, got "
                         f"{type(paths).__name__}")
     paths = _located(paths)
+    if sha256 is not None and file_sha256(paths) != sha256:
+        raise ValueError(f"replace_paths_with_function_based_paths: {paths} changed since it was read for this study "
+                         "(SHA-256 differs): the study would not be the same problem")
     table = read_function_based_paths(paths)
     by_path = {m.path: m for m in model.muscles}
     for name, fbp in table.items():  # everything checked before anything changes
         if name not in by_path:
-            raise KeyError(f"replace_paths_with_function_based_paths: {Path(paths).name} has a path for {name!r}; "
+            raise KeyError(f"replace_paths_with_function_based_paths: {paths.name} has a path for {name!r}; "
                            + did_you_mean(name, sorted(by_path), "muscle"))
         for c in fbp.coordinates:
             try:
@@ -245,8 +251,7 @@ def replace_paths_with_function_based_paths(model: Model, paths: str | Path) -> 
                                f"which is not a coordinate of the model ({e.args[0]})") from None
     for name, fbp in table.items():
         by_path[name].geometry = fbp
-    _record(model, "replace_paths_with_function_based_paths", paths=str(Path(paths).resolve()),
-            sha256=file_sha256(paths))
+    _record(model, "replace_paths_with_function_based_paths", paths=str(paths.resolve()), sha256=file_sha256(paths))
     return model
 
 
@@ -256,15 +261,7 @@ OPERATORS = {"scale_max_isometric_force": scale_max_isometric_force,
              "ignore_passive_fiber_forces": ignore_passive_fiber_forces,
              "set_tendon_compliance": set_tendon_compliance, "remove_muscles": remove_muscles,
              "add_external_loads": add_external_loads,
-             "replace_paths_with_function_based_paths": lambda *args, **kwargs: _replace_checked(*args, **kwargs)}
-
-
-def _replace_checked(model: Model, paths: str, sha256: str | None = None) -> Model:
-    """Re-apply a recorded path replacement, refusing a file that changed since the study was saved."""
-    if sha256 is not None and file_sha256(_located(paths)) != sha256:
-        raise ValueError(f"replace_paths_with_function_based_paths: {paths} changed since it was read for this study "
-                         "(SHA-256 differs): the study would not be the same problem")
-    return replace_paths_with_function_based_paths(model, paths)
+             "replace_paths_with_function_based_paths": replace_paths_with_function_based_paths}
 
 
 def apply_operators(model: Model, operators: Sequence) -> Model:
