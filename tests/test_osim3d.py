@@ -407,3 +407,49 @@ def test_inverse_kinematics_follow_the_coupler_as_mocos_assembly():
     for side in "rl":
         i, j = names.index(f"knee_angle_{side}"), names.index(f"knee_angle_{side}_beta")
         assert np.array_equal(Q[:, i], Q[:, j]) and np.allclose(U[:, i], U[:, j], rtol=1e-12, atol=1e-12)
+
+
+def test_markers_are_read_on_their_bodies(ours):
+    """All 65 markers of the file's MarkerSet, on the bodies their frames name, locations as written."""
+    assert len(ours.markers) == 65
+    head = ours.markers["Head"]
+    assert head.body == "torso" and head.location == (0.0, 0.694621986378, 0.0)
+    assert {m.body for m in ours.markers.values()} <= set(ours.body_paths)
+
+
+@pytest.mark.opensim
+def test_marker_positions_agree_with_opensim(pair, ours):
+    """Every marker's world position at the 50 states, by the engine's recursion (``marker_trajectories`` and
+    ``analysis.pose``, which the 3-D drawing uses) against OpenSim's ``Marker::getLocationInGround``; same
+    tolerance as the body origins (a marker is a point fixed on a body: its origin plus a rotated offset)."""
+    from moco_lab.analysis.pose import pose
+    from moco_lab.tools.marker_ik import marker_trajectories
+
+    opensim, theirs, state, Q, U, A = pair
+    markers = list(ours.markers.values())
+    P = marker_trajectories(ours, markers, np.array([_plant_vector(ours, q) for q in Q]))
+    worst = 0.0
+    for k in range(N_STATES):
+        _set(opensim, theirs, state, ours, Q[k], U[k])
+        theirs.realizePosition(state)
+        for i, m in enumerate(markers):
+            p = theirs.getMarkerSet().get(m.name).getLocationInGround(state)
+            worst = max(worst, np.abs(P[k, i] - [p.get(j) for j in range(3)]).max())
+    drawn = pose(ours, Q[0]).markers
+    assert max(np.abs(drawn[m.name] - P[0, i]).max() for i, m in enumerate(markers)) < 1e-15
+    print(f"markers {worst:.1e} m")
+    assert worst < RTOL, worst
+
+
+def test_a_marker_on_an_unknown_frame_or_the_ground_is_refused_by_name():
+    def unknown(root):
+        root.find(".//Marker[@name='Head']/socket_parent_frame").text = "/bodyset/skull"
+
+    with pytest.raises(OsimFormatError, match="'/bodyset/skull'.*markerset/Head"):
+        read_osim_string(_edited(unknown), replace_millard=True)
+
+    def grounded(root):
+        root.find(".//Marker[@name='Head']/socket_parent_frame").text = "/ground"
+
+    with pytest.raises(OsimFormatError, match="marker 'Head' fixed on the ground"):
+        read_osim_string(_edited(grounded), replace_millard=True)

@@ -30,6 +30,7 @@ from moco_lab.modeling.osim import read_osim  # noqa: E402
 from moco_lab.modeling.path import ConditionalPathPoint  # noqa: E402
 from moco_lab.results.trajectory import Trajectory  # noqa: E402
 from moco_lab.tools.analyze import analyze  # noqa: E402
+from moco_lab.tools.marker_ik import marker_trajectories  # noqa: E402
 from moco_lab.util.data import opensim_file  # noqa: E402
 
 pytestmark = pytest.mark.opensim
@@ -658,9 +659,9 @@ def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
     """walk_gait1018_subject01.osim, an OpenSim 3.x file (Moco's testMocoTrack model), read by moco_lab's upgrade
     and by OpenSim itself, at 50 random states within the coordinate ranges: body origins and orientations, the
     mass matrix, every muscle–tendon length, lengthening speed and moment arm about every coordinate (the 8
-    conditional path points seen on both sides), and the tendon forces of the 18 muscles converted to
-    DeGrooteFregly2016 muscles (rigid tendons in both programs) at random activations, where the fiber is within
-    the curves' domain (normalized length 0.2–1.8; see the 2D_gait test).
+    conditional path points seen on both sides), the 39 markers' world positions, and the tendon forces of the 18
+    muscles converted to DeGrooteFregly2016 muscles (rigid tendons in both programs) at random activations, where
+    the fiber is within the curves' domain (normalized length 0.2–1.8; see the 2D_gait test).
 
     OpenSim 4.6 upgrades a 3.x file by rewriting it, and writes the joints' locations and the bodies' inertias
     with 6 significant digits; moco_lab reads the digits in the file. Read from a copy rounded the same way, the two
@@ -696,8 +697,11 @@ def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
     arms = analyze(ours, trajectory(ours, np.repeat(Q, nc, axis=0), np.tile(np.eye(nc), (n, 1)), muscles,
                                     np.repeat(act, nc, axis=0)), r".*/lengthening_speed")
     coords = their_coordinates(theirs)
-    worst = dict(p=0.0, R=0.0, M=0.0, length=0.0, speed=0.0, arm=0.0, force=0.0)
+    worst = dict(p=0.0, R=0.0, M=0.0, length=0.0, speed=0.0, arm=0.0, force=0.0, marker=0.0)
     forces_compared = 0
+    markers = list(ours.markers.values())
+    assert len(markers) == 39 == theirs.getMarkerSet().getSize()
+    P = marker_trajectories(ours, markers, Q)
     switches = {(m.path, k): set() for m in muscles for k, p in enumerate(m.geometry.points)
                 if isinstance(p, ConditionalPathPoint)}
     for k in range(n):
@@ -706,6 +710,9 @@ def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
         # the knees are custom joints: the engine's kinematics (their exact transform), not the plant's carrier
         dp, dR, dM = body_and_mass_matrix_errors(ours, theirs, state, Q[k], order, kernel)
         worst["p"], worst["R"], worst["M"] = max(worst["p"], dp), max(worst["R"], dR), max(worst["M"], dM)
+        for i, mk in enumerate(markers):
+            p = theirs.getMarkerSet().get(mk.name).getLocationInGround(state)
+            worst["marker"] = max(worst["marker"], np.abs(P[k, i] - [p.get(j) for j in range(3)]).max())
         theirs.realizeDynamics(state)
         for m in muscles:
             mm = opensim.Muscle.safeDownCast(theirs.getComponent(m.path))
@@ -728,7 +735,7 @@ def test_an_opensim_3_file_agrees_with_opensim(tmp_path, as_upgraded):
     if as_upgraded:
         assert all(v < RTOL for v in worst.values()), worst
     else:
-        assert worst["p"] < 1e-6 and worst["R"] < RTOL and worst["M"] < 1e-6, worst
+        assert worst["p"] < 1e-6 and worst["R"] < RTOL and worst["M"] < 1e-6 and worst["marker"] < 1e-6, worst
         assert worst["length"] < 1e-6 and worst["speed"] < 1e-5, worst  # m, m/s (speeds up to ~10 m/s)
         assert worst["arm"] < 1e-6 and worst["force"] < 1e-4, worst  # m; per max isometric force
 

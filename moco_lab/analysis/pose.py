@@ -38,6 +38,8 @@ class Pose:
         Contact spheres: centre and radius, by force element path.
     com : ndarray (3,)
         Whole-body centre of mass.
+    markers : dict of str -> ndarray (3,)
+        The model's markers (:attr:`Model.markers`), by name.
     """
 
     joints: dict = field(default_factory=dict)
@@ -45,6 +47,7 @@ class Pose:
     muscles: dict = field(default_factory=dict)
     spheres: dict = field(default_factory=dict)
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    markers: dict = field(default_factory=dict)
 
 
 def coordinate_vector(model: Model, values: dict[str, float] | ArrayLike | None = None) -> np.ndarray:
@@ -118,4 +121,5 @@ def pose(model: Model, values: dict[str, float] | ArrayLike | None = None) -> Po
             ends = sphere_bodies.get(body) or [point(body, tree.bodies[tree.body_index(body)].com)]
         out.bones += [(body, start, end) for end in ends]
     out.com = np.asarray(mb.center_of_mass()[0], float)
+    out.markers = {m.name: point(m.body, m.location) for m in model.markers.values()}
     return out

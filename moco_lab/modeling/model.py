@@ -40,6 +40,7 @@ from pydrake.multibody.tree import (
 from ..util.names import did_you_mean
 from .constraints import KinematicConstraint
 from .forces import CoordinateActuator, ForceElement, PathMuscle, SpringGeneralizedForce
+from .markers import Marker
 from .path import GeometryPath
 from .tree import Tree, read_tree
 
@@ -146,6 +147,8 @@ class Model:
     frame_bodies : sequence of str, optional
         Massless plant bodies that only connect the joints of a multi-coordinate joint
         (:meth:`ModelBuilder.add_joint_chain`); left out of :attr:`body_paths`.
+    markers : sequence of Marker, optional
+        Points fixed on bodies (OpenSim's ``MarkerSet``), by name in :attr:`markers`.
     """
 
     def __init__(
@@ -162,6 +165,7 @@ class Model:
                  elements: list[ForceElement] | None = None,
                  custom_joints: dict | None = None,
                  frame_bodies: Sequence[str] = (),
+                 markers: Sequence[Marker] = (),
                  ):
         if not plant.is_finalized():
             raise ValueError("The MultibodyPlant must be finalized (call plant.Finalize()).")
@@ -215,6 +219,16 @@ class Model:
         self._derived: dict[str, dict] = {}  # see derived()
         for constraint in constraints or []:
             self.add_constraint(constraint)
+        #: Markers (OpenSim's ``MarkerSet``) by name, in the file's order.
+        self.markers: dict[str, Marker] = {}
+        for marker in markers:
+            if not isinstance(marker, Marker):
+                raise TypeError(f"markers must be Marker objects, got {type(marker).__name__}")
+            if marker.name in self.markers:
+                raise ValueError(f"two markers are named {marker.name!r}")
+            if marker.body not in self.body_paths:
+                raise ValueError(f"marker {marker.name!r}: " + did_you_mean(marker.body, list(self.body_paths), "body"))
+            self.markers[marker.name] = marker
 
     # ---------------------------------------------------------- force elements
     @property
@@ -605,6 +619,7 @@ class ModelBuilder:
         self._constraints: list = []
         self._custom: dict = {}
         self._frame_bodies: list[str] = []
+        self._markers: list[Marker] = []
         self.spec = None
 
     def _frame(self, body: str):
@@ -804,6 +819,12 @@ class ModelBuilder:
         self._constraints.append(constraint)
         return constraint
 
+    def add_marker(self, name: str, body: str, location: ArrayLike) -> Marker:
+        """A marker ``name`` fixed on ``body`` at ``location`` (x, y, z) in the body frame (m)."""
+        marker = Marker(name, body, tuple(np.ravel(location)))
+        self._markers.append(marker)
+        return marker
+
     def build(self) -> Model:
         """Finalize the plant and return the :class:`Model` (names, force elements and constraints checked)."""
         self.plant.Finalize()
@@ -814,7 +835,7 @@ class ModelBuilder:
         ]
         return Model(self.plant, coords, self._actuators, self._forces, self._body_paths, self.name, self.spec,
                      muscles=self._muscles, constraints=self._constraints, elements=self._elements,
-                     custom_joints=self._custom, frame_bodies=self._frame_bodies)
+                     custom_joints=self._custom, frame_bodies=self._frame_bodies, markers=self._markers)
 
 
 def _fixed_frame(name, parent_frame, X):

@@ -35,7 +35,9 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
   :mod:`moco_lab.modeling.wrapping`: the shortest path over the cylinder).
 
 Function-based paths come from their own file (:func:`moco_lab.modeling.operators.replace_paths_with_function_based_paths`).
-Not yet: other ``CustomJoint``s of several coordinates, nonlinear couplers, markers,
+* markers (``MarkerSet``): :attr:`Model.markers`, each on the body its frame is fixed to.
+
+Not yet: other ``CustomJoint``s of several coordinates, nonlinear couplers,
 wrapping over ellipsoids, spheres and tori. Millard muscles are read only for conversion (``replace_millard=True``).
 """
 from __future__ import annotations
@@ -66,7 +68,7 @@ __all__ = ["read_osim", "read_osim_string", "model_from_file", "degroote_from_mi
 
 #: Elements of a model file that carry no mechanics (drawing, grouping, bookkeeping): never refused.
 _IGNORED = {"Appearance", "attached_geometry", "FrameGeometry", "VisibleObject", "GeometrySet", "defaults",
-            "credits", "publications", "length_units", "force_units", "MarkerSet", "ProbeSet", "ControllerSet",
+            "credits", "publications", "length_units", "force_units", "ProbeSet", "ControllerSet",
             "WrapObjectSet", "groups"}
 
 #: DeGrooteFregly2016Muscle properties read from a file (OpenSim name -> moco_lab name).
@@ -644,11 +646,26 @@ class _Reader:
             self.builder.add_constraint(CoordinateCouplerConstraint(el.get("name"), dependent, independent[0],
                                                                    ratio=scale * slope, offset=scale * intercept))
 
+    def markers(self) -> None:
+        """The ``MarkerSet``: each marker's location carried into the frame of the body it is fixed to."""
+        for el in self.sets("MarkerSet"):
+            where = f"/markerset/{el.get('name')}"
+            if el.tag != "Marker":
+                self.unsupported(f"the marker type {el.tag} ({el.get('name')!r})", where)
+                continue
+            ref = el.findtext("socket_parent_frame") or el.findtext("body") or ""  # 4.x, or 3.x's body name
+            frame = self.frame(ref, where)
+            if frame.body == "ground":
+                self.unsupported(f"the marker {el.get('name')!r} fixed on the ground", where)
+                continue
+            self.builder.add_marker(el.get("name"), frame.body, frame.X @ _vec(el, "location"))
+
     def read(self) -> Model:
         self.bodies()
         self.joints()
         self.other_sets()
         self.forces()
+        self.markers()
         if self.skipped:
             warnings.warn(f"{self.file.name}: skipped what moco_lab cannot represent: " + "; ".join(self.skipped),
                           stacklevel=3)
@@ -730,7 +747,7 @@ def upgrade_v3(model: ET.Element, file_name: str = "model.osim") -> ET.Element:
             _child(f, "socket_parent", "/ground" if owner in ground_names else f"/bodyset/{owner}")
             _child(f, "translation", (joint_el.findtext(loc) or "0 0 0").strip())
             _child(f, "orientation", (joint_el.findtext(ori) or "0 0 0").strip())
-    for tag in ("ConstraintSet", "ForceSet", "ContactGeometrySet", "defaults"):
+    for tag in ("ConstraintSet", "ForceSet", "ContactGeometrySet", "MarkerSet", "defaults"):
         for el in model.findall(tag):
             out.append(el)
     # A 3.x Millard muscle has no minimum_activation; OpenSim 4.6 gives it the default 0.01 and reads its

@@ -97,7 +97,7 @@ def _with_actuators(model: Model, actuators: list[CoordinateActuator]) -> Model:
                  dict(model.body_paths), name=model.name, spec=None, muscles=model.muscles,
                  constraints=[copy.copy(c) for c in getattr(model, "constraints", [])],  # rebound to the copy
                  elements=model.elements, custom_joints=model.custom_joints,
-                 frame_bodies=model.frame_bodies)
+                 frame_bodies=model.frame_bodies, markers=list(model.markers.values()))
 
 
 def add_reserves(model: Model, optimal_force: float, coordinates: list[str] | None = None,

@@ -18,33 +18,14 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..engine.multibody import SymbolicMultibody
+from ..modeling.markers import Marker
 from ..modeling.model import Model, require_model
 from ..util.checks import finite_number
 from ..util.names import did_you_mean
 
 __all__ = ["Marker", "IKResult", "ik_result", "marker_list", "marker_frames", "marker_positions", "marker_trajectories",
            "inverse_kinematics"]
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A marker on a model: ``name``, the ``body`` it is fixed to, its ``location`` (x, y, z) in the body frame (m)."""
-
-    name: str
-    body: str
-    location: tuple
-
-    def __post_init__(self):
-        try:
-            loc = tuple(float(v) for v in self.location)
-        except (TypeError, ValueError):
-            raise TypeError(f"marker {self.name!r}: location must be 2 or 3 numbers (x, y[, z]) in m, got "
-                            f"{self.location!r}") from None
-        if len(loc) == 2:
-            loc = (*loc, 0.0)
-        if len(loc) != 3 or not all(np.isfinite(loc)):
-            raise ValueError(f"marker {self.name!r}: location must be 2 or 3 finite numbers, got {self.location}")
-        object.__setattr__(self, "location", loc)
 
 
 @dataclass
@@ -121,19 +102,31 @@ def _frames(model: Model, markers: list[Marker]) -> list:
 
 def marker_trajectories(model: Model, markers: Sequence[Marker], Q: ArrayLike) -> np.ndarray:
     """World positions (T, M, 3) of ``markers`` with the model at each row of ``Q`` (T, nq), in
-    ``model.coordinates`` order."""
-    require_model(model, "marker_trajectories").require_drake_kinematics("marker_trajectories")
+    ``model.coordinates`` order.
+
+    Drake's kinematics of the plant place them; for a model with OpenSim ``CustomJoint``s whose transforms the
+    plant does not hold (the 3-D model's walker knee), the engine's kinematic recursion evaluated on numbers.
+    """
+    require_model(model, "marker_trajectories")
     markers = marker_list(markers, "marker_trajectories")
     plant = model.plant
     frames = _frames(model, markers)
-    context = plant.CreateDefaultContext()
-    world = plant.world_frame()
     Q = np.atleast_2d(np.asarray(Q, float))
     if Q.ndim != 2 or Q.shape[1] != plant.num_positions() or not np.all(np.isfinite(Q)):
         raise ValueError(f"marker_trajectories: Q must be (T, {plant.num_positions()}) finite coordinates (one "
                          f"column per coordinate of the model), got shape {Q.shape}"
                          + ("" if Q.size == 0 or np.all(np.isfinite(Q)) else " with NaN or infinite values"))
     P = np.empty((Q.shape[0], len(frames), 3))
+    if model.custom_joints:
+        tree = model.tree()
+        bodies = [tree.body_index(m.body) for m in markers]
+        for t, q in enumerate(Q):  # model.coordinates are in the plant's order
+            mb = SymbolicMultibody(tree, [float(v) for v in q], [0.0] * len(q))
+            for k, (m, b) in enumerate(zip(markers, bodies)):
+                P[t, k] = np.asarray(mb.point_position(b, list(m.location)), float)
+        return P
+    context = plant.CreateDefaultContext()
+    world = plant.world_frame()
     for t, q in enumerate(Q):
         plant.SetPositions(context, q)
         for k, (m, f) in enumerate(zip(markers, frames)):
