@@ -1,0 +1,165 @@
+"""What lesson 16 measures on Moco's 3-D walking inverse (:mod:`moco_lab.examples.walking_3d`).
+
+* :data:`EMG_GROUPS`: the trial's ten electromyography envelopes (right leg) and the model's muscles each records;
+* :func:`group_activation` and :func:`emg_comparison`: a group's mean activation next to its envelope — the
+  correlation over the trial and the times of the peaks, the numbers EMG comparisons report;
+* :func:`residual_loads`: the pelvis residuals' forces and moments, and their size against body weight.
+
+EMG envelopes have no unit that compares with an activation (each is normalized to its own peak over the
+recording; the example scales three of them to peak levels from Perry and Burnfield 2010), so what is compared
+here is timing and shape (correlation, peak times), not amplitude.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..examples.walking_3d import walking_3d_emg
+from ..modeling.model import Model
+from ..results.trajectory import Trajectory
+from ..util.names import did_you_mean
+
+__all__ = ["EMG_GROUPS", "EmgComparison", "group_activation", "emg_comparison", "ResidualLoads", "residual_loads"]
+
+#: Each EMG envelope of ``electromyography.sto`` (the right leg) and the model's muscles under its electrodes.
+EMG_GROUPS: dict[str, tuple[str, ...]] = {
+    "soleus": ("soleus_r",),
+    "gastrocnemius": ("gasmed_r", "gaslat_r"),
+    "tibialis_anterior": ("tibant_r",),
+    "medial_hamstrings": ("semimem_r", "semiten_r"),
+    "biceps_femoris": ("bflh_r",),
+    "vastus_lateralis": ("vaslat_r",),
+    "vastus_medius": ("vasmed_r",),
+    "rectus_femoris": ("recfem_r",),
+    "gluteus_maximus": ("glmax1_r", "glmax2_r", "glmax3_r"),
+    "gluteus_medius": ("glmed1_r", "glmed2_r", "glmed3_r"),
+}
+
+
+def group_activation(solution: Trajectory, group: str, time: ArrayLike | None = None) -> np.ndarray:
+    """The mean activation of the muscles of EMG group ``group`` (:data:`EMG_GROUPS`), at ``time`` (linear
+    interpolation; default the solution's own times): shape ``(len(time),)``."""
+    if group not in EMG_GROUPS:
+        raise KeyError(did_you_mean(group, list(EMG_GROUPS), "EMG group"))
+    t = np.asarray(solution.time, float)
+    at = t if time is None else np.asarray(time, float)
+    columns = [f"/forceset/{m}/activation" for m in EMG_GROUPS[group]]
+    missing = [c for c in columns if c not in solution.states]
+    if missing:
+        raise KeyError(f"group {group!r}: the solution has no state {missing[0]!r} (a solution of the 3-D walking "
+                       "model with its muscles is needed)")
+    return np.mean([np.interp(at, t, np.asarray(solution.states[c], float)) for c in columns], axis=0)
+
+
+@dataclass
+class EmgComparison:
+    """One EMG group against the model's activations (times in s, activations and envelopes dimensionless).
+
+    Attributes
+    ----------
+    group : str
+    muscles : tuple of str
+        The model's muscles averaged (:data:`EMG_GROUPS`).
+    correlation : float
+        Pearson's r between the mean activation and the envelope at the envelope's samples within the solution's
+        time range.
+    activation_peak_time, emg_peak_time : float
+        When each is largest within that range.
+    peak_activation, peak_emg : float
+        Their largest values there.
+    """
+
+    group: str
+    muscles: tuple
+    correlation: float
+    activation_peak_time: float
+    emg_peak_time: float
+    peak_activation: float
+    peak_emg: float
+
+
+def emg_comparison(solution: Trajectory, emg: tuple[ArrayLike, Mapping[str, ArrayLike]] | None = None,
+                   groups: Sequence[str] | None = None) -> dict[str, EmgComparison]:
+    """Each EMG group's envelope against the group's mean activation in ``solution``.
+
+    Parameters
+    ----------
+    solution : Solution or Trajectory
+        A solution of the 3-D walking inverse (muscle activations ``/forceset/<muscle>/activation``).
+    emg : (time (n,), {group: envelope (n,)}), optional
+        Default :func:`~moco_lab.examples.walking_3d.walking_3d_emg` (the trial's envelopes, scaled as the example
+        scales them; scaling changes neither correlations nor peak times).
+    groups : sequence of str, optional
+        Default every group of :data:`EMG_GROUPS` the envelopes hold.
+    """
+    t_emg, envelopes = emg if emg is not None else walking_3d_emg()
+    t_emg = np.asarray(t_emg, float)
+    names = list(groups) if groups is not None else [g for g in EMG_GROUPS if g in envelopes]
+    t = np.asarray(solution.time, float)
+    inside = (t_emg >= t[0]) & (t_emg <= t[-1])
+    if inside.sum() < 3:
+        raise ValueError(f"the EMG samples ({t_emg[0]:.3g}–{t_emg[-1]:.3g} s) hardly overlap the solution's time "
+                         f"range ({t[0]:.3g}–{t[-1]:.3g} s)")
+    ts = t_emg[inside]
+    out = {}
+    for g in names:
+        if g not in envelopes:
+            raise KeyError(did_you_mean(g, list(envelopes), "EMG envelope"))
+        e = np.asarray(envelopes[g], float)[inside]
+        a = group_activation(solution, g, ts)
+        out[g] = EmgComparison(g, EMG_GROUPS[g], float(np.corrcoef(a, e)[0, 1]), float(ts[np.argmax(a)]),
+                               float(ts[np.argmax(e)]), float(a.max()), float(e.max()))
+    return out
+
+
+@dataclass
+class ResidualLoads:
+    """The pelvis residual actuators along a solution.
+
+    Attributes
+    ----------
+    time : ndarray (n,)
+    forces : dict of str -> ndarray (n,)
+        Each residual's generalized force, optimal force × control (N for a translation, N·m for a rotation), by
+        coordinate name.
+    units : dict of str -> str
+        ``"N"`` or ``"N·m"`` by coordinate name.
+    body_weight : float
+        The model's weight (N).
+    peak_force : float
+        Largest |residual force| (N).
+    peak_force_percent : float
+        The same as a percentage of body weight.
+    peak_moment : float
+        Largest |residual moment| (N·m).
+    """
+
+    time: np.ndarray
+    forces: dict
+    units: dict
+    body_weight: float
+    peak_force: float
+    peak_force_percent: float
+    peak_moment: float
+
+
+def residual_loads(model: Model, solution: Trajectory, prefix: str = "/forceset/residual_") -> ResidualLoads:
+    """The residual actuators' generalized forces along ``solution`` (actuators whose path starts with ``prefix``,
+    as :func:`moco_lab.tools.inverse.add_residuals` names them)."""
+    residuals = [a for a in model.actuators if a.path.startswith(prefix)]
+    if not residuals:
+        raise ValueError(f"model {model.name!r} has no actuator whose path starts with {prefix!r} (add them with "
+                         "ml.add_residuals)")
+    missing = [a.path for a in residuals if a.path not in solution.controls]
+    if missing:
+        raise KeyError(f"the solution has no control {missing[0]!r}: is it a solution of this model?")
+    forces = {a.coordinate: a.optimal_force * np.asarray(solution.controls[a.path], float) for a in residuals}
+    units = {a.coordinate: "N·m" if model.coordinate_motion(a.coordinate) == "rotational" else "N" for a in residuals}
+    weight = model.body_weight()
+    peak_f = max((np.abs(f).max() for c, f in forces.items() if units[c] == "N"), default=0.0)
+    peak_m = max((np.abs(f).max() for c, f in forces.items() if units[c] == "N·m"), default=0.0)
+    return ResidualLoads(np.asarray(solution.time, float), forces, units, weight, float(peak_f),
+                         float(100 * peak_f / weight), float(peak_m))
