@@ -373,3 +373,32 @@ def test_motion_capture(voila_url, browser):
         p.page.screenshot(path=str(ARTIFACTS / "motion_capture_full.png"), full_page=True)
     finally:
         p.close()
+
+
+def test_walking_3d(voila_url, browser):
+    """The 3-D walking dashboard opens with the inverse solved: the trial drawn in a 3-D scene, ten panels of
+    activations against EMG envelopes. An EMG weight typed into the slider's readout and Solve: the EMG-tracking
+    goal appears in the numbers, the previous solve stays as dotted lines."""
+    p = Page(browser, f"{voila_url}/voila/render/walking_3d.ipynb")
+    try:
+        p.wait_ready("Solve", plots=2)
+        p.assert_clean()
+        numbers0 = p.text(".ml-numbers")
+        assert "Solve_Succeeded" in numbers0 and "EMG correlation r" in numbers0, numbers0
+        assert p.page.locator(".js-plotly-plot .gl-container canvas").count() >= 1  # the WebGL 3-D scene
+        titles = p.svg_texts(".js-plotly-plot .gtitle")
+        assert any(t.startswith("Right-leg muscle activity") for t in titles), titles
+        assert {"soleus", "gastrocnemius", "gluteus medius"} <= set(p.svg_texts(".js-plotly-plot .annotation-text"))
+        slider = p.page.locator(".widget-slider").filter(
+            has=p.page.locator("label", has_text=re.compile(r"^EMG weight$")))
+        slider.locator(".widget-readout").click()
+        p.page.keyboard.press("Control+A")
+        p.page.keyboard.type("10")
+        p.page.keyboard.press("Enter")
+        numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
+        assert "emg_tracking" in numbers1 and "largest changes in mean activation" in numbers1, numbers1
+        assert any(t.startswith("previous (p = 2)") for t in p.svg_texts(".js-plotly-plot .legendtext"))
+        p.assert_clean()
+        p.page.screenshot(path=str(ARTIFACTS / "walking_3d_full.png"), full_page=True)
+    finally:
+        p.close()

@@ -33,6 +33,7 @@ DASHBOARDS = {
     "squat_to_stand": ("Solve", 5),
     "walking": ("Solve", 5),
     "motion_capture": ("Run", 3),
+    "walking_3d": ("Solve", 2),
 }
 
 #: Axis titles that name a quantity without a unit on purpose (dimensionless, or counts).

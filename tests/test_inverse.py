@@ -62,6 +62,21 @@ def test_reserves_share_the_force_as_the_effort_goal_dictates(weight, share):
     assert f"{100 * share:.2f}%" in result.reserve_summary()
 
 
+def test_effort_exponent_shares_the_force_by_its_power():
+    """Exponent p: min |x_a|^p + w |x_r|^p with x_a + x_r = F  ->  |x_a|^(p-1) = w |x_r|^(p-1), x_r = F / (1 + w^(1/(p-1))):
+    with p = 3 and w = 4 the reserve carries a third (with p = 2 it would carry a fifth)."""
+    inv = Inverse(ml.models.sliding_mass(mass=MASS), _polynomial_motion(), mesh_interval=0.05,
+                  reserves_optimal_force=1.0, reserves_weight=4.0, effort_exponent=3, spline_boundary="not-a-knot",
+                  convergence_tolerance=1e-8, constraint_tolerance=1e-10)
+    assert inv.problem().goals[0].exponent == 3.0
+    result = inv.solve()
+    assert result.success
+    need = result.net_generalized_forces["position"]
+    np.testing.assert_allclose(result.reserve_forces[reserve_path("/slider/position")], need / 3, atol=1e-6)
+    with pytest.raises(ValueError, match="effort_exponent"):
+        Inverse(ml.models.sliding_mass(), _polynomial_motion(), effort_exponent=1.5)
+
+
 def _driven_suspended_mass():
     """The suspended mass moved by known, smooth excitations (time-stepped by Drake's Simulator)."""
     model = ml.models.suspended_mass()

@@ -214,6 +214,7 @@ def test_model_operators_edit_the_model_and_survive_a_study_file(tmp_path):
     model = read_osim("2D_gait.osim")
     fmax = {m.path: m.muscle.max_isometric_force for m in model.muscles}
     ops.scale_max_isometric_force(model, 2.0)
+    ops.scale_max_isometric_force(model, 0.25, muscles=["/soleus_r", "gastroc_l"])  # one group weaker
     ops.ignore_passive_fiber_forces(model)
     ops.set_tendon_compliance(model, "implicit", muscles=["/soleus_r", "gastroc_r"])
     model.muscles[0].muscle.ignore_tendon_compliance = False  # an edit no operator records ...
@@ -222,12 +223,13 @@ def test_model_operators_edit_the_model_and_survive_a_study_file(tmp_path):
         study.problem.set_model(model)
         study.save(tmp_path / "refused.json")  # ... is refused, not silently lost
     model.muscles[0].muscle.ignore_tendon_compliance = True
-    assert all(m.muscle.max_isometric_force == 2 * fmax[m.path] for m in model.muscles)
+    weak = {"/soleus_r", "/gastroc_l"}
+    assert all(m.muscle.max_isometric_force == (0.5 if m.path in weak else 2) * fmax[m.path] for m in model.muscles)
     assert all(m.muscle.ignore_passive_fiber_force for m in model.muscles)
     soleus = next(m for m in model.muscles if m.path == "/soleus_r").muscle
     assert soleus.tendon_compliance_dynamics_mode == "implicit"
-    assert [op[0] for op in model.spec["operators"]] == ["scale_max_isometric_force", "ignore_passive_fiber_forces",
-                                                         "set_tendon_compliance"]
+    assert [op[0] for op in model.spec["operators"]] == ["scale_max_isometric_force", "scale_max_isometric_force",
+                                                         "ignore_passive_fiber_forces", "set_tendon_compliance"]
     study = ml.Study()
     study.problem.set_model(model)
     study.save(tmp_path / "ops.json")
@@ -237,6 +239,8 @@ def test_model_operators_edit_the_model_and_survive_a_study_file(tmp_path):
         ops.scale_max_isometric_force(model, 0.0)
     with pytest.raises(ValueError, match="mode must be 'rigid', 'explicit' or 'implicit'"):
         ops.set_tendon_compliance(model, "stiff")
+    with pytest.raises(KeyError, match="scale_max_isometric_force: Unknown muscle 'soleus'"):
+        ops.scale_max_isometric_force(model, 0.5, muscles=["soleus"])
     with pytest.raises(KeyError, match="set_tendon_compliance: Unknown muscle '/solues_r'"):
         ops.set_tendon_compliance(model, "rigid", muscles=["/solues_r"])
     ops.remove_muscles(model)

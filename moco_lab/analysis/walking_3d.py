@@ -11,18 +11,23 @@ here is timing and shape (correlation, peak times), not amplitude.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..examples.walking_3d import walking_3d_emg
+from ..examples.walking_3d import walking_3d_emg, walking_3d_inverse, walking_3d_model
 from ..modeling.model import Model
+from ..modeling.operators import scale_max_isometric_force
 from ..results.trajectory import Trajectory
+from ..solve.optimizer import Progress
+from ..tools.inverse import InverseSolution
 from ..util.names import did_you_mean
 
-__all__ = ["EMG_GROUPS", "EmgComparison", "group_activation", "emg_comparison", "ResidualLoads", "residual_loads"]
+__all__ = ["EMG_GROUPS", "EmgComparison", "group_activation", "emg_comparison", "ResidualLoads", "residual_loads",
+           "STRENGTH_GROUPS", "Walking3dSettings", "Walking3dRun", "run_walking_3d"]
 
 #: Each EMG envelope of ``electromyography.sto`` (the right leg) and the model's muscles under its electrodes.
 EMG_GROUPS: dict[str, tuple[str, ...]] = {
@@ -163,3 +168,82 @@ def residual_loads(model: Model, solution: Trajectory, prefix: str = "/forceset/
     peak_m = max((np.abs(f).max() for c, f in forces.items() if units[c] == "N·m"), default=0.0)
     return ResidualLoads(np.asarray(solution.time, float), forces, units, weight, float(peak_f),
                          float(100 * peak_f / weight), float(peak_m))
+
+
+#: Muscle groups (both legs) whose strength the 3-D walking dashboard can change, by the muscles of the model.
+STRENGTH_GROUPS: dict[str, tuple[str, ...]] = {
+    "calves (soleus, gastrocnemius)": ("soleus", "gasmed", "gaslat"),
+    "dorsiflexors (tibialis anterior, EDL, EHL)": ("tibant", "edl", "ehl"),
+    "quadriceps": ("recfem", "vasint", "vaslat", "vasmed"),
+    "hamstrings": ("bflh", "bfsh", "semimem", "semiten"),
+    "hip abductors (gluteus medius, minimus)": ("glmed1", "glmed2", "glmed3", "glmin1", "glmin2", "glmin3"),
+    "hip extensors (gluteus maximus)": ("glmax1", "glmax2", "glmax3"),
+}
+
+
+@dataclass
+class Walking3dSettings:
+    """One solve of the 3-D walking inverse with a learner's changes (the dashboard's controls).
+
+    Attributes
+    ----------
+    effort_exponent : float
+        Exponent of the excitation effort (Moco's example: 2).
+    emg_weight : float
+        Weight of the EMG-tracking goal (0: none; Moco's ``solveMocoInverseWithEMG``: 50).
+    group : str or None
+        A key of :data:`STRENGTH_GROUPS` whose muscles (both legs) get ``strength`` times their maximum isometric
+        force.
+    strength : float
+        That factor (1: the model as it is).
+    mesh_interval : float
+        Seconds (Moco's example: 0.02).
+    """
+
+    effort_exponent: float = 2.0
+    emg_weight: float = 0.0
+    group: str | None = None
+    strength: float = 1.0
+    mesh_interval: float = 0.02
+
+
+@dataclass
+class Walking3dRun:
+    """What :func:`run_walking_3d` found: the inverse's result, the solution's comparison with the EMG, the pelvis
+    residuals, each muscle's mean activation (by name) and the wall time (s)."""
+
+    settings: Walking3dSettings
+    result: InverseSolution
+    emg: dict
+    residuals: ResidualLoads
+    mean_activation: dict
+    seconds: float
+
+
+def run_walking_3d(settings: Walking3dSettings | None = None,
+                   progress: Callable[[Progress], None] | None = None) -> Walking3dRun:
+    """Pose Moco's exampleMocoInverse with ``settings``' changes, solve it (IPOPT + MUMPS, ``progress`` called with
+    each iteration) and measure the solution. Raises ``RuntimeError`` naming the status if IPOPT fails."""
+    s = settings or Walking3dSettings()
+    if s.group is not None and s.group not in STRENGTH_GROUPS:
+        raise KeyError(did_you_mean(s.group, list(STRENGTH_GROUPS), "muscle group"))
+    if s.emg_weight < 0:
+        raise ValueError(f"emg_weight must be >= 0 (0: no EMG tracking), got {s.emg_weight}")
+    start = time.perf_counter()
+    model = walking_3d_model()
+    if s.group is not None and s.strength != 1.0:
+        names = [f"{m}_{side}" for m in STRENGTH_GROUPS[s.group] for side in "rl"]
+        scale_max_isometric_force(model, s.strength, names)
+    inverse = walking_3d_inverse(model, emg=s.emg_weight > 0, mesh_interval=s.mesh_interval,
+                                 effort_exponent=s.effort_exponent)
+    if s.emg_weight > 0:
+        inverse.goals[0].weight = float(s.emg_weight)
+    result = inverse.solve(progress=progress)
+    if not result.success:
+        raise RuntimeError(f"IPOPT stopped without a solution: {result.solution.status} "
+                           f"({result.solution.message}) after {result.solution.nit} iterations")
+    sol = result.solution
+    t = np.asarray(sol.time, float)
+    mean = {m.path.split("/")[-1]: float(np.trapezoid(sol.states[f"{m.path}/activation"], t) / (t[-1] - t[0]))
+            for m in model.muscles}
+    return Walking3dRun(s, result, emg_comparison(sol), residual_loads(model, sol), mean, time.perf_counter() - start)

@@ -62,13 +62,14 @@ def _muscles(model: Model, muscles: Sequence[str] | None, who: str) -> list[Path
     return chosen
 
 
-def scale_max_isometric_force(model: Model, factor: float) -> Model:
-    """Multiply every muscle's maximum isometric force by ``factor`` (> 0)."""
+def scale_max_isometric_force(model: Model, factor: float, muscles: Sequence[str] | None = None) -> Model:
+    """Multiply the maximum isometric force of every muscle, or of ``muscles`` (names or paths), by ``factor``
+    (> 0): a weaker or stronger subject, or one weak muscle group."""
     require_model(model, "scale_max_isometric_force")
     factor = finite_number(factor, "scale_max_isometric_force: factor", 0, False)
-    for m in model.muscles:
+    for m in _muscles(model, muscles, "scale_max_isometric_force"):
         m.muscle.max_isometric_force = m.muscle.max_isometric_force * float(factor)
-    _record(model, "scale_max_isometric_force", factor=float(factor))
+    _record(model, "scale_max_isometric_force", factor=float(factor), muscles=None if muscles is None else list(muscles))
     return model
 
 

@@ -20,7 +20,7 @@ As in ``MocoInverse::initializeInternal`` (OpenSim Moco 4.6):
 
 * time fixed to the kinematics' range (or ``initial_time`` / ``final_time``);
   ``ceil((tf − t0) / mesh_interval)`` mesh intervals (``mesh_interval`` 0.02 s);
-* goal ``"excitation_effort"``: ``∫ Σ x² dt`` over all controls, with weight
+* goal ``"excitation_effort"``: ``∫ Σ x² dt`` over all controls (exponent ``effort_exponent``, 2), with weight
   ``reserves_weight`` on reserve actuators (controls matching ``/reserve_``);
 * ``"initial_activation"``: each muscle's initial activation equals its
   initial excitation (an endpoint constraint, Moco's
@@ -294,6 +294,10 @@ class Inverse(StrictAttributes):
     reserves_weight : float, default 1.0
         Weight of reserve controls in ``"excitation_effort"``.
     minimize_sum_squared_activations : bool, default False
+    effort_exponent : float, default 2
+        Exponent of the ``"excitation_effort"`` goal, ``∫ Σ w |e|^p dt`` (Moco's ``MocoInverse`` always poses
+        p = 2; a Moco user changes it on the goal of ``initialize()``'s problem). Larger exponents penalize peaks
+        more and spread activity over more muscles (Moco's ``MocoControlGoal``: p ≥ 2).
     kinematics_allow_extra_columns : bool, default False
     convergence_tolerance, constraint_tolerance : float, default 1e-3
     max_iterations : int, optional
@@ -321,7 +325,8 @@ class Inverse(StrictAttributes):
     def __init__(self, model: Model, kinematics: ReferenceLike, *, initial_time: float | None = None,
                  final_time: float | None = None, mesh_interval: float = 0.02,
                  reserves_optimal_force: float | None = None, reserves_weight: float = 1.0,
-                 minimize_sum_squared_activations: bool = False, kinematics_allow_extra_columns: bool = False,
+                 minimize_sum_squared_activations: bool = False, effort_exponent: float = 2.0,
+                 kinematics_allow_extra_columns: bool = False,
                  convergence_tolerance: float = 1e-3, constraint_tolerance: float = 1e-3,
                  max_iterations: int | None = None, transcription_scheme: str = "hermite-simpson",
                  implicit_auxiliary_derivatives_weight: float = 0.01, optim_solver: str = "ipopt",
@@ -364,6 +369,8 @@ class Inverse(StrictAttributes):
         self.mesh_interval = float(mesh_interval)
         self.reserves_weight = float(reserves_weight)
         self.minimize_sum_squared_activations = bool(minimize_sum_squared_activations)
+        self.effort_exponent = finite_number(effort_exponent, f"{who}: effort_exponent", 2, True,
+                                             "a number >= 2 (as Moco's MocoControlGoal)")
         self.implicit_auxiliary_derivatives_weight = float(implicit_auxiliary_derivatives_weight)
         self.transcription_scheme = transcription_scheme
         self.initial_activation_from_excitation = bool(initial_activation_from_excitation)
@@ -400,7 +407,7 @@ class Inverse(StrictAttributes):
         p = Problem()
         p.set_model(model)
         p.set_time_bounds(self.initial_time, self.final_time)
-        p.add_goal(ControlGoal("excitation_effort", 1.0,
+        p.add_goal(ControlGoal("excitation_effort", 1.0, exponent=self.effort_exponent,
                                control_weights_pattern={RESERVE_PATTERN: self.reserves_weight}))
         has_activation = any(n.endswith("/activation") for n in model.auxiliary_state_names())
         if self.initial_activation_from_excitation and has_activation:

@@ -1,0 +1,182 @@
+"""The 3-D walking dashboard (``widgets/walking_3d.ipynb``): Moco's exampleMocoInverse with a learner's changes —
+effort exponent, EMG-tracking weight, one muscle group's strength — and what they do to the activations against
+the subject's EMG, the reserves and the pelvis residuals; the trial drawn in 3-D."""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import numpy as np
+
+from ..analysis.walking_3d import STRENGTH_GROUPS, Walking3dRun, Walking3dSettings, run_walking_3d
+from ..examples.walking_3d import walking_3d_inverse, walking_3d_model
+from ..results.trajectory import Trajectory
+from ..solve.optimizer import Progress
+from ..util.config import mesh
+from ..viz.pose3d import animate_3d
+from ..viz.walking_3d import plot_activations_vs_emg
+from .components import PANEL_CSS, action_button, blank_figure, error_text, group_box, html_widget, show_figure
+
+__all__ = ["Walking3dPanel"]
+
+_STYLE = {"description_width": "150px"}
+_WIDE = {"width": "340px"}
+NO_GROUP = "none (the model as it is)"
+#: Short names of the EMG groups for the numbers line (the figure's panels give them in full).
+_SHORT = {"soleus": "SOL", "gastrocnemius": "GAS", "tibialis_anterior": "TA", "medial_hamstrings": "MH",
+          "biceps_femoris": "BF", "vastus_lateralis": "VL", "vastus_medius": "VM", "rectus_femoris": "RF",
+          "gluteus_maximus": "GMAX", "gluteus_medius": "GMED"}
+
+
+class Walking3dPanel(W.VBox):
+    """Dashboard: change the effort exponent, the EMG-tracking weight or a muscle group's strength, press *Solve*,
+    compare the activations with the EMG and with the previous solve.
+
+    An ``ipywidgets.VBox``: display it in a notebook, or let Voila render the notebook's last expression
+    ``Walking3dPanel()``. Each solve is :func:`~moco_lab.analysis.walking_3d.run_walking_3d` on Moco's mesh (0.02 s;
+    0.05 s under ``MOCO_LAB_FAST=1``); its IPOPT iterations are shown while it runs.
+
+    Parameters
+    ----------
+    run : bool
+        Solve once with the example's settings when the panel opens (default True).
+    """
+
+    def __init__(self, run: bool = True):
+        self.exponent = W.Dropdown(options=[("2 (Moco's)", 2.0), ("3", 3.0), ("4", 4.0)], value=2.0,
+                                   description="effort exponent", style=_STYLE, layout=W.Layout(**_WIDE))
+        self.emg_weight = W.FloatSlider(value=0.0, min=0.0, max=100.0, step=5.0, description="EMG weight",
+                                        style=_STYLE, layout=W.Layout(**_WIDE), continuous_update=False,
+                                        tooltip="weight of the EMG-tracking goal on the right soleus, gastrocnemius "
+                                                "and tibialis anterior (0: none; Moco's example: 50)")
+        self.group = W.Dropdown(options=[NO_GROUP, *STRENGTH_GROUPS], value=NO_GROUP, description="muscle group",
+                                style=_STYLE, layout=W.Layout(**_WIDE))
+        self.strength = W.FloatSlider(value=100.0, min=25.0, max=200.0, step=25.0, description="strength (%)",
+                                      style=_STYLE, layout=W.Layout(**_WIDE), continuous_update=False,
+                                      tooltip="the group's maximum isometric force, both legs, in % of the model's")
+        self.button = action_button("Solve")
+        self.progress = html_widget(classes=["ml-progress"], width="340px")
+        self.numbers = html_widget(classes=["ml-numbers"])
+        self.message = html_widget()
+        self.out_emg, self.out_model = W.Output(), W.Output()
+        self.header = html_widget(
+            "<h2>Muscle activity in 3-D walking (Moco's exampleMocoInverse)</h2>"
+            "<p>The subject's measured motion is prescribed on the full-body model (31 coordinates, 80 muscles); the "
+            "optimizer finds the muscle activity that reproduces it under the measured ground forces with the least "
+            "summed excitation<sup>p</sup>. Change the <b>effort exponent</b>, make four right-leg muscles follow "
+            "their <b>EMG</b>, or weaken a <b>muscle group</b>, press <b>Solve</b>, and compare the activations "
+            "(lines) with the subject's EMG envelopes (grey) and with the previous solve (dotted). A strength other "
+            "than 100 % derives and compiles that model's equations on its first solve (about 20 s).</p>",
+            classes=["ml-header"])
+        sidebar = W.VBox([
+            group_box("Goal", self.exponent, self.emg_weight),
+            group_box("Model", self.group, self.strength),
+            self.button, self.progress,
+        ], layout=W.Layout(width="370px", min_width="370px", margin="0 12px 0 0"))
+        sidebar.add_class("ml-sidebar")
+        body = W.VBox([self.numbers, self.message, self.out_model],
+                      layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
+        super().__init__([W.HTML(PANEL_CSS), self.header, W.HBox([sidebar, body]), self.out_emg])
+        self.add_class("ml-panel")
+        self.run: Walking3dRun | None = None
+        self.previous: Walking3dRun | None = None
+        self.button.on_click(lambda _b: self.solve())
+        show_figure(self.out_emg, blank_figure("press Solve", 200))
+        self._draw_model()
+        if run:
+            self.solve()
+
+    def __repr__(self) -> str:  # stable text/plain for nbval (no widget ids, no numbers)
+        return "Walking3dPanel()"
+
+    def settings(self) -> Walking3dSettings:
+        """The controls as :class:`~moco_lab.analysis.walking_3d.Walking3dSettings`."""
+        group = None if self.group.value == NO_GROUP else self.group.value
+        return Walking3dSettings(effort_exponent=float(self.exponent.value), emg_weight=float(self.emg_weight.value),
+                                 group=group, strength=self.strength.value / 100.0,
+                                 mesh_interval=mesh(0.02, 0.05))
+
+    def _progress(self, p: Progress) -> None:
+        self.progress.value = f"⏳ IPOPT: iteration {p.iteration}, objective {p.objective:.5g}"
+
+    def _draw_model(self) -> None:
+        """The trial on the model, animated (the motion is prescribed: the same for every solve)."""
+        try:
+            model = walking_3d_model()
+            inverse = walking_3d_inverse(model, mesh_interval=0.05)
+            t = np.linspace(inverse.initial_time, inverse.final_time, mesh(30, 8))
+            Q = inverse.kinematics_on(t)[0]
+            trial = Trajectory(t, {c.value_path: Q[:, k] for k, c in enumerate(model.coordinates)})
+            fig = animate_3d(model, trial, frames=len(t), title="The trial (prescribed), 3-D: drag to rotate",
+                             height=480)
+            fig.update_layout(width=620)
+            show_figure(self.out_model, fig)
+        except Exception as err:  # shown, never swallowed silently
+            self.message.value = (f"<div class='ml-box ml-box-error'><b>⚠ The model could not be drawn.</b> "
+                                  f"<code>{html.escape(error_text(err))}</code></div>")
+
+    def solve(self) -> None:
+        """Solve with the controls' settings and redraw."""
+        label, icon = self.button.description, self.button.icon
+        self.button.disabled, self.button.description, self.button.icon = True, "Solving…", "spinner"
+        self.progress.value = "⏳ posing the problem…"
+        self.message.value = ""
+        try:
+            run = run_walking_3d(self.settings(), progress=self._progress)
+            self.previous, self.run = self.run, run
+            self._draw()
+            self.progress.value = f"✔ solved in {run.seconds:.1f} s"
+        except Exception as err:  # shown, never swallowed silently
+            self.progress.value = "✖ stopped"
+            self.message.value = (f"<div class='ml-box ml-box-error'><b>⚠ The solve failed.</b> "
+                                  f"<code>{html.escape(error_text(err))}</code></div>")
+        finally:
+            self.button.disabled, self.button.description, self.button.icon = False, label, icon
+
+    def _describe(self, run: Walking3dRun) -> str:
+        s = run.settings
+        parts = [f"p = {s.effort_exponent:g}"]
+        if s.emg_weight:
+            parts.append(f"EMG weight {s.emg_weight:g}")
+        if s.group is not None and s.strength != 1.0:
+            parts.append(f"{s.group.split(' (')[0]} at {100 * s.strength:.0f} %")
+        return ", ".join(parts)
+
+    def _draw(self) -> None:
+        run = self.run
+        sol = run.result.solution
+        solutions = {f"this solve ({self._describe(run)})": sol}
+        if self.previous is not None:
+            solutions[f"previous ({self._describe(self.previous)})"] = self.previous.result.solution
+        fig = plot_activations_vs_emg(solutions)
+        if len(fig.data) and self.previous is not None:
+            for trace in fig.data:
+                if trace.name and trace.name.startswith("previous"):
+                    trace.line.dash = "dot"
+        fig.update_layout(width=1100)
+        show_figure(self.out_emg, fig)
+        share = max(r.share for r in run.result.reserve_report())
+        goals = ", ".join(f"{k} <b>{v:.3f}</b>" for k, v in sol.goal_values.items() if k != "initial_activation")
+        chips = [
+            f"<span class='ml-chip {'ml-ok' if sol.success else 'ml-fail'}'>{html.escape(sol.status)}, "
+            f"{sol.nit} iterations</span>",
+            f"<span class='ml-chip'>{goals}</span>",
+            "<span class='ml-chip' title='" + html.escape(", ".join(f"{v} = {k.replace('_', ' ')}"
+                                                                    for k, v in _SHORT.items()), quote=True)
+            + "'>EMG correlation r: " + " ".join(
+                f"{_SHORT.get(g, g)} <b>{c.correlation:.2f}</b>" for g, c in run.emg.items()) + "</span>",
+            f"<span class='ml-chip {'ml-ok' if share < 0.05 else 'ml-warn'}'>largest reserve share "
+            f"<b>{100 * share:.1f} %</b> of its joint's need</span>",
+            f"<span class='ml-chip'>pelvis residual force up to <b>{run.residuals.peak_force_percent:.1f} %</b> of "
+            f"body weight</span>",
+        ]
+        if self.previous is not None:
+            change = {m: run.mean_activation[m] - self.previous.mean_activation[m] for m in run.mean_activation}
+            top = sorted(change, key=lambda m: -abs(change[m]))[:4]
+            chips.append("<span class='ml-chip'>largest changes in mean activation since the previous solve: "
+                         + ", ".join(f"{m} <b>{change[m]:+.2f}</b>" for m in top) + "</span>")
+        self.numbers.value = f"<div class='ml-numbers'>{''.join(chips)}</div>"
+        if share >= 0.05:
+            self.message.value = ("<div class='ml-box ml-box-warn'>The reserves carry 5 % or more of a joint's "
+                                  "moment: the muscles are too weak for this motion (see the reserve report in "
+                                  "lesson 16).</div>")
