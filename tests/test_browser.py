@@ -64,6 +64,15 @@ class Page:
     def set_int(self, label: str, value: float) -> None:
         set_number(self.page, label, value)
 
+    def type_into_slider(self, label_pattern: str, text: str) -> None:
+        """Type ``text`` into the readout of the slider whose label matches ``label_pattern`` (a regex), then Enter."""
+        slider = self.page.locator(".widget-slider").filter(
+            has=self.page.locator("label", has_text=re.compile(f"^{label_pattern}$")))
+        slider.locator(".widget-readout").click()
+        self.page.keyboard.press("Control+A")
+        self.page.keyboard.type(text)
+        self.page.keyboard.press("Enter")
+
     def record_progress(self) -> None:
         """Collect every text the progress line shows (MutationObserver), into ``window.__progress``."""
         self.page.evaluate("""() => {
@@ -358,12 +367,7 @@ def test_motion_capture(voila_url, browser):
         assert {"5 % (Hicks)", "2 % (AddBiomechanics)", "1 % (Hicks)"} <= set(annotations), annotations
         ticks = p.svg_texts(".js-plotly-plot .xtick text")
         assert {"raw IK", "smoothed", "masses alone", "masses + kinematics"} <= set(ticks), ticks
-        slider = p.page.locator(".widget-slider").filter(
-            has=p.page.locator("label", has_text=re.compile(r"^mass prior \(%\)$")))
-        slider.locator(".widget-readout").click()
-        p.page.keyboard.press("Control+A")
-        p.page.keyboard.type("5")
-        p.page.keyboard.press("Enter")
+        p.type_into_slider(r"mass prior \(%\)", "5")
         numbers1 = p.click_and_wait("Run", ".ml-numbers", numbers0)
         assert "Solve_Succeeded" in numbers1, numbers1
         thigh = [float(re.search(r"thigh ([0-9.]+)/", n).group(1)) for n in (numbers0, numbers1)]
@@ -389,12 +393,7 @@ def test_walking_3d(voila_url, browser):
         titles = p.svg_texts(".js-plotly-plot .gtitle")
         assert any(t.startswith("Right-leg muscle activity") for t in titles), titles
         assert {"soleus", "gastrocnemius", "gluteus medius"} <= set(p.svg_texts(".js-plotly-plot .annotation-text"))
-        slider = p.page.locator(".widget-slider").filter(
-            has=p.page.locator("label", has_text=re.compile(r"^EMG weight$")))
-        slider.locator(".widget-readout").click()
-        p.page.keyboard.press("Control+A")
-        p.page.keyboard.type("10")
-        p.page.keyboard.press("Enter")
+        p.type_into_slider("EMG weight", "10")
         numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
         assert "emg_tracking" in numbers1 and "largest changes in mean activation" in numbers1, numbers1
         assert any(t.startswith("previous (p = 2)") for t in p.svg_texts(".js-plotly-plot .legendtext"))

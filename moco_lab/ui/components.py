@@ -15,7 +15,7 @@ import json
 import math
 import time as _time
 import traceback
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import ipywidgets as W
 import numpy as np
@@ -183,6 +183,23 @@ def error_text(err: BaseException) -> str:
 SIDEBAR_STYLE = {"description_width": "110px"}  # the sidebar's widgets: label column, then ...
 
 
+@contextlib.contextmanager
+def busy_button(button: W.Button, running: str) -> Iterator[None]:
+    """Disable ``button`` and show ``running`` with a spinner while the body runs; then restore it."""
+    label, icon = button.description, button.icon
+    button.disabled, button.description, button.icon = True, running, "spinner"
+    try:
+        yield
+    finally:
+        button.disabled, button.description, button.icon = False, label, icon
+
+
+def error_box(what: str, err: BaseException) -> str:
+    """HTML of a panel's error message: ``what`` went wrong, and the error's text."""
+    return (f"<div class='ml-box ml-box-error'><b>⚠ {html.escape(what)}.</b> "
+            f"<code>{html.escape(error_text(err))}</code></div>")
+
+
 def wide_layout() -> W.Layout:  # ... a fixed total width (a Layout of its own for each widget)
     """The sidebar widgets' layout: a fixed total width (a new Layout for each widget)."""
     return W.Layout(width="260px")
@@ -312,13 +329,11 @@ class PanelBase(W.VBox):
     @contextlib.contextmanager
     def _busy_button(self, button: W.Button, running: str):
         """Disable ``button`` and show ``running`` with a spinner while the body runs; then restore it."""
-        label, icon = button.description, button.icon
         self._busy = True
-        button.disabled, button.description, button.icon = True, running, "spinner"
         try:
-            yield
+            with busy_button(button, running):
+                yield
         finally:
-            button.disabled, button.description, button.icon = False, label, icon
             self._busy = False
 
     def _due(self) -> bool:

@@ -13,7 +13,7 @@ from ..analysis.motion_capture import MotionCaptureRun, MotionCaptureSettings, r
 from ..solve.optimizer import Progress
 from ..util.config import fast_mode
 from ..viz.motion_capture import plot_fit_over_truth, plot_marker_errors, plot_residual_bars
-from .components import PANEL_CSS, action_button, blank_figure, error_text, group_box, html_widget, show_figure
+from .components import PANEL_CSS, action_button, blank_figure, busy_button, error_box, group_box, html_widget, show_figure
 
 __all__ = ["MotionCapturePanel"]
 
@@ -106,21 +106,17 @@ class MotionCapturePanel(W.VBox):
 
     def solve(self) -> None:
         """Run the pipeline with the sliders' settings and redraw."""
-        label, icon = self.button.description, self.button.icon
-        self.button.disabled, self.button.description, self.button.icon = True, "Running…", "spinner"
         self.progress.value = "⏳ synthetic data, scaling and inverse kinematics…"
         self.message.value = ""
-        try:
-            run = run_motion_capture(self.settings(), progress=self._progress)
-            self.previous, self.run = self.run, run
-            self._draw()
-            self.progress.value = f"✔ done in {run.seconds['total']:.1f} s"
-        except Exception as err:  # shown, never swallowed silently
-            self.progress.value = "✖ stopped"
-            self.message.value = (f"<div class='ml-box ml-box-error'><b>⚠ The run failed.</b> "
-                                  f"<code>{html.escape(error_text(err))}</code></div>")
-        finally:
-            self.button.disabled, self.button.description, self.button.icon = False, label, icon
+        with busy_button(self.button, "Running…"):
+            try:
+                run = run_motion_capture(self.settings(), progress=self._progress)
+                self.previous, self.run = self.run, run
+                self._draw()
+                self.progress.value = f"✔ done in {run.seconds['total']:.1f} s"
+            except Exception as err:  # shown, never swallowed silently
+                self.progress.value = "✖ stopped"
+                self.message.value = error_box("The run failed", err)
 
     def _draw(self) -> None:
         run = self.run

@@ -15,7 +15,7 @@ from ..solve.optimizer import Progress
 from ..util.config import mesh
 from ..viz.pose3d import animate_3d
 from ..viz.walking_3d import plot_activations_vs_emg
-from .components import PANEL_CSS, action_button, blank_figure, error_text, group_box, html_widget, show_figure
+from .components import PANEL_CSS, action_button, blank_figure, busy_button, error_box, group_box, html_widget, show_figure
 
 __all__ = ["Walking3dPanel"]
 
@@ -112,26 +112,21 @@ class Walking3dPanel(W.VBox):
             fig.update_layout(width=620)
             show_figure(self.out_model, fig)
         except Exception as err:  # shown, never swallowed silently
-            self.message.value = (f"<div class='ml-box ml-box-error'><b>⚠ The model could not be drawn.</b> "
-                                  f"<code>{html.escape(error_text(err))}</code></div>")
+            self.message.value = error_box("The model could not be drawn", err)
 
     def solve(self) -> None:
         """Solve with the controls' settings and redraw."""
-        label, icon = self.button.description, self.button.icon
-        self.button.disabled, self.button.description, self.button.icon = True, "Solving…", "spinner"
         self.progress.value = "⏳ posing the problem…"
         self.message.value = ""
-        try:
-            run = run_walking_3d(self.settings(), progress=self._progress)
-            self.previous, self.run = self.run, run
-            self._draw()
-            self.progress.value = f"✔ solved in {run.seconds:.1f} s"
-        except Exception as err:  # shown, never swallowed silently
-            self.progress.value = "✖ stopped"
-            self.message.value = (f"<div class='ml-box ml-box-error'><b>⚠ The solve failed.</b> "
-                                  f"<code>{html.escape(error_text(err))}</code></div>")
-        finally:
-            self.button.disabled, self.button.description, self.button.icon = False, label, icon
+        with busy_button(self.button, "Solving…"):
+            try:
+                run = run_walking_3d(self.settings(), progress=self._progress)
+                self.previous, self.run = self.run, run
+                self._draw()
+                self.progress.value = f"✔ solved in {run.seconds:.1f} s"
+            except Exception as err:  # shown, never swallowed silently
+                self.progress.value = "✖ stopped"
+                self.message.value = error_box("The solve failed", err)
 
     def _describe(self, run: Walking3dRun) -> str:
         s = run.settings

@@ -13,7 +13,7 @@ from ..analysis.pose import Pose, pose
 from ..modeling.model import Model
 from ..results.trajectory import Trajectory
 
-__all__ = ["plot_pose", "animate", "sample_coordinates", "animation_controls"]
+__all__ = ["plot_pose", "animate", "sample_coordinates", "sampled_poses", "animation_controls"]
 
 _MUSCLE = "rgba(200, 40, 40, 0.75)"
 
@@ -102,6 +102,13 @@ def sample_coordinates(model: Model, trajectory: Trajectory, frames: int,
     return times, np.column_stack([np.interp(times, t, np.asarray(trajectory.states[n], float)) for n in names])
 
 
+def sampled_poses(model: Model, trajectory: Trajectory, frames: int) -> tuple[np.ndarray, list[Pose]]:
+    """``frames`` times evenly spaced over the trajectory and the model's :class:`Pose` at each (the coordinates
+    interpolated linearly): what an animation draws."""
+    times, Q = sample_coordinates(model, trajectory, frames)
+    return times, [pose(model, q) for q in Q]
+
+
 def animation_controls(times: np.ndarray) -> dict:
     """Layout entries of an animation whose frames are named by time (``f"{t:.3f}"``): play/pause buttons and a
     time slider."""
@@ -132,8 +139,7 @@ def animate(model: Model, trajectory: Trajectory, *, frames: int = 60, title: st
     frames : int
         Number of frames, evenly spaced in time (the coordinates interpolated linearly).
     """
-    times, Q = sample_coordinates(model, trajectory, frames)
-    poses = [pose(model, q) for q in Q]
+    times, poses = sampled_poses(model, trajectory, frames)
     xr, yr = _extent(poses)
     fig = go.Figure(_traces(poses[0], show_muscles),
                     frames=[go.Frame(data=_traces(p, show_muscles), name=f"{s:.3f}") for p, s in zip(poses, times)])

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from ..analysis.pose import Pose, pose
 from ..modeling.model import Model
 from ..results.trajectory import Trajectory
-from .pose import animation_controls, sample_coordinates
+from .pose import animation_controls, sampled_poses
 
 __all__ = ["plot_pose_3d", "animate_3d"]
 
@@ -112,8 +112,7 @@ def animate_3d(model: Model, trajectory: Trajectory, *, frames: int = 40, title:
     frames : int
         Number of frames, evenly spaced in time (the coordinates interpolated linearly).
     """
-    times, Q = sample_coordinates(model, trajectory, frames)
-    poses = [pose(model, q) for q in Q]
+    times, poses = sampled_poses(model, trajectory, frames)
     r = _extent(poses)
     fig = go.Figure([*_traces(poses[0], show_markers, show_muscles), _floor(r)],
                     frames=[go.Frame(data=_traces(p, show_markers, show_muscles), name=f"{s:.3f}",
