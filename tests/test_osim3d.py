@@ -453,3 +453,53 @@ def test_a_marker_on_an_unknown_frame_or_the_ground_is_refused_by_name():
 
     with pytest.raises(OsimFormatError, match="marker 'Head' fixed on the ground"):
         read_osim_string(_edited(grounded), replace_millard=True)
+
+
+@pytest.mark.opensim
+def test_joint_reactions_agree_with_opensim(pair, monkeypatch):
+    """The reaction loads Moco's JointReactionGoal minimizes, at 5 of the states with the accelerations of
+    OpenSim's forward dynamics of the skeleton (gravity, the patella's coupler): the walker knee (one coordinate,
+    six polynomial axes), the hip and the pelvis (chains of Drake joints through massless frames), the
+    patellofemoral joint (coupled), the ankle (a pin on an oblique frame) and the back, on the parent and on the
+    child, in ground and in the joint's own frames, against ``Joint::calcReactionOn{Parent,Child}ExpressedInGround``.
+    Tolerance as for the inverse dynamics (measured 4e-13 relative to the largest component: the pelvis carries
+    the whole body). Evaluated by the numpy backend (no C compile of the 3-D skeleton)."""
+    from moco_lab.engine.kernel import Kernel
+    from moco_lab.modeling.operators import remove_muscles
+
+    monkeypatch.setenv("MOCO_LAB_BACKEND", "numpy")
+    opensim, theirs, state, Q, U, A = pair
+    skeleton = remove_muscles(read_osim(MODEL, replace_millard=True))
+    order = mobility_order(theirs, state, skeleton)
+    kernel = Kernel(skeleton)
+    joints = ["walker_knee_r", "hip_r", "ground_pelvis", "patellofemoral_r", "ankle_r", "back"]
+    names = {(j, side, frame): kernel.system.add_joint_reaction_output(j, side, frame)
+             for j in joints for side in ("parent", "child") for frame in ("/ground", None)}
+    n = 5
+    acc = np.zeros((n, Q.shape[1]))
+    expected = {}
+    ground = theirs.getGround()
+    for k in range(n):
+        _set(opensim, theirs, state, skeleton, Q[k], U[k])
+        theirs.realizeAcceleration(state)
+        udot = state.getUDot()
+        acc[k] = [udot.get(mi) for mi in order]
+        for j in joints:
+            joint = theirs.getJointSet().get(j)
+            for side in ("parent", "child"):
+                sv = (joint.calcReactionOnParentExpressedInGround if side == "parent"
+                      else joint.calcReactionOnChildExpressedInGround)(state)
+                own = joint.getParentFrame() if side == "parent" else joint.getChildFrame()
+                expected[(j, side, "/ground", k)] = [sv.get(a).get(i) for a in (0, 1) for i in range(3)]
+                expected[(j, side, None, k)] = [ground.expressVectorInAnotherFrame(state, sv.get(a), own).get(i)
+                                                for a in (0, 1) for i in range(3)]
+    Z = np.zeros((n, len(skeleton.auxiliary_state_names())))
+    X = np.zeros((n, len(skeleton.control_names())))
+    out = kernel.outputs(list(names.values()), Q[:n], U[:n], X, None, Z=Z, A=acc)
+    worst = 0.0
+    for key, name in names.items():
+        for k in range(n):
+            t = np.array(expected[(*key, k)])
+            worst = max(worst, np.abs(out[name][k] - t).max() / max(1.0, np.abs(t).max()))
+    print(f"joint reactions {worst:.1e}")
+    assert worst < 5e-12, worst

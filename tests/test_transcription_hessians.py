@@ -201,3 +201,17 @@ def test_unsupported_terms_are_named():
         settings.validate()
     with pytest.raises(ValueError, match="optim_hessian_approximation 'newton'"):
         ml.SolverSettings(optim_hessian_approximation="newton").validate()
+
+
+def test_joint_reaction_goals():
+    """The JointReactionGoal's Hessian: quadratic in the reaction, whose own second derivatives (through the
+    muscles' path geometry, the contact and the accelerations) come from the output's Hessian block."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    p.add_goal(ml.JointReactionGoal("knee_child", 0.3, joint_path="/jointset/knee", loads_frame="child",
+                                    reaction_weights={"force-y": 2.0, "moment-z": 0.5}))
+    p.add_goal(ml.JointReactionGoal("knee_parent", 0.2, joint_path="knee", expressed_in_frame_path="/ground",
+                                    reaction_measures=["force-x", "force-y"]))
+    study.solver.multibody_dynamics_mode = "implicit"
+    study.solver.num_mesh_intervals = 3
+    check_hessians(study.transcribe(), np.random.default_rng(16))

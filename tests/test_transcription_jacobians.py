@@ -235,3 +235,20 @@ def prescribed_leg(**settings) -> Transcription:
 
 def test_prescribed_kinematics():
     check_bindings(prescribed_leg(), np.random.default_rng(5))
+
+
+@pytest.mark.parametrize("scheme", ["hermite-simpson", "trapezoidal"])
+def test_joint_reaction_goals(scheme):
+    """Moco's JointReactionGoal (implicit dynamics: the accelerations are variables) on the knee, loaded by the
+    muscles' forces on the bones and the foot's contact, on the child in its own frame and on the parent in
+    ground, with measure weights; its output's Jacobian through the muscles' path geometry."""
+    study = ml.Study()
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    p.add_goal(ml.JointReactionGoal("knee_child", 0.3, joint_path="/jointset/knee", loads_frame="child",
+                                    reaction_weights={"force-y": 2.0, "moment-z": 0.5}))
+    p.add_goal(ml.JointReactionGoal("knee_parent", 0.2, joint_path="knee", expressed_in_frame_path="/ground",
+                                    reaction_measures=["force-x", "force-y"]))
+    study.solver.transcription_scheme = scheme
+    study.solver.multibody_dynamics_mode = "implicit"
+    study.solver.num_mesh_intervals = 3
+    check_bindings(study.transcribe(), np.random.default_rng(4))

@@ -120,6 +120,8 @@ class SymbolicMultibody:
         self.ac = {world: [-g[0], -g[1], -g[2]]}  # gravity as the world's acceleration
         self.joint_origin = {}  # child body -> p_WM (world position of the joint frame M)
         self.joint_frame_R = {}  # child body -> R_WF
+        self.joint_parent_origin = {}  # child body -> p_WF (world position of the joint frame F on the parent)
+        self.joint_child_R = {}  # child body -> R_WM
         self.partials = {}  # child body of a custom joint -> (H_w, H_v): partial velocities in F
         for j in tree.joints:
             self._forward(j)
@@ -178,6 +180,8 @@ class SymbolicMultibody:
         self.R[C], self.p[C], self.w[C], self.v[C] = R_WC, p_WC, w_C, v_C
         self.joint_origin[C] = p_WM
         self.joint_frame_R[C] = R_WF
+        self.joint_parent_origin[C] = p_WF
+        self.joint_child_R[C] = R_WM
         if self.a is not None:
             al_P, ac_P = self.al[P], self.ac[P]
             al_C = _add(_add(al_P, _cross(w_P, Fw)), _mv(R_WF, dw_FM))
@@ -221,13 +225,28 @@ class SymbolicMultibody:
             _scale(1.0 / mtot, vel) if isinstance(mtot, float) else [x / mtot for x in vel]
 
     # ------------------------------------------------------------ inward recursions
-    def _project(self, forces: dict, moments: dict) -> list:
-        """Generalized forces from net forces and moments (about each joint origin) of every subtree."""
-        tau = [0.0] * self.tree.nq
+    def _subtree_loads(self, forces: dict, moments: dict) -> tuple[dict, dict]:
+        """Per child body, the net force and the net moment about its joint origin of the loads on its subtree
+        (``forces``, ``moments``: per body, a force and a moment about that body's joint origin)."""
         F = {k: list(v) for k, v in forces.items()}
         N = {k: list(v) for k, v in moments.items()}
         for j in reversed(self.tree.joints):
             C, P = j.child, j.parent
+            f = F.get(C, [0.0, 0.0, 0.0])
+            n = N.get(C, [0.0, 0.0, 0.0])
+            if P != self.tree.world and not (_is_zero(f) and _is_zero(n)):
+                # carry to the parent's joint origin
+                r = _sub(self.joint_origin[C], self.joint_origin[P])
+                F[P] = _add(F.get(P, [0.0, 0.0, 0.0]), f)
+                N[P] = _add(_add(N.get(P, [0.0, 0.0, 0.0]), n), _cross(r, f))
+        return F, N
+
+    def _project(self, forces: dict, moments: dict) -> list:
+        """Generalized forces from net forces and moments (about each joint origin) of every subtree."""
+        tau = [0.0] * self.tree.nq
+        F, N = self._subtree_loads(forces, moments)
+        for j in self.tree.joints:
+            C = j.child
             f = F.get(C, [0.0, 0.0, 0.0])
             n = N.get(C, [0.0, 0.0, 0.0])
             R_WF = self.joint_frame_R[C]
@@ -243,17 +262,13 @@ class SymbolicMultibody:
             elif j.type == "custom":
                 H_w, H_v = self.partials[C]
                 tau[s] = _dot(_mv(R_WF, H_w), n) + _dot(_mv(R_WF, H_v), f)
-            if P != self.tree.world and not (_is_zero(f) and _is_zero(n)):
-                # carry to the parent's joint origin
-                r = _sub(self.joint_origin[C], self.joint_origin[P])
-                F[P] = _add(F.get(P, [0.0, 0.0, 0.0]), f)
-                N[P] = _add(_add(N.get(P, [0.0, 0.0, 0.0]), n), _cross(r, f))
         return tau
 
-    def inverse_dynamics(self) -> list:
-        """``τ_ID = M(q) u̇ + C(q, u) − τ_g(q) + D u`` (joint damping ``D``), one expression per coordinate."""
+    def _inertial_loads(self) -> tuple[dict, dict]:
+        """Per body, ``m a_com`` and the rate of change of angular momentum plus ``r × m a_com`` about its joint
+        origin (gravity included: the world accelerates at −g)."""
         if self.a is None:
-            raise ValueError("inverse_dynamics needs accelerations")
+            raise ValueError("inverse dynamics and joint reactions need accelerations")
         forces, moments = {}, {}
         for j in self.tree.joints:
             C = j.child
@@ -275,6 +290,50 @@ class SymbolicMultibody:
             p_com = _add(self.p[C], rc)
             forces[C] = f
             moments[C] = _add(n, _cross(_sub(p_com, self.joint_origin[C]), f))
+        return forces, moments
+
+    def _applied_loads(self, point_forces: Sequence = (), body_moments: Sequence = ()) -> tuple[dict, dict]:
+        """Per body, the applied force and its moment about the body's joint origin (see
+        :meth:`generalized_forces` for the arguments)."""
+        forces, moments = {}, {}
+        for body, point, force in point_forces:
+            if body == self.tree.world:
+                continue
+            forces[body] = _add(forces.get(body, [0.0, 0.0, 0.0]), list(force))
+            moments[body] = _add(moments.get(body, [0.0, 0.0, 0.0]),
+                                 _cross(_sub(list(point), self.joint_origin[body]), list(force)))
+        for body, moment in body_moments:
+            if body == self.tree.world:
+                continue
+            moments[body] = _add(moments.get(body, [0.0, 0.0, 0.0]), list(moment))
+        return forces, moments
+
+    def joint_reaction(self, child: int, point_forces: Sequence = (), body_moments: Sequence = (), *,
+                       on: str = "child", parent_side: int | None = None) -> tuple[list, list]:
+        """The load the joint into ``child`` transmits to the child's subtree, as Simbody's mobilizer reaction
+        (OpenSim's ``Joint::calcReactionOnChildExpressedInGround``): ``(moment about the joint frame M's origin,
+        force)``, both in world coordinates. It is the subtree's rate of change of momentum minus every load applied
+        to its bodies (gravity, ``point_forces``, ``body_moments``): mobility forces — the joint's own generalized
+        force, a coupler's — are part of it, those of joints inside the subtree cancel.
+
+        ``on="parent"``: the equal and opposite load on the parent (``calcReactionOnParentExpressedInGround``), its
+        moment about the origin of the joint frame F on the parent of the joint into ``parent_side`` (default
+        ``child``; the first joint of a chain of massless frame bodies whose last joint leads to ``child``).
+        """
+        if on not in ("child", "parent"):
+            raise ValueError(f"joint_reaction: on must be 'child' or 'parent', got {on!r}")
+        Fi, Ni = self._subtree_loads(*self._inertial_loads())
+        Fa, Na = self._subtree_loads(*self._applied_loads(point_forces, body_moments))
+        zero = [0.0, 0.0, 0.0]
+        moment, force = _sub(Ni.get(child, zero), Na.get(child, zero)), _sub(Fi.get(child, zero), Fa.get(child, zero))
+        if on == "child":
+            return moment, force
+        r = _sub(self.joint_origin[child], self.joint_parent_origin[child if parent_side is None else parent_side])
+        return _scale(-1.0, _add(moment, _cross(r, force))), _scale(-1.0, force)
+
+    def inverse_dynamics(self) -> list:
+        """``τ_ID = M(q) u̇ + C(q, u) − τ_g(q) + D u`` (joint damping ``D``), one expression per coordinate."""
+        forces, moments = self._inertial_loads()
         tau = self._project(forces, moments)
         for j in self.tree.joints:
             for k in range(j.num_q):
@@ -295,15 +354,5 @@ class SymbolicMultibody:
         -------
         list of nq expressions
         """
-        forces, moments = {}, {}
-        for body, point, force in point_forces:
-            if body == self.tree.world:
-                continue
-            forces[body] = _add(forces.get(body, [0.0, 0.0, 0.0]), list(force))
-            moments[body] = _add(moments.get(body, [0.0, 0.0, 0.0]),
-                                 _cross(_sub(list(point), self.joint_origin[body]), list(force)))
-        for body, moment in body_moments:
-            if body == self.tree.world:
-                continue
-            moments[body] = _add(moments.get(body, [0.0, 0.0, 0.0]), list(moment))
+        forces, moments = self._applied_loads(point_forces, body_moments)
         return self._project(forces, moments)

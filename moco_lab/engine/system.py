@@ -28,7 +28,7 @@ import numpy as np
 
 from ..modeling.model import Model
 from ..symbolic import expr as sx
-from ..symbolic.expr import Graph, derivatives
+from ..symbolic.expr import Graph, derivatives, substitute
 from ..util.names import did_you_mean
 from .multibody import SymbolicMultibody
 
@@ -58,6 +58,25 @@ class NodeVariables:
     def slice(self, block: str) -> slice:
         """Columns of group ``block`` (``"q"``, ``"u"``, ``"a"``, ...) in a node's inputs."""
         return slice(self.offset[block], self.offset[block] + self.sizes[block])
+
+
+class _PointCapture:
+    """A force context whose ``point_position`` returns fresh variables (recorded with the body and the true
+    position), so that a path length can be differentiated with respect to the points it passes through."""
+
+    def __init__(self, ctx: "_Context", tag: str):
+        self._ctx, self._tag = ctx, tag
+        self.points: list[tuple[int, list, list]] = []  # (body index, true position, stand-in variables)
+
+    def __getattr__(self, name: str):
+        return getattr(self._ctx, name)
+
+    def point_position(self, body: str, location: ArrayLike) -> list:
+        s = self._ctx._s
+        k = len(self.points)
+        stand_in = s.graph.vars([f"{self._tag}/point{k}/{i}" for i in range(3)])
+        self.points.append((s.body_index(body), self._ctx.point_position(body, location), stand_in))
+        return stand_in
 
 
 class _Context:
@@ -196,6 +215,11 @@ class SymbolicSystem:
             resid.update(c.residuals)
             for name, value in c.outputs.items():
                 self.outputs[f"{element.path}/{name}"] = list(value) if isinstance(value, (list, tuple)) else [value]
+        #: Every load the force elements apply to bodies: ``(body index, world point, world force)`` and
+        #: ``(body index, world moment)`` (joint reactions subtract them from their subtree's momentum rate).
+        self.point_forces = point_forces[True] + point_forces[False]
+        self._path_point_forces: list | None = None
+        self.body_moments = moments[True] + moments[False]
         for passive in (True, False):
             if point_forces[passive] or moments[passive]:
                 jtf = self.mb.generalized_forces(point_forces[passive], moments[passive])
@@ -295,6 +319,84 @@ class SymbolicSystem:
                 "proj": [g.lift(v) for v in proj]}
 
     # ------------------------------------------------------------ outputs on request
+    def path_point_forces(self) -> list:
+        """The forces the path muscles apply to bodies, ``(body index, world point, world force)``: at each point
+        the length depends on (path points, wrapping surfaces' frame points), ``−T ∂l/∂p`` — the tension along the
+        segments at each path point, as OpenSim's ``GeometryPath`` applies it, and on a wrapping surface's body the
+        load of the wrapped part. Their generalized forces are the muscles' ``−T ∂l/∂q`` (a moving point's motion
+        relative to its body is a mobility force, as in OpenSim). Function-based paths apply none (their tension
+        acts through generalized forces only, as in OpenSim 4.6)."""
+        if self._path_point_forces is None:
+            out = []
+            ctx = _Context(self)
+            for m in self.model.muscles:
+                if not getattr(m.geometry, "points", None):
+                    continue
+                capture = _PointCapture(ctx, m.path)
+                length = m.geometry.length_expr(capture)
+                stand_ins = [v for _, _, vs in capture.points for v in vs]
+                grads = derivatives([length], stand_ins)[0]
+                values = {v: x for _, p, vs in capture.points for v, x in zip(vs, p)}
+                keys = sorted(grads)
+                dl = dict(zip(keys, substitute([grads[k] for k in keys], values)))
+                tension = self.outputs[f"{m.path}/tendon_force"][0]
+                for k, (body, p, _) in enumerate(capture.points):
+                    d = [dl.get(3 * k + i, 0.0) for i in range(3)]
+                    if not all(isinstance(v, float) and v == 0.0 for v in d):
+                        out.append((body, p, [-tension * v for v in d]))
+            self._path_point_forces = out
+        return self._path_point_forces
+
+    def joint_chain(self, joint: str) -> list:
+        """The tree joints that make the model's joint ``joint`` (name or path ``/jointset/<name>``), root side
+        first: one, or the chain of a multi-coordinate joint (:meth:`ModelBuilder.add_joint_chain`)."""
+        coords = self.model.coordinates
+        paths = {}
+        for j in self.tree.joints:
+            path = coords[j.q_start].joint_path if j.num_q else f"/jointset/{j.name}"
+            paths.setdefault(path, []).append(j)
+        key = joint if joint.startswith("/") else f"/jointset/{joint}"
+        if key not in paths:
+            raise KeyError(did_you_mean(joint, sorted(paths), "joint"))
+        return paths[key]
+
+    def add_joint_reaction_output(self, joint: str, loads_frame: str = "parent", expressed_in: str | None = None) -> str:
+        """Add the output of the reaction load of ``joint`` (OpenSim's ``Joint::calcReactionOn{Parent,Child}``):
+        ``[moment x, y, z, force x, y, z]``, on the ``loads_frame`` (``"parent"``: the load the child applies to
+        the parent, at the joint frame on the parent; ``"child"``: the load the parent applies to the child, at
+        the joint frame on the child), expressed in ``expressed_in`` (default: that joint frame; ``"ground"``, or
+        a body by name or path). Needs accelerations (implicit or prescribed kinematics). Returns its name."""
+        if loads_frame not in ("parent", "child"):
+            raise ValueError(f"joint reaction of {joint!r}: loads_frame must be 'parent' or 'child', got "
+                             f"{loads_frame!r}")
+        others = sorted({type(c).__name__ for c in self.model.constraints or []} - {"CoordinateCouplerConstraint"})
+        if others:
+            raise NotImplementedError(f"joint reaction of {joint!r}: the model's {others[0]} applies forces to bodies "
+                                      "that the reaction would have to include; only coordinate couplers are "
+                                      "supported")
+        chain = self.joint_chain(joint)
+        first, last = chain[0], chain[-1]
+        point_forces = self.point_forces + self.path_point_forces()
+        frame = "" if expressed_in is None else str(expressed_in)
+        path = joint if joint.startswith("/") else f"/jointset/{joint}"
+        name = f"{path}/reaction_on_{loads_frame}" + (f"_in_{frame}" if frame else "")
+        if name in self.outputs:
+            return name
+        mb = self.mb
+        moment, force = mb.joint_reaction(last.child, point_forces, self.body_moments, on=loads_frame,
+                                          parent_side=first.child)
+        if not frame:
+            R = mb.joint_frame_R[first.child] if loads_frame == "parent" else mb.joint_child_R[last.child]
+        elif frame in ("ground", "/ground", "world"):
+            R = None
+        else:
+            R = mb.R[self.body_index(frame)]
+        if R is not None:  # Rᵀ v: world components into the frame's
+            moment = [sum(R[i][k] * moment[i] for i in range(3)) for k in range(3)]
+            force = [sum(R[i][k] * force[i] for i in range(3)) for k in range(3)]
+        self.outputs[name] = [self.graph.lift(v) for v in [*moment, *force]]
+        return name
+
     def add_point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         """Add outputs ``<name>/position`` and ``<name>/velocity`` (world frame) of a point fixed on a body."""
         b = self.body_index(body)

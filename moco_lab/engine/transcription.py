@@ -106,6 +106,14 @@ class _GoalContext:
     def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         return self._tr.kernel.system.add_point_output(name, body, location)
 
+    def joint_reaction_output(self, joint: str, loads_frame: str, expressed_in: str | None) -> str:
+        tr = self._tr
+        if not (tr.layout.nacc or tr.prescribed is not None):
+            raise ValueError(f"a joint reaction ({joint!r}) needs the accelerations, which explicit multibody dynamics "
+                             "do not have as variables: set multibody_dynamics_mode='implicit' (Moco computes it "
+                             "in either mode), or prescribe the kinematics (Inverse)")
+        return tr.kernel.system.add_joint_reaction_output(joint, loads_frame, expressed_in)
+
 
 class _NativeTerms:
     """What a goal's ``native`` function may use: the program and its variables."""

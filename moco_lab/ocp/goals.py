@@ -28,6 +28,7 @@ goal                            value
 :class:`AverageSpeedGoal`       ``v − ‖r_com(tf) − r_com(t0)‖ / (tf − t0)`` (``MocoAverageSpeedGoal``)
 :class:`ContactTrackingGoal`    ``∫ Σ_groups ‖P(F_model − F_ref(t))‖² dt / (m g)`` (``MocoContactTrackingGoal``)
 :class:`MarkerTrackingGoal`     ``∫ Σ_m w_m ‖p_m(q) − r_m(t)‖² dt`` (``MocoMarkerTrackingGoal``)
+:class:`JointReactionGoal`      ``∫ Σ_i w_i r_i² dt / (m g)``, a joint's reaction load (``MocoJointReactionGoal``)
 :class:`UserGoal`               your own Python integrand and/or endpoint function
 ==============================  =========================================================================
 """
@@ -55,7 +56,8 @@ if TYPE_CHECKING:
 __all__ = ["Goal", "BoundGoal", "NodeData", "EndpointData", "GoalContext", "ControlGoal", "FinalTimeGoal",
            "StateTrackingGoal", "ControlTrackingGoal", "SumSquaredStateGoal", "PeriodicityGoal", "InitialActivationGoal",
            "AverageSpeedGoal",
-           "ContactTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "UserGoal", "goal_from_dict", "GOAL_TYPES",
+           "ContactTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "JointReactionGoal", "UserGoal", "goal_from_dict",
+           "GOAL_TYPES",
            "explain_autodiff_error"]
 
 GOAL_MODES = ("cost", "endpoint_constraint")
@@ -135,6 +137,12 @@ class GoalContext:
 
     def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         """Ask for the position and velocity of a point fixed on a body; returns the two output names."""
+        raise NotImplementedError
+
+    def joint_reaction_output(self, joint: str, loads_frame: str, expressed_in: str | None) -> str:
+        """Ask for a joint's reaction load ``[moment (3), force (3)]`` (see
+        :meth:`moco_lab.engine.system.SymbolicSystem.add_joint_reaction_output`); a ``ValueError`` if the
+        transcription has no accelerations to compute it from."""
         raise NotImplementedError
 
 
@@ -1188,6 +1196,89 @@ def explain_autodiff_error(err: Exception, owner: str) -> Exception:
     return err
 
 
+REACTION_MEASURES = ("moment-x", "moment-y", "moment-z", "force-x", "force-y", "force-z")
+
+
+class JointReactionGoal(Goal):
+    """Minimize a joint's reaction load: ``(1/(m g)) ∫ Σ_i w_i r_i² dt`` (Moco's ``MocoJointReactionGoal``).
+
+    ``r`` is the load the joint transmits — constraint forces and its own generalized forces together, as
+    Simbody's mobilizer reaction (OpenSim's ``Joint::calcReactionOnParentExpressedInGround`` /
+    ``...OnChild...``) — ``[moment x, y, z, force x, y, z]`` about the origin of the joint frame on the loads frame's
+    side, expressed in ``expressed_in_frame_path``; ``m g`` the model's weight. Muscles on geometry paths load the
+    joint through their forces on the bones; on function-based paths they act through generalized forces only
+    and do not press the joint's surfaces together (as in OpenSim 4.6). Needs the accelerations: implicit
+    multibody dynamics or prescribed kinematics (:class:`~moco_lab.tools.inverse.Inverse`).
+
+    Parameters
+    ----------
+    joint_path : str
+        ``/jointset/<joint>`` (or the joint's name).
+    loads_frame : {"parent", "child"}
+        The body whose load is measured: the child's load on the parent at the joint frame on the parent
+        (Moco's default), or the parent's load on the child at the joint frame on the child.
+    expressed_in_frame_path : str
+        ``""`` (default): the joint frame of ``loads_frame``; ``"/ground"``; or a body, ``/bodyset/<body>``.
+    reaction_measures : sequence of str
+        Of ``"moment-x"``, ``"moment-y"``, ``"moment-z"``, ``"force-x"``, ``"force-y"``, ``"force-z"``; empty: all.
+    reaction_weights : dict of str -> float
+        Weight of each measure (default 1).
+    """
+
+    default_name = "joint_reaction"
+
+    def __init__(self, name: str | None = None, weight: float = 1.0, joint_path: str = "", loads_frame: str = "parent",
+                 expressed_in_frame_path: str = "", reaction_measures: Sequence[str] = (),
+                 reaction_weights: dict | None = None, enabled: bool = True, **options: Any):
+        super().__init__(name, weight, enabled, **options)
+        owner = f"JointReactionGoal {self.name!r}"
+        if not isinstance(joint_path, str) or not joint_path:
+            raise ValueError(f"{owner}: joint_path is empty; give the joint, e.g. '/jointset/walker_knee_r'")
+        if loads_frame not in ("parent", "child"):
+            raise ValueError(f"{owner}: loads_frame must be 'parent' or 'child', got {loads_frame!r}")
+        if isinstance(reaction_measures, str):
+            raise TypeError(f"{owner}: reaction_measures must be a list of measures, got the string "
+                            f"{reaction_measures!r} (one measure: [{reaction_measures!r}])")
+        for m in list(reaction_measures) + list(reaction_weights or {}):
+            if m not in REACTION_MEASURES:
+                raise ValueError(f"{owner}: reaction measure {m!r} not recognized; "
+                                 + did_you_mean(m, REACTION_MEASURES, "measure"))
+        self.joint_path = joint_path
+        self.loads_frame = loads_frame
+        self.expressed_in_frame_path = str(expressed_in_frame_path or "")
+        self.reaction_measures = list(reaction_measures)
+        self.reaction_weights = {k: finite_number(v, f"{owner}: weight of {k!r}")
+                                 for k, v in (reaction_weights or {}).items()}
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        frame = self.expressed_in_frame_path
+        name = ctx.joint_reaction_output(self.joint_path, self.loads_frame, frame or None)
+        measures = self.reaction_measures or list(REACTION_MEASURES)
+        index = np.array([REACTION_MEASURES.index(m) for m in measures])
+        w = np.array([self.reaction_weights.get(m, 1.0) for m in measures])
+        scale = 1.0 / (ctx.total_mass * ctx.gravity) if ctx.gravity > 0 else 1.0 / ctx.total_mass
+        coef = np.zeros(6)
+        np.add.at(coef, index, scale * w)  # a measure listed twice counts twice
+
+        def integrand(d: NodeData, jac: bool):
+            r = d.outputs[name]
+            s = r * r @ coef
+            return s, ({"outputs": {name: 2 * r * coef}} if jac else {})
+
+        def hessian(d: NodeData):
+            n = d.t.size
+            return [(("out", name, i), ("out", name, i), np.full(n, 2 * coef[i])) for i in range(6) if coef[i]]
+
+        return self._bound(ctx, integrand=integrand, hessian=hessian, outputs=(name,), columns={})
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d.update(joint_path=self.joint_path, loads_frame=self.loads_frame,
+                 expressed_in_frame_path=self.expressed_in_frame_path, reaction_measures=list(self.reaction_measures),
+                 reaction_weights=dict(self.reaction_weights))
+        return d
+
+
 class UserGoal(Goal):
     """A goal written in Python.
 
@@ -1284,7 +1375,7 @@ class UserGoal(Goal):
 GOAL_TYPES = {c.__name__: c for c in (ControlGoal, FinalTimeGoal, StateTrackingGoal, ControlTrackingGoal,
                                       SumSquaredStateGoal,
                                       PeriodicityGoal, InitialActivationGoal, AverageSpeedGoal, ContactTrackingGoal,
-                                      MarkerTrackingGoal)}
+                                      MarkerTrackingGoal, JointReactionGoal)}
 
 
 def goal_from_dict(d: dict) -> Goal:

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["Graph", "Expr", "derivatives", "second_derivatives", "structural_hash", "ancestors", "where", "maximum",
+__all__ = ["Graph", "Expr", "derivatives", "second_derivatives", "substitute", "structural_hash", "ancestors", "where", "maximum",
            "minimum", "is_expr",
            "sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh", "asin", "arcsin", "acos", "arccos",
            "atan", "arctan", "atan2", "arctan2", "abs", "sign", "OPS"]
@@ -488,6 +488,36 @@ def ancestors(outputs: Sequence[Expr]) -> list[Expr]:
         stack.extend(a for a in n.args if a.id not in seen)
     found.sort(key=lambda n: n.id)
     return found
+
+
+def substitute(outputs: Sequence, values: dict[Expr, Any]) -> list:
+    """``outputs`` with each variable in ``values`` replaced by its value (an expression or a number), rebuilt
+    through the folding constructors (so ``x * 0`` folds away); non-expressions pass through."""
+    exprs = [o for o in outputs if isinstance(o, Expr)]
+    if not exprs:
+        return list(outputs)
+    g = exprs[0].g
+    by_id = {v.id: g.lift(x) for v, x in values.items()}
+    binary = {ADD: g.add, SUB: g.sub, MUL: g.mul, DIV: g.div, ATAN2: g.atan2}
+    new: dict[int, Expr] = {}
+    for n in ancestors(exprs):
+        if n.op in (CONST, VAR):
+            new[n.id] = by_id.get(n.id, n)
+            continue
+        args = [new[a.id] for a in n.args]
+        if all(a is b for a, b in zip(args, n.args)):
+            new[n.id] = n
+        elif n.op in binary:
+            new[n.id] = binary[n.op](*args)
+        elif n.op == NEG:
+            new[n.id] = g.neg(args[0])
+        elif n.op == POWC:
+            new[n.id] = g.powc(args[0], n.val)
+        elif n.op == SELECT:
+            new[n.id] = g.select(*args)
+        else:
+            new[n.id] = g.unary(n.op, args[0])
+    return [new[o.id] if isinstance(o, Expr) else o for o in outputs]
 
 
 def derivatives(outputs: Sequence, inputs: Sequence[Expr]) -> list[dict[int, Expr]]:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..modeling.model import Model
     from ..results.trajectory import Trajectory
 
-__all__ = ["OutputTable", "output_names", "analyze"]
+__all__ = ["OutputTable", "output_names", "analyze", "joint_reactions"]
 
 _AXES = "xyz"
 
@@ -138,14 +138,23 @@ def analyze(model: Model, trajectory: Trajectory, outputs: Sequence[str] | str |
         A name or pattern matches no output (with suggestions), or the
         trajectory lacks a state or control the model needs.
     """
+    params = _parameters(model, trajectory, parameters)
+    kernel = kernel_for(model, tuple(params))
+    return _evaluate(model, kernel, trajectory, _select(kernel.output_names(), outputs), params)
+
+
+def _parameters(model: Model, trajectory: Trajectory, parameters: Mapping[str, float] | None) -> dict:
+    """The property values to evaluate with: ``parameters``, else the trajectory's optimized ones."""
     params = dict(trajectory.parameters) if parameters is None else dict(parameters)
     props = model.properties()
     unknown = [k for k in params if k not in props]
     if unknown and parameters is not None:
         raise KeyError(did_you_mean(unknown[0], list(props), "model property"))
-    params = {k: float(v) for k, v in params.items() if k in props}
-    kernel = kernel_for(model, tuple(params))
-    names = _select(kernel.output_names(), outputs)
+    return {k: float(v) for k, v in params.items() if k in props}
+
+
+def _evaluate(model: Model, kernel, trajectory: Trajectory, names: list[str], params: dict) -> OutputTable:
+    """The outputs ``names`` of ``kernel`` along ``trajectory`` (see :func:`analyze`)."""
     t = np.asarray(trajectory.time, float)
     n = t.size
     states, controls = trajectory.states, trajectory.controls
@@ -199,3 +208,41 @@ def analyze(model: Model, trajectory: Trajectory, outputs: Sequence[str] | str |
             if unit is not None:
                 units[col] = unit
     return OutputTable(t.copy(), columns, units, names)
+
+
+_REACTION_COLUMNS = ("moment_x", "moment_y", "moment_z", "force_x", "force_y", "force_z")
+
+
+def joint_reactions(model: Model, trajectory: Trajectory, joints: Sequence[str] | str, loads_frame: str = "parent",
+                    expressed_in: str | None = None) -> OutputTable:
+    """The reaction loads of ``joints`` along ``trajectory`` (what Moco's ``JointReactionGoal`` measures; OpenSim's
+    ``Joint::calcReactionOn{Parent,Child}ExpressedInGround``, re-expressed).
+
+    Parameters
+    ----------
+    joints : str or list of str
+        Joint names or paths (``"walker_knee_r"``, ``"/jointset/walker_knee_r"``).
+    loads_frame : {"parent", "child"}
+        The load on the parent (at the joint frame on it) or on the child (at the joint frame on it).
+    expressed_in : str, optional
+        Default the joint frame of ``loads_frame``; ``"/ground"`` or a body (name or ``/bodyset/<body>``).
+
+    Returns
+    -------
+    OutputTable
+        Columns ``<joint path>/reaction_on_<loads_frame>[_in_<frame>]_moment_x`` … ``_force_z`` (N·m, N). The
+        accelerations are the trajectory's (``…/accel``: implicit solutions, inverse solutions), else those of the
+        model's forward dynamics at its states and controls.
+    """
+    joints = [joints] if isinstance(joints, str) else list(joints)
+    params = _parameters(model, trajectory, None)
+    kernel = kernel_for(model, tuple(params))
+    names = [kernel.system.add_joint_reaction_output(j, loads_frame, expressed_in) for j in joints]
+    table = _evaluate(model, kernel, trajectory, names, params)
+    columns, units = {}, {}
+    for name in names:
+        for k, label in enumerate(_REACTION_COLUMNS):
+            col = f"{name}_{label}"
+            columns[col] = table.columns[f"{name}_{k}"]
+            units[col] = "N·m" if label.startswith("moment") else "N"
+    return OutputTable(table.time, columns, units, names)
