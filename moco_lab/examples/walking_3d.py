@@ -43,11 +43,12 @@ from ..modeling.operators import (
     set_tendon_compliance,
 )
 from ..modeling.osim import read_osim
-from ..ocp.goals import ControlTrackingGoal
+from ..ocp.goals import ControlTrackingGoal, JointReactionGoal
 from ..tools.inverse import Inverse, add_reserves, add_residuals
 from ..util.data import opensim_file
 
-__all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "WALKING_3D_INVERSE_SETTINGS", "WALKING_3D_EMG"]
+__all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "WALKING_3D_INVERSE_SETTINGS", "WALKING_3D_EMG",
+           "WALKING_3D_KNEE_LOAD"]
 
 #: exampleMocoInverse's settings, by the names :class:`~moco_lab.tools.inverse.Inverse` takes.
 WALKING_3D_INVERSE_SETTINGS = {"initial_time": 0.48, "final_time": 1.61, "mesh_interval": 0.02,
@@ -86,7 +87,14 @@ def walking_3d_emg() -> tuple:
     return time, {name: values * scale.get(name, 1.0) for name, values in columns.items()}
 
 
-def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, **settings: Any) -> Inverse:
+#: The Moco paper's knee-load goals (MODELS3D): a JointReactionGoal on each walker knee, weight 0.005, the forces
+#: along x and y of the load on the parent (the femur's joint frame), expressed in that frame.
+WALKING_3D_KNEE_LOAD = {"weight": 0.005, "joints": ("/jointset/walker_knee_r", "/jointset/walker_knee_l"),
+                        "reaction_measures": ("force-x", "force-y"), "loads_frame": "parent"}
+
+
+def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, knee_load: bool = False,
+                       **settings: Any) -> Inverse:
     """Moco's exampleMocoInverse as an :class:`~moco_lab.tools.inverse.Inverse` (solve it with ``.solve()``).
 
     Parameters
@@ -97,6 +105,12 @@ def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, **setti
         Add the example's ``solveMocoInverseWithEMG`` goal: a :class:`~moco_lab.ocp.goals.ControlTrackingGoal`
         ``"emg_tracking"`` of weight 50 that makes the right soleus, both gastrocnemius heads and tibialis anterior
         follow the scaled envelopes of :func:`walking_3d_emg`.
+    knee_load : bool
+        Add the Moco paper's knee-load goals (:data:`WALKING_3D_KNEE_LOAD`): a
+        :class:`~moco_lab.ocp.goals.JointReactionGoal` ``"knee_load_r"`` / ``"knee_load_l"`` on each walker knee.
+        On function-based paths (the default model) the muscles do not load the knee and the goals cannot change
+        the solution (Moco 4.6 measures the same; a warning says so): use ``walking_3d_model(function_based_paths=
+        False)``, the geometry paths the paper's model used.
     **settings
         Override :data:`WALKING_3D_INVERSE_SETTINGS` or pass any other ``Inverse`` option (e.g.
         ``convergence_tolerance=1e-6``).
@@ -116,4 +130,15 @@ def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, **setti
     if emg:
         inverse.add_goal(ControlTrackingGoal("emg_tracking", WALKING_3D_EMG["weight"], reference=walking_3d_emg(),
                                              reference_labels=WALKING_3D_EMG["labels"]))
+    if knee_load:
+        if not any(m.geometry.points for m in inverse.model.muscles):
+            warnings.warn("walking_3d_inverse(knee_load=True) on function-based paths: their muscles act through "
+                          "generalized forces only and do not load the knee, so the knee-load goals add a constant "
+                          "and change nothing (as in Moco 4.6); pass walking_3d_model(function_based_paths=False)",
+                          stacklevel=2)
+        spec = WALKING_3D_KNEE_LOAD
+        for joint in spec["joints"]:
+            inverse.add_goal(JointReactionGoal(f"knee_load_{joint[-1]}", spec["weight"], joint_path=joint,
+                                               loads_frame=spec["loads_frame"],
+                                               reaction_measures=list(spec["reaction_measures"])))
     return inverse
