@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import moco_lab as ml
 from moco_lab.analysis.walking_3d import STRENGTH_GROUPS, Walking3dSettings, run_walking_3d
 from moco_lab.ui.walking_3d import NO_GROUP, Walking3dPanel
 from moco_lab.util.config import mesh
@@ -26,29 +27,44 @@ def test_panel_opens_solved_with_the_trial_drawn(panel):
     assert repr(panel) == "Walking3dPanel()" and panel.settings() == Walking3dSettings(mesh_interval=mesh(0.02, 0.05))
 
 
-def test_weaker_calves_work_harder_and_the_previous_solve_stays(panel):
-    """Calves at 50 % (both legs; the model lesson 16's worked solutions solve too): the effort grows by about a
-    third and the soleus' and medial gastrocnemius' mean activations rise most (measured: +0.12 and +0.05)."""
-    effort0 = panel.run.result.solution.goal_values["excitation_effort"]
+def test_settings_weaken_the_chosen_group_on_both_legs(panel, monkeypatch):
+    """Calves at 50 %: the run gets the group and the factor, and the model it solves has exactly the six calf
+    muscles at half strength (the solve itself, a model compiled anew, is lesson 16's worked solution 1)."""
+    captured = {}
+
+    def fake_inverse(model, **options):
+        captured["model"] = model
+        raise RuntimeError("stop before solving")
+
+    monkeypatch.setattr("moco_lab.analysis.walking_3d.walking_3d_inverse", fake_inverse)
     panel.group.value, panel.strength.value = CALVES, 50.0
+    settings = panel.settings()
+    assert settings.group == CALVES and settings.strength == 0.5
     panel.solve()
-    run = panel.run
-    assert run.settings.group == CALVES and run.settings.strength == 0.5 and panel.previous is not None
-    assert 1.2 < run.result.solution.goal_values["excitation_effort"] / effort0 < 1.45
-    assert "largest changes in mean activation" in panel.numbers.value and "soleus_" in panel.numbers.value
-    emg = panel.out_emg.outputs[0]["data"]["application/vnd.plotly.v1+json"]
-    previous = [t for t in emg["data"] if t["name"].startswith("previous")]
-    assert len(previous) == 10 and all(t["line"]["dash"] == "dot" for t in previous)
-    assert any("calves at 50 %" in t["name"] for t in emg["data"])
+    assert "stop before solving" in panel.message.value
+    weak, plain = captured["model"], ml.examples.walking_3d_model()
+    ratio = {m.path.split("/")[-1]: w.muscle.max_isometric_force / m.muscle.max_isometric_force
+             for m, w in zip(plain.muscles, weak.muscles)}
+    halved = sorted(k for k, v in ratio.items() if v != 1.0)
+    assert halved == sorted(f"{m}_{s}" for m in ("soleus", "gasmed", "gaslat") for s in "rl")
+    assert all(ratio[k] == pytest.approx(0.5, rel=1e-15) for k in halved)
     panel.group.value, panel.strength.value = NO_GROUP, 100.0
 
 
 def test_emg_tracking_weight_and_a_failure_shown_in_the_panel(panel, monkeypatch):
     """EMG weight 10: the gastrocnemius follows its envelope (measured r 0.77 → 0.95) for a few percent more
-    effort; a failed solve is reported in the panel, the button comes back."""
+    effort, the previous solve stays dotted with the muscles that changed most; a failed solve is reported in the
+    panel, the button comes back."""
+    effort0 = panel.run.result.solution.goal_values["excitation_effort"]
     panel.emg_weight.value = 10.0
     panel.solve()
     run = panel.run
+    assert panel.previous is not None and "largest changes in mean activation" in panel.numbers.value
+    assert effort0 < run.result.solution.goal_values["excitation_effort"] < 1.08 * effort0
+    emg = panel.out_emg.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    previous = [t for t in emg["data"] if t["name"].startswith("previous")]
+    assert len(previous) == 10 and all(t["line"]["dash"] == "dot" for t in previous)
+    assert any("EMG weight 10" in t["name"] for t in emg["data"])
     assert "emg_tracking" in run.result.solution.goal_values and run.emg["gastrocnemius"].correlation > 0.9
     assert "emg_tracking" in panel.numbers.value
 
