@@ -167,7 +167,7 @@ class SymbolicMultibody:
         Fp = _mv(R_WF, p_FM)
         p_WM = _add(p_WF, Fp)
         R_MC = j.R_CM.T
-        p_MC = -(j.R_CM.T @ j.p_CM)
+        p_MC = [-v for v in _mv(R_MC, j.p_CM)]  # written out: numpy's BLAS rounds by CPU, keys must not
         R_WC = _mm(R_WM, _const_mat(R_MC))
         r2 = _mv(R_WM, _const_vec(p_MC))
         p_WC = _add(p_WM, r2)

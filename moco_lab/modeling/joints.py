@@ -111,7 +111,8 @@ class CustomTransform:
         R = np.eye(3)
         for axis, fn in self.rotations:
             angle = float(fn(float(q)))
-            R = R @ np.array(rotation_about(axis, np.cos(angle), np.sin(angle)))
+            S = rotation_about(axis, np.cos(angle), np.sin(angle))  # written out, not BLAS: the same bits everywhere
+            R = np.array([[sum(R[i][k] * S[k][j] for k in range(3)) for j in range(3)] for i in range(3)])
         p = np.zeros(3)
         for axis, fn in self.translations:
             p = p + axis * float(fn(float(q)))

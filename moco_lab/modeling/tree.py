@@ -133,7 +133,10 @@ def read_tree(plant: MultibodyPlant, custom: dict | None = None) -> Tree:
         m = float(M.get_mass())
         c = np.array(M.get_com(), dtype=float)
         I_o = np.array(M.CalcRotationalInertia().CopyToFullMatrix3(), dtype=float)
-        I_c = I_o - m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        # |c|² written out: BLAS's dot product rounds differently on another CPU, and these constants enter the
+        # structural hash that keys compiled kernels (a new key on every machine: a needless recompile)
+        cc = float(c[0] * c[0] + c[1] * c[1] + c[2] * c[2])
+        I_c = I_o - m * (cc * np.eye(3) - np.outer(c, c))
         bodies[int(body.index())] = BodyInfo(body.name(), int(body.index()), m, c, I_c)
     joints = {}
     for ji in plant.GetJointIndices():
