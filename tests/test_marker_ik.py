@@ -94,13 +94,17 @@ def test_bad_marker_input_names_the_culprit(walk):
 
 
 def test_snopt_and_ipopt_agree(walk):
-    """Both optimizers find the same frame-by-frame solution on noisy data (to 1e-6 rad: each is converged to its
+    """The three optimizers find the same frame-by-frame solution on noisy data (to 1e-6 rad: each is converged to its
     tolerance on a smooth least-squares problem with one minimum near the previous frame's)."""
     trial = synthetic_markers(walk, seed=2)
     short = {k: v[:10] for k, v in trial.data.items()}
     a = inverse_kinematics(walk.model, trial.true_markers, short, solver="snopt")
     b = inverse_kinematics(walk.model, trial.true_markers, short, solver="ipopt")
-    assert a.success and b.success
+    # moco_lab's own Gauss-Newton on the engine's kinematics (the 3-D models' solver): independent kinematics
+    # (the engine's recursion, not Drake's) and an independent optimizer, the same answer
+    c = inverse_kinematics(walk.model, trial.true_markers, short, solver="gauss-newton")
+    assert a.success and b.success and c.success
     assert np.max(np.abs(a.q - b.q)) < 1e-6
+    assert np.max(np.abs(a.q - c.q)) < 1e-6
     with pytest.raises(ValueError, match="snopt"):
         inverse_kinematics(walk.model, trial.true_markers, short, solver="lbfgs")

@@ -80,3 +80,15 @@ def test_planar_projection_and_bad_input(tmp_path):
         read_trc(inches)
     with pytest.raises(ValueError, match="shape"):
         write_trc(tmp_path / "x.trc", [0.0, 0.1], {"A": np.zeros((3, 3))})
+
+
+def test_real_trial_with_padded_header():
+    """The 3-D walking trial's file pads its header values with extra tabs (``100.0<tab><tab>100.0 ...``); read by
+    its keys: 41 markers, 238 frames at 100 Hz, millimetres converted to metres (the first R.Shoulder sample,
+    -652.630 mm, as written)."""
+    from moco_lab.util.data import opensim_file
+
+    table = read_trc(opensim_file("markers_walk.trc"))
+    assert table.units == "mm" and table.rate == 100.0 and len(table.markers) == 41 and len(table.time) == 238
+    assert table.markers["R.Shoulder"][0, 0] == pytest.approx(-0.652630, abs=1e-12)
+    assert table.time[-1] == pytest.approx(2.37)

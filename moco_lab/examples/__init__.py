@@ -24,7 +24,14 @@ from .walking_2d import (
                      walking_2d_symmetry,
                      walking_2d_tracking,
 )
-from .walking_3d import WALKING_3D_EMG, WALKING_3D_INVERSE_SETTINGS, walking_3d_emg, walking_3d_inverse, walking_3d_model
+from .walking_3d import (
+    WALKING_3D_EMG,
+    WALKING_3D_INVERSE_SETTINGS,
+    walking_3d_emg,
+    walking_3d_ik,
+    walking_3d_inverse,
+    walking_3d_model,
+)
 
 __all__ = ["GAIT10DOF_TRACK_SETTINGS", "gait10dof_torque_model", "gait10dof_track",
            "WINTER_JOINTS", "WinterGait", "gait2d_prediction_study", "gait2d_tracking_study", "gait2d_walking_guess",
@@ -34,4 +41,4 @@ __all__ = ["GAIT10DOF_TRACK_SETTINGS", "gait10dof_torque_model", "gait10dof_trac
            "sliding_mass_study", "suspended_mass_prediction_study", "suspended_mass_tracking_study",
            "WALKING_2D_BOUNDS", "walking_2d_model", "walking_2d_prediction", "walking_2d_study", "walking_2d_symmetry",
            "walking_2d_tracking", "WALKING_3D_INVERSE_SETTINGS", "walking_3d_inverse", "walking_3d_model",
-           "WALKING_3D_EMG", "walking_3d_emg"]
+           "WALKING_3D_EMG", "walking_3d_emg", "walking_3d_ik"]

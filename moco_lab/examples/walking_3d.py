@@ -34,6 +34,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
 from ..modeling.model import Model
 from ..modeling.operators import (
     add_external_loads,
@@ -44,11 +46,14 @@ from ..modeling.operators import (
 )
 from ..modeling.osim import read_osim
 from ..ocp.goals import ControlTrackingGoal, JointReactionGoal
+from ..results.ik_tasks import read_ik_tasks
+from ..results.trc import read_trc
 from ..tools.inverse import Inverse, add_reserves, add_residuals
+from ..tools.marker_ik import IKResult, inverse_kinematics
 from ..util.data import opensim_file
 
-__all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "WALKING_3D_INVERSE_SETTINGS", "WALKING_3D_EMG",
-           "WALKING_3D_KNEE_LOAD"]
+__all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "walking_3d_ik", "WALKING_3D_INVERSE_SETTINGS",
+           "WALKING_3D_EMG", "WALKING_3D_KNEE_LOAD"]
 
 #: exampleMocoInverse's settings, by the names :class:`~moco_lab.tools.inverse.Inverse` takes.
 WALKING_3D_INVERSE_SETTINGS = {"initial_time": 0.48, "final_time": 1.61, "mesh_interval": 0.02,
@@ -142,3 +147,36 @@ def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, knee_lo
                                                loads_frame=spec["loads_frame"],
                                                reaction_measures=list(spec["reaction_measures"])))
     return inverse
+
+
+def walking_3d_ik(model: Model | None = None, *, start: float = 0.0, end: float | None = None,
+                  **options: Any) -> tuple[IKResult, np.ndarray]:
+    """Inverse kinematics of the trial's markers (``markers_walk.trc``, 100 Hz) on ``subject_walk_scaled.osim`` with
+    the trial's task file (``ik_tasks_walk.xml``), as OpenSim's ``InverseKinematicsTool`` runs it: the markers
+    both the file weights and the trial holds (24), their weights, couplers held, clamped coordinates in range.
+
+    Parameters
+    ----------
+    model : Model, optional
+        Default: the file read as is (33 coordinates: the toes free; muscles as DeGrooteFregly2016, unused here).
+    start, end : float, s
+        The frames to solve (default: the whole trial, 0–2.37 s).
+    **options
+        Passed to :func:`~moco_lab.tools.marker_ik.inverse_kinematics` (``tolerance``, ``solver``, ...).
+
+    Returns
+    -------
+    (IKResult, time (T,) array)
+    """
+    if model is None:
+        model = read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True)
+    table = read_trc(opensim_file("markers_walk.trc"))
+    tasks = read_ik_tasks(opensim_file("ik_tasks_walk.xml"))
+    names = [n for n, weight in tasks.markers.items() if n in table.markers and weight > 0]
+    keep = (table.time >= start - 1e-9) & (table.time <= (table.time[-1] if end is None else end) + 1e-9)
+    if not keep.any():
+        raise ValueError(f"walking_3d_ik: no frame in [{start}, {end}] s; the trial spans {table.time[0]:g}–"
+                         f"{table.time[-1]:g} s")
+    result = inverse_kinematics(model, [model.markers[n] for n in names], {n: table.markers[n][keep] for n in names},
+                                weights={n: tasks.markers[n] for n in names}, **options)
+    return result, table.time[keep]

@@ -67,6 +67,9 @@ class Coordinate:
         Index in Drake's position and velocity vectors.
     range : tuple of float
         ``(lower, upper)`` used as default bounds of the ``value`` state.
+    clamped : bool
+        OpenSim's ``clamped``: the range also bounds the coordinate in inverse kinematics (OpenSim's assembler
+        restricts a clamped coordinate to its range; :func:`moco_lab.tools.marker_ik.inverse_kinematics` does too).
     """
 
     name: str
@@ -74,6 +77,7 @@ class Coordinate:
     q_index: int
     v_index: int
     range: tuple[float, float] = (-np.inf, np.inf)
+    clamped: bool = False
 
     @property
     def path(self) -> str:

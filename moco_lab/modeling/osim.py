@@ -19,7 +19,8 @@ where it is, or skipped with a warning listing each one when ``skip_unsupported=
   coordinate, e.g. the knee's spline translations; :mod:`moco_lab.modeling.joints`); ``CustomJoint`` of
   several coordinates that is a planar joint, or whose moving axes are each one coordinate with slope ±1 (a chain
   of prismatic then revolute joints through massless frame bodies: the full-body models' pelvis, hips, back);
-  ``Coordinate`` ranges (Moco's default bounds);
+  ``Coordinate`` ranges (Moco's default bounds) and ``clamped`` flags (``Coordinate.clamped``: inverse
+  kinematics keeps them in range);
 * forces: ``DeGrooteFregly2016Muscle`` on a ``GeometryPath`` of ``PathPoint``,
   ``ConditionalPathPoint`` and ``MovingPathPoint`` (functions ``Constant``,
   ``LinearFunction``, ``PolynomialFunction``, ``SimmSpline``, ``MultiplierFunction``:
@@ -47,7 +48,7 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -155,6 +156,7 @@ class _Reader:
         self.skip = skip_unsupported
         self.replace_millard = replace_millard
         self.weld, self.unlock = set(weld), set(unlock)
+        self.clamped: set[str] = set()  # coordinates whose range OpenSim's inverse kinematics keeps them in
         self.removed: dict[str, str] = {}  # coordinate -> why it is not a coordinate of the model (welded, locked)
         self.skipped: list[str] = []
         try:
@@ -282,6 +284,7 @@ class _Reader:
             parent = self.frame(el.findtext("socket_parent_frame", ""), jpath)
             child = self.frame(el.findtext("socket_child_frame", ""), jpath)
             coords = el.findall("coordinates/Coordinate")
+            self.clamped.update(c.get("name") for c in coords if _flag(c, "clamped"))
             locked = [c for c in coords if _flag(c, "locked") and c.get("name") not in self.unlock]
             kind = el.tag
             args = dict(name=el.get("name"), parent=parent.body, child=child.body, parent_offset=parent.X,
@@ -670,6 +673,8 @@ class _Reader:
             warnings.warn(f"{self.file.name}: skipped what moco_lab cannot represent: " + "; ".join(self.skipped),
                           stacklevel=3)
         model = self.builder.build()
+        model.coordinates = [replace(c, clamped=True) if c.name in self.clamped else c
+                             for c in model.coordinates]
         model.source_file = str(self.file)
         return model
 

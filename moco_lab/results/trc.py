@@ -66,6 +66,9 @@ def read_trc(path: str | os.PathLike) -> MarkerTable:
     if len(lines) < 5 or not lines[0].startswith("PathFileType"):
         raise ValueError(f"{path}: not a .trc file (line 1 should start with 'PathFileType')")
     keys, values = _cells(lines[1]), _cells(lines[2])
+    filled = [v for v in values if v.strip()]
+    if len(values) != len(keys) and len(filled) == len([k for k in keys if k.strip()]):
+        values = filled  # values padded with extra tabs (as some motion-capture exports write them)
     metadata = {k.strip(): v.strip() for k, v in zip(keys, values) if k.strip()}
     units = metadata.get("Units", "")
     if units not in _TO_METRES:

@@ -1,17 +1,22 @@
-"""Inverse kinematics from marker trajectories, frame by frame, with Drake's ``InverseKinematics``.
+"""Inverse kinematics from marker trajectories, frame by frame.
 
 A gait lab records markers, points stuck on the skin over bony landmarks (anatomical markers) or on segments
 (tracking markers). Inverse kinematics finds, at each frame, the model's coordinates whose markers are closest to
-the measured ones: ``min_q Σ_m w_m |p_m(q) − y_m|²``, with ``p_m(q)`` the model marker's world position. Here
-each frame is one Drake ``InverseKinematics`` program (one ``AddPositionCost`` per marker, no joint limits),
-solved by SNOPT (or IPOPT) from the previous frame's answer.
+the measured ones: ``min_q Σ_m w_m |p_m(q) − y_m|² (+ Σ_c w_c (q_c − v_c)²)``, with ``p_m(q)`` the model marker's
+world position, the model's kinematic constraints held and clamped coordinates in range (OpenSim's
+``InverseKinematicsTool``), each frame started from the previous frame's answer. Two solvers:
+
+* Drake's ``InverseKinematics`` (one ``AddPositionCost`` per marker, SNOPT or IPOPT), for models whose kinematics
+  Drake's plant holds (gait2d, the planar models);
+* moco_lab's Gauss–Newton on the engine's compiled marker positions and their exact Jacobian, for any model —
+  OpenSim ``CustomJoint``s such as the full-body model's walker knee, coupler constraints.
 
 Markers are :class:`Marker` (a name, a body of the model, a location in that body's frame, in metres); data are
-``{marker name: (T, 2) or (T, 3) array}`` of world positions (planar data: x forward, y up; z = 0). The model's
-kinematics must be Drake's (no OpenSim ``CustomJoint`` carriers; gait2d qualifies).
+``{marker name: (T, 2) or (T, 3) array}`` of world positions (planar data: x forward, y up; z = 0).
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -21,6 +26,7 @@ from numpy.typing import ArrayLike
 from ..engine.multibody import SymbolicMultibody
 from ..modeling.markers import Marker
 from ..modeling.model import Model, require_model
+from ..results.ik_tasks import CoordinateTask
 from ..util.checks import finite_number
 from ..util.names import did_you_mean
 
@@ -145,8 +151,13 @@ def marker_positions(model: Model, markers: Sequence[Marker], q: ArrayLike) -> n
 
 def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[str, ArrayLike], *,
                        weights: Mapping[str, float] | None = None, initial_guess: ArrayLike | None = None,
-                       tolerance: float = 1e-10, solver: str | None = None) -> IKResult:
+                       tolerance: float = 1e-10, solver: str | None = None,
+                       coordinate_tasks: Mapping[str, CoordinateTask] | None = None) -> IKResult:
     """Frame-by-frame inverse kinematics (module docstring).
+
+    Minimizes ``Σ_m w_m |p_m(q) − y_m|² + Σ_c w_c (q_c − v_c)²`` at every frame, with the model's kinematic
+    constraints (coordinate couplers) held exactly and every clamped coordinate (``Coordinate.clamped``) within its
+    range, as OpenSim's ``InverseKinematicsTool`` does.
 
     Parameters
     ----------
@@ -156,26 +167,35 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
     data : dict of str -> (T, 2) or (T, 3) array, m
         Measured world positions by marker name (NaN: the marker is missing in that frame and is left out).
     weights : dict of str -> float, optional
-        Per-marker weights (default 1).
+        Per-marker weights (default 1); ``read_ik_tasks(file).markers`` gives a task file's.
     initial_guess : (nq,) array, optional
         Coordinates to start the first frame from (default: the model's default positions); each later frame
         starts from the one before.
     tolerance : float
-        The optimizer's optimality tolerance (IPOPT's ``tol``, SNOPT's major optimality tolerance).
-    solver : {"snopt", "ipopt"}, optional
-        Default SNOPT where Drake has it (about 2 ms per frame here against IPOPT's 45 ms), else IPOPT.
+        SNOPT's major optimality tolerance, IPOPT's ``tol``; Gauss–Newton stops when no coordinate moves by more
+        than ``tolerance`` (rad or m) in an iteration.
+    solver : {"gauss-newton", "snopt", "ipopt"}, optional
+        ``"gauss-newton"``: moco_lab's own (the engine's compiled marker positions and their exact Jacobian, a
+        damped Gauss–Newton step with the constraints linearized and the bounds held by an active set); any model,
+        the default for models with OpenSim ``CustomJoint``s or kinematic constraints. ``"snopt"`` / ``"ipopt"``:
+        Drake's ``InverseKinematics`` (models with Drake kinematics and no constraints); the default elsewhere,
+        SNOPT where Drake has it (about 2 ms per frame here against IPOPT's 45 ms).
+    coordinate_tasks : dict of str -> CoordinateTask, optional
+        Coordinates pulled towards a value (``read_ik_tasks(file).coordinates``): their default value
+        (``default_value``) or ``value`` (``manual_value``), with ``weight``.
 
     Raises
     ------
     KeyError
-        A marker without data, or data for an unknown marker.
+        A marker without data, data for an unknown marker, a task for an unknown coordinate.
     ValueError
-        Data of different lengths or shapes.
+        Data of different lengths or shapes; a frame where no weighted marker is seen.
+    NotImplementedError
+        A coordinate task of ``value_type`` ``from_file``; Drake's solvers on a model they cannot represent.
     """
-    from pydrake.multibody.inverse_kinematics import InverseKinematics
     from pydrake.solvers import IpoptSolver, SnoptSolver, SolverOptions
 
-    require_model(model, "inverse_kinematics").require_drake_kinematics("inverse_kinematics")
+    require_model(model, "inverse_kinematics")
     markers = marker_list(markers, "inverse_kinematics")
     if not isinstance(data, Mapping):
         raise TypeError(f"inverse_kinematics: data must be a dict of marker name -> (T, 2) or (T, 3) array, got "
@@ -213,12 +233,33 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
                          f"first {blind[:5].tolist()} (all NaN): cut those frames, or fill the gaps first")
     tolerance = finite_number(tolerance, "inverse_kinematics: tolerance", 0, False)
     plant = model.plant
+    nq = plant.num_positions()
+    default = plant.GetPositions(plant.CreateDefaultContext())
+    targets = _coordinate_targets(model, coordinate_tasks, default)
+    lower = np.array([c.range[0] if c.clamped else -np.inf for c in model.coordinates])
+    upper = np.array([c.range[1] if c.clamped else np.inf for c in model.coordinates])
+    q = np.asarray(initial_guess, float) if initial_guess is not None else default
+    if q.shape != (nq,) or not np.all(np.isfinite(q)):
+        raise ValueError(f"inverse_kinematics: initial_guess must be {nq} finite coordinates (the "
+                         f"model's order, model.coordinates), got shape {q.shape}")
+    if solver is None:
+        if model.custom_joints or model.constraints:
+            solver = "gauss-newton"
+        else:
+            solver = "snopt" if SnoptSolver().available() and SnoptSolver().enabled() else "ipopt"
+    if solver not in ("gauss-newton", "snopt", "ipopt"):
+        raise ValueError(f"inverse_kinematics: solver must be 'gauss-newton', 'snopt' or 'ipopt', got {solver!r}")
+    if solver == "gauss-newton":
+        Q, P, success = _gauss_newton(model, markers, Y, w, q, targets, lower, upper, tolerance)
+        return ik_result(model, Q, np.linalg.norm(P - Y, axis=2), names, success)
+    from pydrake.multibody.inverse_kinematics import InverseKinematics
+
+    model.require_drake_kinematics("inverse_kinematics")
+    if model.constraints:
+        raise NotImplementedError(f"inverse_kinematics: Drake's InverseKinematics does not hold the model's "
+                                  f"constraint {model.constraints[0].name!r}; use solver='gauss-newton'")
     frames = _frames(model, markers)
     world = plant.world_frame()
-    if solver is None:
-        solver = "snopt" if SnoptSolver().available() and SnoptSolver().enabled() else "ipopt"
-    if solver not in ("snopt", "ipopt"):
-        raise ValueError(f"inverse_kinematics: solver must be 'snopt' or 'ipopt', got {solver!r}")
     options = SolverOptions()
     if solver == "snopt":
         optimizer = SnoptSolver()
@@ -227,12 +268,9 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
         optimizer = IpoptSolver()
         options.SetOption(IpoptSolver.id(), "tol", tolerance)
         options.SetOption(IpoptSolver.id(), "print_level", 0)
-    q = np.asarray(initial_guess, float) if initial_guess is not None else plant.GetPositions(
-        plant.CreateDefaultContext())
-    if q.shape != (plant.num_positions(),) or not np.all(np.isfinite(q)):
-        raise ValueError(f"inverse_kinematics: initial_guess must be {plant.num_positions()} finite coordinates (the "
-                         f"model's order, model.coordinates), got shape {q.shape}")
-    Q = np.zeros((T, plant.num_positions()))
+    bounded = np.flatnonzero(np.isfinite(lower) | np.isfinite(upper))
+    q = np.clip(q, lower, upper)
+    Q = np.zeros((T, nq))
     success = True
     for t in range(T):
         ik = InverseKinematics(plant, with_joint_limits=False)
@@ -240,9 +278,179 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
             if np.all(np.isfinite(Y[t, k])) and w[k] > 0:
                 ik.AddPositionCost(world, Y[t, k], f, np.asarray(m.location), w[k] * np.eye(3))
         prog = ik.get_mutable_prog()
+        for i, (weight, value) in targets.items():
+            prog.AddQuadraticErrorCost(np.array([[weight]]), np.array([value]), ik.q()[i:i + 1])
+        if bounded.size:
+            prog.AddBoundingBoxConstraint(lower[bounded], upper[bounded], ik.q()[bounded])
         prog.SetInitialGuess(ik.q(), q)
         result = optimizer.Solve(prog, q, options)
         success &= result.is_success()
         q = result.GetSolution(ik.q())
         Q[t] = q
     return ik_result(model, Q, np.linalg.norm(marker_trajectories(model, markers, Q) - Y, axis=2), names, success)
+
+
+def _coordinate_targets(model: Model, tasks: Mapping[str, CoordinateTask] | None,
+                        default: np.ndarray) -> dict[int, tuple[float, float]]:
+    """``{coordinate index: (weight, target)}`` of the coordinate tasks with a weight > 0."""
+    if tasks is None:
+        return {}
+    if not isinstance(tasks, Mapping):
+        raise TypeError(f"inverse_kinematics: coordinate_tasks must be a dict of coordinate name -> CoordinateTask "
+                        f"(read_ik_tasks(file).coordinates), got {type(tasks).__name__}")
+    index = {c.name: c.q_index for c in model.coordinates}
+    out = {}
+    for name, task in tasks.items():
+        if name not in index:
+            raise KeyError("inverse_kinematics: a coordinate task for " + did_you_mean(name, list(index),
+                                                                                       "coordinate"))
+        if not isinstance(task, CoordinateTask):
+            raise TypeError(f"inverse_kinematics: the task of coordinate {name!r} must be a CoordinateTask, got "
+                            f"{type(task).__name__}")
+        if task.value_type == "from_file":
+            raise NotImplementedError(f"inverse_kinematics: the task of coordinate {name!r} takes its values "
+                                      "from a file (value_type from_file); give them as manual values per frame, "
+                                      "or drop the task")
+        weight = finite_number(task.weight, f"inverse_kinematics: the weight of coordinate task {name!r}", 0, True)
+        value = float(default[index[name]]) if task.value_type == "default_value" else float(task.value)
+        if weight > 0:
+            out[index[name]] = (weight, value)
+    return out
+
+
+def _bounded_step(H: np.ndarray, g: np.ndarray, phi: np.ndarray, G: np.ndarray, q: np.ndarray, lower: np.ndarray,
+                  upper: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The step ``Δq`` of ``min ½ Δqᵀ H Δq + gᵀ Δq`` subject to ``G Δq = −φ`` and ``lower ≤ q + Δq ≤ upper``, by an
+    active set: coordinates at a bound whose gradient pushes out are held, a coordinate whose step would cross its
+    bound is fixed at it, and the rest re-solved (at most ``nq`` times). Returns ``(Δq, multipliers of G)``, or
+    None if the system is singular."""
+    nq, nl = len(q), len(phi)
+    fixed = np.zeros(nq)  # step of the fixed coordinates
+    held = ((q <= lower) & (g > 0)) | ((q >= upper) & (g < 0))
+    for _ in range(nq + 1):
+        free = np.flatnonzero(~held)
+        hold = np.flatnonzero(held)
+        nf = free.size
+        K = np.zeros((nf + nl, nf + nl))
+        K[:nf, :nf] = H[np.ix_(free, free)]
+        K[:nf, nf:] = G[:, free].T
+        K[nf:, :nf] = G[:, free]
+        rhs = np.r_[-g[free] - H[np.ix_(free, hold)] @ fixed[hold], -phi - G[:, hold] @ fixed[hold]]
+        try:
+            sol = np.linalg.solve(K, rhs)
+        except np.linalg.LinAlgError:
+            return None
+        step = fixed.copy()
+        step[free] = sol[:nf]
+        target = q + step
+        out = np.zeros(nq, bool)
+        out[free] = (target[free] < lower[free]) | (target[free] > upper[free])
+        if not out.any():
+            return step, sol[nf:]
+        fixed[out] = np.clip(target[out], lower[out], upper[out]) - q[out]
+        held |= out
+    return step, sol[nf:]
+
+
+def _gauss_newton(model: Model, markers: list[Marker], Y: np.ndarray, w: np.ndarray, q: np.ndarray,
+                  targets: dict[int, tuple[float, float]], lower: np.ndarray, upper: np.ndarray,
+                  tolerance: float, max_iterations: int = 200) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Inverse kinematics by damped Gauss–Newton on the engine's compiled marker positions.
+
+    Each frame minimizes ``f = ½ |r|²``, ``r`` the weighted marker (and coordinate-task) residuals, subject to
+    ``φ(q) = 0`` and the bounds. A step solves ``[[JᵀJ + μI, Gᵀ], [G, 0]] [Δq, ν] = [−Jᵀr, −φ]`` over the
+    coordinates not held at a bound (held: at the bound with the gradient pushing out), is projected onto the
+    bounds and kept if it lowers ``f + ρ|φ|₁``; else ``μ`` grows tenfold (Levenberg–Marquardt).
+
+    Returns ``(Q (T, nq), marker positions (T, M, 3) at Q, success)``.
+    """
+    from ..engine.kernel import kernel_for
+
+    # the model's kinematics alone: no force element (deriving 80 muscles' path gradients would take seconds)
+    bare = Model(model.plant, model.coordinates, [], [], dict(model.body_paths), name=model.name, spec=None,
+                 constraints=[copy.copy(c) for c in model.constraints], custom_joints=model.custom_joints,
+                 frame_bodies=model.frame_bodies)
+    kernel = kernel_for(bare)
+    system = kernel.system
+    outputs = [system.add_point_output(f"/markerset/{m.name}", m.body, m.location)[0] for m in markers]
+    if system.phi:
+        system.outputs["/constraints/phi"] = list(system.phi)
+        outputs.append("/constraints/phi")
+    nq, M = len(q), len(markers)
+    zeros = np.zeros((1, nq))
+
+    def evaluate(q):
+        out = kernel.outputs(outputs, q[None], zeros, jac=True)
+        P = np.stack([out[n][0] for n in outputs[:M]])
+        J = np.stack([out["J"][n]["dq"][0] for n in outputs[:M]])
+        if system.phi:
+            return P, J, out["/constraints/phi"][0], out["J"]["/constraints/phi"]["dq"][0]
+        return P, J, np.zeros(0), np.zeros((0, nq))
+
+    task_rows = np.array(sorted(targets), int)
+    task_w = np.sqrt([targets[i][0] for i in task_rows])
+    task_v = np.array([targets[i][1] for i in task_rows])
+    free_bounds = np.full(nq, -np.inf), np.full(nq, np.inf)
+
+    def solve_frame(q, Y_t, lower, upper):
+        seen = np.isfinite(Y_t).all(axis=1) & (w > 0)
+        sw = np.sqrt(w[seen])
+
+        def residuals(q, P, J):
+            r = (sw[:, None] * (P[seen] - Y_t[seen])).ravel()
+            Jr = (sw[:, None, None] * J[seen]).reshape(-1, nq)
+            if task_rows.size:
+                r = np.r_[r, task_w * (q[task_rows] - task_v)]
+                Jr = np.r_[Jr, task_w[:, None] * np.eye(nq)[task_rows]]
+            return r, Jr
+
+        q = np.clip(q, lower, upper)
+        P, J, phi, G = evaluate(q)
+        r, Jr = residuals(q, P, J)
+        mu = 1e-9
+        for _ in range(max_iterations):
+            g = Jr.T @ r
+            H = Jr.T @ Jr
+            H = H + mu * max(1.0, float(np.max(np.diag(H)))) * np.eye(nq)
+            step = _bounded_step(H, g, phi, G, q, lower, upper)
+            if step is None:
+                mu *= 10.0
+                if mu > 1e12:
+                    break
+                continue
+            step, nu = step
+            rho = 10.0 * (1.0 + float(np.max(np.abs(nu), initial=0.0)))
+            merit = 0.5 * r @ r + rho * np.sum(np.abs(phi))
+            trial = np.clip(q + step, lower, upper)
+            moved = float(np.max(np.abs(trial - q)))
+            P1, J1, phi1, G1 = evaluate(trial)
+            r1, Jr1 = residuals(trial, P1, J1)
+            if 0.5 * r1 @ r1 + rho * np.sum(np.abs(phi1)) <= merit or moved <= tolerance:
+                q, P, phi, G, r, Jr = trial, P1, phi1, G1, r1, Jr1
+                # converged: a (nearly) undamped Gauss-Newton step that no longer moves, constraints met
+                if moved <= tolerance and mu <= 1e-6 and np.max(np.abs(phi), initial=0.0) <= 1e-10:
+                    return q, P, True
+                mu = max(mu / 10.0, 1e-12)
+            else:
+                predicted = -(g @ step + 0.5 * step @ H @ step)  # the decrease the linearized model promises
+                if predicted <= 1e-13 * merit and np.max(np.abs(phi), initial=0.0) <= 1e-10:
+                    return q, P, True  # at the floor of round-off: no step can lower f further
+                mu *= 10.0
+                if mu > 1e12:
+                    break
+        return q, P, False
+
+    T = Y.shape[0]
+    Q = np.zeros((T, nq))
+    PP = np.zeros((T, M, 3))
+    success = True
+    q = np.asarray(q, float)
+    for t in range(T):
+        if t == 0 and np.any(np.isfinite(lower) | np.isfinite(upper)):
+            # the first frame from the default pose: a bound there (an elbow straight at 0) can hold a coordinate
+            # while the others settle in a poor local minimum; reach the unbounded optimum first, then bound it
+            q = solve_frame(q, Y[0], *free_bounds)[0]
+        q, PP[t], ok = solve_frame(q, Y[t], lower, upper)
+        Q[t] = q
+        success &= ok
+    return Q, PP, success
