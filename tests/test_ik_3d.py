@@ -1,6 +1,6 @@
 """Inverse kinematics on the 3-D full-body model and the real walking trial (issue 36, point 2's first step):
 ``ml.examples.walking_3d_ik`` against OpenSim 4.6's ``InverseKinematicsTool`` (stored reference,
-``benchmarks/ik_walk_3d.py``), exact recovery of known poses, the task file, bounds, couplers and bad input."""
+``benchmarks/walking_3d_mocap.py``), exact recovery of known poses, the task file, bounds, couplers and bad input."""
 from __future__ import annotations
 
 import json
@@ -40,7 +40,7 @@ def _opensim(model):
     """OpenSim's IK of the trial at accuracy 1e-8, in the model's coordinate order (rad, m)."""
     from moco_lab.results.sto import read_table
 
-    time, columns, meta = read_table(REFERENCE / "ik_walk_3d_opensim.mot")
+    time, columns, meta = read_table(REFERENCE / "walking_3d_ik_opensim.mot")
     assert str(meta["inDegrees"]).strip() == "yes"
     Q = np.zeros((len(time), len(model.coordinates)))
     for c in model.coordinates:
@@ -180,5 +180,44 @@ def test_bad_input_names_the_culprit(model):
 
 
 def test_provenance_is_stored():
-    meta = json.loads((REFERENCE / "ik_walk_3d_opensim.json").read_text())
-    assert meta["opensim"] == "4.6" and meta["accuracy"] == 1e-8 and meta["tool"] == "OpenSim InverseKinematicsTool"
+    meta = json.loads((REFERENCE / "walking_3d_mocap_opensim.json").read_text())
+    assert meta["opensim"] == "4.6" and meta["ik_accuracy"] == 1e-8 and "InverseKinematicsTool" in meta["tools"]
+
+
+def test_ik_inputs_pair_tasks_trial_and_model(model):
+    """As OpenSim's tool: the task file's weighted markers the trial holds (24 of 30; the six *Ground markers are
+    not in the trial: a warning names them); without tasks, every marker both hold, weight 1 (41); a weighted task
+    for a marker the model lacks is an error naming it; the time window cuts the frames."""
+    from moco_lab.results.ik_tasks import IKTasks
+    from moco_lab.tools.marker_ik import ik_inputs
+
+    table = read_trc(opensim_file("markers_walk.trc"))
+    tasks = read_ik_tasks(opensim_file("ik_tasks_walk.xml"))
+    with pytest.warns(UserWarning, match="R.HeelGround"):
+        markers, data, weights, time = ik_inputs(model, table, tasks, start=0.5, end=0.6)
+    assert len(markers) == 24 and weights["R.ASIS"] == 20.0 and len(time) == 11 and data["R.ASIS"].shape == (11, 3)
+    everything = ik_inputs(model, table)
+    assert len(everything[0]) == 41 and set(everything[2].values()) == {1.0} and len(everything[3]) == 238
+    with pytest.raises(KeyError, match="'R.Nose'"):
+        ik_inputs(model, table, IKTasks(markers={"R.Nose": 1.0}))
+    with pytest.raises(ValueError, match="no marker"):
+        ik_inputs(model, table, IKTasks(markers={"R.ASIS": 0.0}))
+    with pytest.raises(TypeError, match="MarkerTable"):
+        ik_inputs(model, {"R.ASIS": np.zeros((3, 3))})
+
+
+def test_marker_fit_figure(model, trial):
+    """The model at an IK frame with its markers, the measured markers and one error line per measured marker the
+    model has, its hover the distance in mm (the IK result's own error)."""
+    from moco_lab.viz.pose3d import plot_marker_fit_3d
+
+    result, _ = trial
+    table = read_trc(opensim_file("markers_walk.trc"))
+    measured = {n: table.markers[n][100] for n in result.names}
+    measured["Nowhere"] = np.array([np.nan, 0.0, 0.0])
+    fig = plot_marker_fit_3d(model, result.q[100], measured)
+    names = [d.name for d in fig.data]
+    assert names[-2:] == ["measured markers", "error (model → measured)"]
+    assert len(fig.data[-2].x) == len(result.names)  # the NaN marker left out
+    k = result.names.index("R.Knee")
+    assert fig.data[-1].text[3 * k] == f"R.Knee: {1000 * result.errors[100, k]:.1f} mm"

@@ -503,3 +503,15 @@ def test_joint_reactions_agree_with_opensim(pair, monkeypatch):
             worst = max(worst, np.abs(out[name][k] - t).max() / max(1.0, np.abs(t).max()))
     print(f"joint reactions {worst:.1e}")
     assert worst < 5e-12, worst
+
+
+def test_joint_paths_are_the_files_joints(ours):
+    """``Model.joint_paths()``: one entry per joint of the file's JointSet (22), a multi-coordinate CustomJoint as
+    its chain of plant joints (the pelvis: six, translations first; the hips, back and shoulders: three)."""
+    root = ET.parse(opensim_file("subject_walk_scaled.osim")).getroot()
+    names = [j.get("name") for j in root.find(".//JointSet/objects")]
+    paths = ours.joint_paths()
+    assert sorted(paths) == sorted(f"/jointset/{n}" for n in names) and len(paths) == 22
+    assert [n.split("ground_pelvis_")[1] for n in paths["/jointset/ground_pelvis"]] == [
+        "pelvis_tx", "pelvis_ty", "pelvis_tz", "pelvis_tilt", "pelvis_list", "pelvis_rotation"]
+    assert len(paths["/jointset/hip_r"]) == 3 and paths["/jointset/walker_knee_r"] == ["walker_knee_r"]

@@ -134,3 +134,23 @@ def test_3d_stick_figure_and_animation():
     anim = animate_3d(model, Trajectory(t, states), frames=5)
     assert len(anim.frames) == 5 and isinstance(anim.data[-1], go.Mesh3d)
     assert anim.frames[-1].data[4].x[0] - anim.frames[0].data[4].x[0] == pytest.approx(1.0)  # the COM moved 1 m
+
+
+def test_mean_activations_and_the_trial_motion():
+    """The mean of a known activation (a + b sin(2πt/T) over whole periods: a, by the trapezoidal rule to round-off)
+    per muscle, by its name; the trial's motion at the requested frames over exampleMocoInverse's span, the
+    patellar coupled coordinates following their knees (the file's LinearFunction: equal)."""
+    model = ml.examples.walking_3d_model()
+    t = np.linspace(0.0, 2.0, 401)
+    states = {f"{m.path}/activation": 0.01 * (k + 1) + 0.3 * np.sin(2 * np.pi * t) for k, m in enumerate(model.muscles)}
+    mean = ml.analysis.walking_3d.mean_activations(Trajectory(t, states), model)
+    assert len(mean) == 80 and list(mean)[:1] == [model.muscles[0].path.split("/")[-1]]
+    for k, m in enumerate(model.muscles):
+        assert mean[m.path.split("/")[-1]] == pytest.approx(0.01 * (k + 1), abs=1e-14)
+    with pytest.raises(ValueError, match="two times"):
+        ml.analysis.walking_3d.mean_activations(Trajectory(t[:1], {n: v[:1] for n, v in states.items()}), model)
+    motion = ml.analysis.walking_3d.trial_motion(model, 7)
+    assert len(motion.time) == 7 and motion.time[0] == 0.48 and motion.time[-1] == pytest.approx(1.61)
+    knee = motion.states["/jointset/walker_knee_r/knee_angle_r/value"]
+    assert np.allclose(motion.states["/jointset/patellofemoral_r/knee_angle_r_beta/value"], knee, atol=1e-12)
+    assert 0.0 <= knee.min() and knee.max() < 1.4  # a walking knee, radians

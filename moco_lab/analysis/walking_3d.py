@@ -27,7 +27,7 @@ from ..tools.inverse import InverseSolution
 from ..util.names import did_you_mean
 
 __all__ = ["EMG_GROUPS", "EmgComparison", "group_activation", "emg_comparison", "ResidualLoads", "residual_loads",
-           "STRENGTH_GROUPS", "Walking3dSettings", "Walking3dRun", "run_walking_3d"]
+           "STRENGTH_GROUPS", "Walking3dSettings", "Walking3dRun", "run_walking_3d", "mean_activations", "trial_motion"]
 
 #: Each EMG envelope of ``electromyography.sto`` (the right leg) and the model's muscles under its electrodes.
 EMG_GROUPS: dict[str, tuple[str, ...]] = {
@@ -181,6 +181,26 @@ STRENGTH_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
+def mean_activations(solution: Trajectory, model: Model) -> dict[str, float]:
+    """Each muscle's activation averaged over the solution's time span (trapezoidal rule), by the muscle's name
+    (``"soleus_r"``); the model gives the muscles."""
+    t = np.asarray(solution.time, float)
+    if t.size < 2 or t[-1] <= t[0]:
+        raise ValueError(f"mean_activations: the solution needs at least two times spanning an interval, got {t.size}")
+    return {m.path.split("/")[-1]: float(np.trapezoid(np.asarray(solution.states[f"{m.path}/activation"]), t)
+                                         / (t[-1] - t[0])) for m in model.muscles}
+
+
+def trial_motion(model: Model, frames: int) -> Trajectory:
+    """The trial's prescribed motion (``coordinates.sto`` over exampleMocoInverse's time span, coupled coordinates
+    following their constraints) at ``frames`` equally spaced times, as the coordinates' ``value`` states — for
+    drawing and animating it."""
+    inverse = walking_3d_inverse(model, mesh_interval=0.05)
+    t = np.linspace(inverse.initial_time, inverse.final_time, int(frames))
+    Q = inverse.kinematics_on(t)[0]
+    return Trajectory(t, {c.value_path: Q[:, k] for k, c in enumerate(model.coordinates)})
+
+
 @dataclass
 class Walking3dSettings:
     """One solve of the 3-D walking inverse with a learner's changes (the dashboard's controls).
@@ -243,7 +263,5 @@ def run_walking_3d(settings: Walking3dSettings | None = None,
         raise RuntimeError(f"IPOPT stopped without a solution: {result.solution.status} "
                            f"({result.solution.message}) after {result.solution.nit} iterations")
     sol = result.solution
-    t = np.asarray(sol.time, float)
-    mean = {m.path.split("/")[-1]: float(np.trapezoid(sol.states[f"{m.path}/activation"], t) / (t[-1] - t[0]))
-            for m in model.muscles}
-    return Walking3dRun(s, result, emg_comparison(sol), residual_loads(model, sol), mean, time.perf_counter() - start)
+    return Walking3dRun(s, result, emg_comparison(sol), residual_loads(model, sol), mean_activations(sol, model),
+                        time.perf_counter() - start)

@@ -349,16 +349,12 @@ class SymbolicSystem:
 
     def joint_chain(self, joint: str) -> list:
         """The tree joints that make the model's joint ``joint`` (name or path ``/jointset/<name>``), root side
-        first: one, or the chain of a multi-coordinate joint (:meth:`ModelBuilder.add_joint_chain`)."""
-        coords = self.model.coordinates
-        paths = {}
-        for j in self.tree.joints:
-            path = coords[j.q_start].joint_path if j.num_q else f"/jointset/{j.name}"
-            paths.setdefault(path, []).append(j)
+        first: one, or the chain of a multi-coordinate joint (:meth:`Model.joint_paths`)."""
+        paths = self.model.joint_paths()
         key = joint if joint.startswith("/") else f"/jointset/{joint}"
         if key not in paths:
             raise KeyError(did_you_mean(joint, sorted(paths), "joint"))
-        return paths[key]
+        return [j for j in self.tree.joints if j.name in paths[key]]
 
     def add_joint_reaction_output(self, joint: str, loads_frame: str = "parent", expressed_in: str | None = None) -> str:
         """Add the output of the reaction load of ``joint`` (OpenSim's ``Joint::calcReactionOn{Parent,Child}``):

@@ -49,7 +49,7 @@ from ..ocp.goals import ControlTrackingGoal, JointReactionGoal
 from ..results.ik_tasks import read_ik_tasks
 from ..results.trc import read_trc
 from ..tools.inverse import Inverse, add_reserves, add_residuals
-from ..tools.marker_ik import IKResult, inverse_kinematics
+from ..tools.marker_ik import IKResult, ik_inputs, inverse_kinematics
 from ..util.data import opensim_file
 
 __all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "walking_3d_ik", "WALKING_3D_INVERSE_SETTINGS",
@@ -171,12 +171,8 @@ def walking_3d_ik(model: Model | None = None, *, start: float = 0.0, end: float 
     if model is None:
         model = read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True)
     table = read_trc(opensim_file("markers_walk.trc"))
-    tasks = read_ik_tasks(opensim_file("ik_tasks_walk.xml"))
-    names = [n for n, weight in tasks.markers.items() if n in table.markers and weight > 0]
-    keep = (table.time >= start - 1e-9) & (table.time <= (table.time[-1] if end is None else end) + 1e-9)
-    if not keep.any():
-        raise ValueError(f"walking_3d_ik: no frame in [{start}, {end}] s; the trial spans {table.time[0]:g}–"
-                         f"{table.time[-1]:g} s")
-    result = inverse_kinematics(model, [model.markers[n] for n in names], {n: table.markers[n][keep] for n in names},
-                                weights={n: tasks.markers[n] for n in names}, **options)
-    return result, table.time[keep]
+    with warnings.catch_warnings():  # six weighted tasks name the trial's absent *Ground markers, as OpenSim warns
+        warnings.filterwarnings("ignore", message="ik_inputs: the trial has no data")
+        markers, data, weights, time = ik_inputs(model, table, read_ik_tasks(opensim_file("ik_tasks_walk.xml")),
+                                                 start=start, end=end)
+    return inverse_kinematics(model, markers, data, weights=weights, **options), time

@@ -488,6 +488,18 @@ class Model:
         """The kinematic tree the engine derives: the plant's, with the exact transforms of custom joints."""
         return read_tree(self.plant, self.custom_joints)
 
+    def joint_paths(self) -> dict[str, list[str]]:
+        """OpenSim joint path (``/jointset/<name>``) -> the names of the plant joints that make it: one, or the
+        chain of a multi-coordinate joint (:meth:`ModelBuilder.add_joint_chain`), in the plant's order."""
+        plant = self.plant
+        by_q = {c.q_index: c.joint_path for c in self.coordinates}
+        out: dict[str, list[str]] = {}
+        for index in plant.GetJointIndices():
+            joint = plant.get_joint(index)
+            path = by_q[joint.position_start()] if joint.num_positions() else f"/jointset/{joint.name()}"
+            out.setdefault(path, []).append(joint.name())
+        return out
+
     def body_weight(self) -> float:
         """The model's weight m g (N): its bodies' total mass times the magnitude of the plant's gravity."""
         tree = self.tree()

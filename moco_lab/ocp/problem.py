@@ -121,12 +121,10 @@ class _NamesOnlyContext:
 
     def joint_reaction_output(self, joint: str, loads_frame: str, expressed_in: str | None) -> str:
         model = self.model
-        plant = model.plant
-        known = {c.joint_path for c in model.coordinates}
-        known |= {f"/jointset/{plant.get_joint(j).name()}" for j in plant.GetJointIndices()}
+        known = model.joint_paths()
         key = joint if joint.startswith("/") else f"/jointset/{joint}"
         if key not in known:
-            raise KeyError(did_you_mean(joint, sorted(k for k in known if "_frame_" not in k), "joint"))
+            raise KeyError(did_you_mean(joint, sorted(known), "joint"))
         frames = ("/ground", "ground", *model.body_paths, *model.body_paths.values())
         if expressed_in and expressed_in not in frames:
             raise KeyError("expressed_in_frame_path: " + did_you_mean(expressed_in, ["/ground", *model.body_paths.values()],

@@ -101,8 +101,8 @@ def _lowpass_iir(dt: float, cutoff: float, signal: np.ndarray) -> np.ndarray:
     return one_pass(one_pass(signal)[::-1])[::-1]
 
 
-def filter_lowpass(time: ArrayLike, columns: Mapping[str, ArrayLike], cutoff_frequency: float,
-                   ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def filter_lowpass(time: ArrayLike, columns: Mapping[str, ArrayLike], cutoff_frequency: float, *,
+                   keep_padding: bool = False) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Low-pass filter every column of a table as Moco's ``TabOpLowPassFilter(cutoff)`` does.
 
     OpenSim 4.6's recipe (``TableUtilities::filterLowpass`` with padding, then trimmed back to the original time
@@ -121,6 +121,10 @@ def filter_lowpass(time: ArrayLike, columns: Mapping[str, ArrayLike], cutoff_fre
     columns : dict of str -> (n,) array
     cutoff_frequency : float, Hz
         Positive; at or above half the sampling frequency it is lowered to 0.49 of it, as OpenSim does.
+    keep_padding : bool
+        Return the padded rows too (their times continue the step beyond both ends): OpenSim's
+        ``InverseDynamicsTool`` fits its splines to the padded, filtered table, so that the ends of the motion
+        are not spline ends.
 
     Returns
     -------
@@ -166,7 +170,11 @@ def filter_lowpass(time: ArrayLike, columns: Mapping[str, ArrayLike], cutoff_fre
         head = 2.0 * data[0] - data[pad:0:-1]
         tail = 2.0 * data[-1] - data[-2:-2 - pad:-1]
         data = np.vstack([head, data, tail])
-    out = _lowpass_iir(dt, float(cutoff_frequency), data)[pad:pad + t.size]
+    out = _lowpass_iir(dt, float(cutoff_frequency), data)
+    if keep_padding:
+        t = np.r_[t[0] - dt * np.arange(pad, 0, -1), t, t[-1] + dt * np.arange(1, pad + 1)]
+    else:
+        out = out[pad:pad + t.size]
     return t.copy(), {k: out[:, j].copy() for j, k in enumerate(names)}
 
 

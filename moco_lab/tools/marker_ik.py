@@ -26,12 +26,13 @@ from numpy.typing import ArrayLike
 from ..engine.multibody import SymbolicMultibody
 from ..modeling.markers import Marker
 from ..modeling.model import Model, require_model
-from ..results.ik_tasks import CoordinateTask
+from ..results.ik_tasks import CoordinateTask, IKTasks
+from ..results.trc import MarkerTable
 from ..util.checks import finite_number
 from ..util.names import did_you_mean
 
 __all__ = ["Marker", "IKResult", "ik_result", "marker_list", "marker_frames", "marker_positions", "marker_trajectories",
-           "inverse_kinematics"]
+           "inverse_kinematics", "ik_inputs"]
 
 
 @dataclass
@@ -288,6 +289,47 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
         q = result.GetSolution(ik.q())
         Q[t] = q
     return ik_result(model, Q, np.linalg.norm(marker_trajectories(model, markers, Q) - Y, axis=2), names, success)
+
+
+def ik_inputs(model: Model, table: MarkerTable, tasks: IKTasks | None = None, *, start: float | None = None,
+              end: float | None = None) -> tuple[list[Marker], dict[str, np.ndarray], dict[str, float], np.ndarray]:
+    """The markers, data and weights :func:`inverse_kinematics` takes, from a trial and a task file, as OpenSim's
+    ``InverseKinematicsTool`` pairs them: the markers the tasks weight (> 0) that the trial holds (or, without
+    tasks, every marker both the model and the trial hold, weight 1), over the frames in ``[start, end]`` s.
+
+    A weighted task whose marker the trial lacks is left out with a ``UserWarning`` naming it (OpenSim warns too);
+    one whose marker the model lacks is a ``KeyError`` naming it.
+
+    Returns ``(markers, {name: (T, 3) array, m}, {name: weight}, time (T,) s)``.
+    """
+    import warnings
+
+    require_model(model, "ik_inputs")
+    if not isinstance(table, MarkerTable):
+        raise TypeError(f"ik_inputs: table must be a MarkerTable (read_trc(path)), got {type(table).__name__}")
+    if tasks is None:
+        weights = {n: 1.0 for n in table.markers if n in model.markers}
+    else:
+        weights = {n: float(w) for n, w in tasks.markers.items() if w > 0}
+        unknown = [n for n in weights if n not in model.markers]
+        if unknown:
+            raise KeyError(f"ik_inputs: the task file weights the marker {unknown[0]!r}, which the model does not have "
+                           f"({did_you_mean(unknown[0], list(model.markers), 'marker')})")
+        absent = [n for n in weights if n not in table.markers]
+        if absent:
+            warnings.warn(f"ik_inputs: the trial has no data for the weighted marker(s) {absent}; left out",
+                          UserWarning, stacklevel=2)
+        weights = {n: w for n, w in weights.items() if n in table.markers}
+    if not weights:
+        raise ValueError("ik_inputs: no marker is both in the model and in the trial (with a weight > 0)")
+    lo = table.time[0] if start is None else float(start)
+    hi = table.time[-1] if end is None else float(end)
+    keep = (table.time >= lo - 1e-9) & (table.time <= hi + 1e-9)
+    if not keep.any():
+        raise ValueError(f"ik_inputs: no frame in [{lo:g}, {hi:g}] s; the trial spans {table.time[0]:g}–"
+                         f"{table.time[-1]:g} s")
+    return ([model.markers[n] for n in weights], {n: table.markers[n][keep] for n in weights}, weights,
+            table.time[keep])
 
 
 def _coordinate_targets(model: Model, tasks: Mapping[str, CoordinateTask] | None,

@@ -6,11 +6,9 @@ from __future__ import annotations
 import html
 
 import ipywidgets as W
-import numpy as np
 
-from ..analysis.walking_3d import STRENGTH_GROUPS, Walking3dRun, Walking3dSettings, run_walking_3d
-from ..examples.walking_3d import walking_3d_inverse, walking_3d_model
-from ..results.trajectory import Trajectory
+from ..analysis.walking_3d import STRENGTH_GROUPS, Walking3dRun, Walking3dSettings, run_walking_3d, trial_motion
+from ..examples.walking_3d import walking_3d_model
 from ..solve.optimizer import Progress
 from ..util.config import mesh
 from ..viz.pose3d import animate_3d
@@ -103,11 +101,8 @@ class Walking3dPanel(W.VBox):
         """The trial on the model, animated (the motion is prescribed: the same for every solve)."""
         try:
             model = walking_3d_model()
-            inverse = walking_3d_inverse(model, mesh_interval=0.05)
-            t = np.linspace(inverse.initial_time, inverse.final_time, mesh(30, 8))
-            Q = inverse.kinematics_on(t)[0]
-            trial = Trajectory(t, {c.value_path: Q[:, k] for k, c in enumerate(model.coordinates)})
-            fig = animate_3d(model, trial, frames=len(t), title="The trial (prescribed), 3-D: drag to rotate",
+            trial = trial_motion(model, mesh(30, 8))
+            fig = animate_3d(model, trial, frames=len(trial.time), title="The trial (prescribed), 3-D: drag to rotate",
                              height=480)
             fig.update_layout(width=620)
             show_figure(self.out_model, fig)

@@ -7,6 +7,8 @@ subject's right and front, y up; drag to rotate.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
@@ -16,7 +18,7 @@ from ..modeling.model import Model
 from ..results.trajectory import Trajectory
 from .pose import animation_controls, sampled_poses
 
-__all__ = ["plot_pose_3d", "animate_3d"]
+__all__ = ["plot_pose_3d", "plot_marker_fit_3d", "animate_3d"]
 
 _MUSCLE = "rgba(200, 40, 40, 0.75)"
 
@@ -97,6 +99,27 @@ def plot_pose_3d(model: Model, values: dict[str, float] | ArrayLike | None = Non
     r = _extent([p])
     fig = go.Figure([*_traces(p, show_markers, show_muscles), _floor(r)])
     _layout(fig, r, title or model.name, height)
+    return fig
+
+
+def plot_marker_fit_3d(model: Model, values: dict[str, float] | ArrayLike, measured: Mapping[str, ArrayLike], *,
+                       title: str | None = None, height: int = 650) -> go.Figure:
+    """The model at ``values`` with its markers (blue), the measured markers ``{name: (3,) m}`` (red crosses) and a
+    line from each model marker to its measurement (the inverse-kinematics error, hover: the distance in mm).
+    Measured markers the model lacks are drawn without a line; NaN ones are left out."""
+    fig = plot_pose_3d(model, values, title=title, height=height)
+    p = pose(model, values)
+    seen = {n: np.asarray(y, float) for n, y in measured.items() if np.all(np.isfinite(np.asarray(y, float)))}
+    Y = np.array(list(seen.values())) if seen else np.zeros((0, 3))
+    fig.add_trace(go.Scatter3d(x=Y[:, 0], y=Y[:, 1], z=Y[:, 2], mode="markers", name="measured markers",
+                               marker=dict(color="#d62728", size=4, symbol="x"), text=list(seen),
+                               hovertemplate="%{text} (measured)<extra></extra>"))
+    pairs = [(p.markers[n], y, n) for n, y in seen.items() if n in p.markers]
+    lx, ly, lz = _lines((a, b) for a, b, _ in pairs)
+    text = [f"{n}: {1000 * np.linalg.norm(a - b):.1f} mm" for a, b, n in pairs for _ in range(3)]
+    fig.add_trace(go.Scatter3d(x=lx, y=ly, z=lz, mode="lines", name="error (model → measured)",
+                               line=dict(color="#d62728", width=3), text=text,
+                               hovertemplate="%{text}<extra></extra>"))
     return fig
 
 

@@ -1,5 +1,5 @@
-"""Inverse kinematics of the real 3-D walking trial: moco_lab and OpenSim 4.6's ``InverseKinematicsTool``, same model
-file, same markers, same task file, one run.
+"""Inverse kinematics and inverse dynamics of the real 3-D walking trial: moco_lab and OpenSim 4.6's
+``InverseKinematicsTool`` and ``InverseDynamicsTool``, same model file, same data, one run.
 
 The trial is Moco's example3DWalking's (``markers_walk.trc``: 41 markers, 100 Hz, 238 frames; ``ik_tasks_walk.xml``;
 ``subject_walk_scaled.osim`` read as is, 33 coordinates). OpenSim runs its tool at its default accuracy 1e-5 and at
@@ -10,14 +10,18 @@ Compared, frame by frame: the weighted squared marker error each tool reaches (m
 poses), the coordinates, the marker RMS; and both against ``coordinates.sto`` (the trial's IK after RRA, 0.45–1.8 s),
 per coordinate in degrees.
 
-Writes ``benchmarks/ik_walk_3d.md`` (the table) and ``benchmarks/reference/ik_walk_3d_opensim.mot`` with
-``ik_walk_3d_opensim.json`` (its provenance: versions, accuracy, date): the stored reference ``tests/test_ik_3d.py``
-compares with.
+Inverse dynamics: both tools on OpenSim's IK result (the stored reference), coordinates low-pass filtered at 6 Hz,
+the trial's ground reaction forces (``grf_walk.xml``), muscles excluded; compared per coordinate, and against the
+trial's ``id_walk.sto``; the pelvis residuals in % of body weight.
+
+Writes ``benchmarks/walking_3d_mocap.md`` (the tables) and, in ``benchmarks/reference/``,
+``walking_3d_ik_opensim.mot``, ``walking_3d_id_opensim.sto`` and ``walking_3d_mocap_opensim.json`` (their provenance:
+versions, settings, date): the stored references ``tests/test_ik_3d.py`` and ``tests/test_id_3d.py`` compare with.
 
 Usage::
 
-    .venv/bin/python -m benchmarks.ik_walk_3d              # about a minute (OpenSim at 1e-8: ~40 s)
-    .venv/bin/python -m benchmarks.ik_walk_3d --skip-opensim  # reuse the stored reference
+    .venv/bin/python -m benchmarks.walking_3d_mocap                 # about a minute (OpenSim IK at 1e-8: ~40 s)
+    .venv/bin/python -m benchmarks.walking_3d_mocap --skip-opensim  # reuse the stored references
 """
 from __future__ import annotations
 
@@ -44,9 +48,11 @@ from moco_lab.util.data import opensim_file
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE / "reference"
-MOT = REFERENCE / "ik_walk_3d_opensim.mot"
-PROVENANCE = REFERENCE / "ik_walk_3d_opensim.json"
+MOT = REFERENCE / "walking_3d_ik_opensim.mot"
+ID_STO = REFERENCE / "walking_3d_id_opensim.sto"
+PROVENANCE = REFERENCE / "walking_3d_mocap_opensim.json"
 ACCURACY = 1e-8
+CUTOFF = 6.0  #: Hz, the low-pass filter of the coordinates before inverse dynamics
 
 
 def opensim_ik(accuracy: float, out: Path) -> float:
@@ -70,6 +76,33 @@ def opensim_ik(accuracy: float, out: Path) -> float:
         tool.run()
         wall = time.perf_counter() - t0
         shutil.copy(Path(scratch) / "ik.mot", out)
+    return wall
+
+
+def opensim_id(kinematics: Path, out: Path) -> float:
+    """Run OpenSim's InverseDynamicsTool on ``kinematics`` (whole trial, 6 Hz, muscles excluded); returns its wall
+    time (s)."""
+    import opensim as osim
+
+    osim.Logger.setLevelString("error")
+    model = osim.Model(str(opensim_file("subject_walk_scaled.osim")))  # kept alive: the tool does not own it
+    tool = osim.InverseDynamicsTool()
+    tool.setModel(model)
+    tool.setCoordinatesFileName(str(kinematics))
+    tool.setExternalLoadsFileName(str(opensim_file("grf_walk.xml")))
+    tool.setLowpassCutoffFrequency(CUTOFF)
+    tool.setStartTime(0.0)
+    tool.setEndTime(2.37)
+    excluded = osim.ArrayStr()
+    excluded.append("Muscles")
+    tool.setExcludedForces(excluded)
+    with tempfile.TemporaryDirectory() as scratch:
+        tool.setResultsDir(scratch)
+        tool.setOutputGenForceFileName("id.sto")
+        t0 = time.perf_counter()
+        tool.run()
+        wall = time.perf_counter() - t0
+        shutil.copy(Path(scratch) / "id.sto", out)
     return wall
 
 
@@ -118,6 +151,63 @@ def against_rra(model: ml.Model, time: np.ndarray, Q: np.ndarray) -> dict:
     return out
 
 
+def inverse_dynamics_tables(model: ml.Model, walls: dict) -> tuple[list, list[str]]:
+    """moco_lab's inverse dynamics of OpenSim's IK against OpenSim's tool and against ``id_walk.sto``; the pelvis
+    residuals in % of body weight. Times both runs of moco_lab (cold: compile; warm)."""
+    from moco_lab.modeling.operators import add_external_loads
+    from moco_lab.results.sto import read_table
+    from moco_lab.tools.inverse_dynamics import inverse_dynamics
+
+    loaded = add_external_loads(ml.read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True),
+                                opensim_file("grf_walk.xml"))
+    frames, _, _ = read_table(MOT)
+    Q = read_mot(model, MOT)
+    t0 = time.perf_counter()
+    inverse_dynamics(loaded, frames, Q, lowpass_cutoff=CUTOFF)
+    walls["moco_lab inverse dynamics, cold"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = inverse_dynamics(loaded, frames, Q, lowpass_cutoff=CUTOFF)
+    walls["moco_lab inverse dynamics, warm"] = time.perf_counter() - t0
+    t_os, theirs, _ = read_table(ID_STO)
+    t_walk, walk, _ = read_table(opensim_file("id_walk.sto"))
+    weight = model.body_weight()
+    rows = []
+    for c in model.coordinates:
+        label = next(k for k in theirs if k in (f"{c.name}_moment", f"{c.name}_force"))
+        ours = result.forces[c.name]
+        d = np.abs(ours - theirs[label]).max()
+        walk_rms = ""
+        if label in walk:
+            inside = (result.time >= t_walk[0]) & (result.time <= t_walk[-1])
+            walk_rms = f"{np.sqrt(np.mean((ours[inside] - np.interp(result.time[inside], t_walk, walk[label])) ** 2)):.2f}"
+        rows.append((c.name, result.units[c.name], np.abs(theirs[label]).max(), d, walk_rms))
+    # on the force plates only: id_walk.sto's span (0.45-1.8 s), where both feet's forces are measured
+    inside = (result.time >= t_walk[0]) & (result.time <= t_walk[-1])
+    pelvis = ("pelvis_tx", "pelvis_ty", "pelvis_tz")
+    force = np.linalg.norm(np.column_stack([result.forces[n][inside] for n in pelvis]), axis=1)
+    theirs_force = np.linalg.norm(np.column_stack([walk[f"{n}_force"] for n in pelvis]), axis=1)
+    lines = [
+        f"## Inverse dynamics (OpenSim's IK, low-pass {CUTOFF:g} Hz, ground reaction forces, muscles excluded)",
+        "",
+        "moco_lab's `moco_lab.tools.inverse_dynamics.inverse_dynamics` against OpenSim's `InverseDynamicsTool` on the "
+        "same kinematics file (whole trial), and against the trial's `id_walk.sto` (an inverse dynamics of the trial "
+        "shipped with the example, of other kinematics: its settings are not recorded).",
+        "",
+        "| coordinate | unit | largest OpenSim value | largest difference | RMS against id_walk.sto |",
+        "|---|---|---:|---:|---:|",
+        *[f"| {n} | {u} | {a:.3g} | {d:.1e} | {w} |" for n, u, a, d, w in rows],
+        "",
+        f"Pelvis residual force (the data's unexplained net force) on the force plates ({t_walk[0]:g}–"
+        f"{t_walk[-1]:g} s; before and after, the subject is off the plates and the residual is the body weight), "
+        f"in % of body weight ({weight:.1f} N): RMS {100 * np.sqrt(np.mean(force ** 2)) / weight:.1f} %, largest "
+        f"{100 * force.max() / weight:.1f} %; `id_walk.sto`'s: RMS "
+        f"{100 * np.sqrt(np.mean(theirs_force ** 2)) / weight:.1f} %, largest {100 * theirs_force.max() / weight:.1f} %"
+        " (AddBiomechanics' lines: 5 %, 2 %, 1 %).",
+        "",
+    ]
+    return rows, lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-opensim", action="store_true", help="reuse the stored OpenSim reference")
@@ -130,10 +220,14 @@ def main() -> None:
         scratch = Path(tempfile.mkdtemp())
         walls["OpenSim, accuracy 1e-5 (its default)"] = opensim_ik(1e-5, scratch / "ik_1e-5.mot")
         walls[f"OpenSim, accuracy {ACCURACY:g}"] = opensim_ik(ACCURACY, MOT)
+        walls["OpenSim InverseDynamicsTool"] = opensim_id(MOT, ID_STO)
         PROVENANCE.write_text(json.dumps({
-            "tool": "OpenSim InverseKinematicsTool", "opensim": osim.__version__, "accuracy": ACCURACY,
-            "model": "subject_walk_scaled.osim (read as is)", "markers": "markers_walk.trc (0-2.37 s)",
-            "tasks": "ik_tasks_walk.xml", "wall_s": walls[f"OpenSim, accuracy {ACCURACY:g}"],
+            "tools": "OpenSim InverseKinematicsTool, InverseDynamicsTool", "opensim": osim.__version__,
+            "ik_accuracy": ACCURACY, "model": "subject_walk_scaled.osim (read as is)",
+            "markers": "markers_walk.trc (0-2.37 s)", "tasks": "ik_tasks_walk.xml",
+            "id_kinematics": MOT.name, "id_lowpass_cutoff_hz": CUTOFF, "id_external_loads": "grf_walk.xml",
+            "id_excluded_forces": "Muscles", "ik_wall_s": walls[f"OpenSim, accuracy {ACCURACY:g}"],
+            "id_wall_s": walls["OpenSim InverseDynamicsTool"],
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores", "python": platform.python_version(),
         }, indent=1) + "\n")
@@ -154,10 +248,11 @@ def main() -> None:
         unit, k = ("cm", 100.0) if c.name.endswith(("_tx", "_ty", "_tz")) else ("deg", 180.0 / np.pi)
         rows.append((c.name, d.max() * k, np.sqrt(np.mean(d ** 2)) * k, unit))
     rra_ours, rra_theirs = against_rra(model, frame_time, ours), against_rra(model, frame_time, theirs)
+    id_rows, id_lines = inverse_dynamics_tables(model, walls)
     lines = [
-        "# Inverse kinematics of the 3-D walking trial: moco_lab and OpenSim 4.6",
+        "# Inverse kinematics and inverse dynamics of the 3-D walking trial: moco_lab and OpenSim 4.6",
         "",
-        f"Measured {datetime.date.today().isoformat()} by `benchmarks/ik_walk_3d.py` on this machine "
+        f"Measured {datetime.date.today().isoformat()} by `benchmarks/walking_3d_mocap.py` on this machine "
         f"({platform.machine()}, {os.cpu_count()} cores). Model `subject_walk_scaled.osim` as is (33 coordinates), "
         "markers `markers_walk.trc` (238 frames, 24 weighted markers), weights `ik_tasks_walk.xml`.",
         "",
@@ -189,8 +284,9 @@ def main() -> None:
         *[f"| {n} | {rra_ours[n]:.2f} | {rra_theirs[n]:.2f} | "
           f"{'cm' if n.endswith(('_tx', '_ty', '_tz')) else 'deg'} |" for n in rra_ours],
         "",
+        *id_lines,
     ]
-    (HERE / "ik_walk_3d.md").write_text("\n".join(lines))
+    (HERE / "walking_3d_mocap.md").write_text("\n".join(lines))
     print("\n".join(lines))
 
 
