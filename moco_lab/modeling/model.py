@@ -20,6 +20,7 @@ Build models with :class:`ModelBuilder` (or the factories in
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
@@ -487,6 +488,17 @@ class Model:
     def tree(self) -> Tree:
         """The kinematic tree the engine derives: the plant's, with the exact transforms of custom joints."""
         return read_tree(self.plant, self.custom_joints)
+
+    def skeleton(self, *, elements: bool = False, constraints: bool = True) -> "Model":
+        """The same plant, coordinates, bodies and markers without muscles and actuators: what kinematics, inverse
+        dynamics and the centre of mass need, whose equations derive in a fraction of the time the muscles' paths
+        take. ``elements`` keeps the springs and the other force elements (external loads, contact, ...);
+        ``constraints`` keeps the kinematic constraints (copies, bound to the new model)."""
+        return Model(self.plant, self.coordinates, [], list(self.forces) if elements else [], dict(self.body_paths),
+                     name=self.name, spec=None, elements=list(self.elements) if elements else None,
+                     constraints=[copy.copy(c) for c in self.constraints] if constraints else None,
+                     custom_joints=self.custom_joints, frame_bodies=self.frame_bodies,
+                     markers=list(self.markers.values()))
 
     def joint_paths(self) -> dict[str, list[str]]:
         """OpenSim joint path (``/jointset/<name>``) -> the names of the plant joints that make it: one, or the

@@ -21,7 +21,8 @@ from ..util.checks import finite_number
 from ..util.names import did_you_mean
 from .sto import read_table
 
-__all__ = ["ExternalForceSpec", "ExternalLoads", "read_external_loads", "external_force_data", "planar_ground_reaction"]
+__all__ = ["ExternalForceSpec", "ExternalLoads", "read_external_loads", "external_force_data", "net_ground_force",
+           "planar_ground_reaction"]
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -100,6 +101,29 @@ def external_force_data(loads: ExternalLoads, columns: Mapping[str, np.ndarray])
             entry[key] = np.column_stack([np.asarray(columns[n], float) for n in names])
         out[f.name] = entry
     return out
+
+
+def net_ground_force(loads: ExternalLoads | str | Path, data: str | Path | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The sum of all the loads' forces, in the lab (ground) frame: what the force plates push the body with.
+
+    Returns ``(time (T,), force (T, 3) N)`` at the data's samples. ``ValueError`` for a force not expressed in
+    ground (its sum would need the body's pose) or loads without forces or data file.
+    """
+    if not isinstance(loads, ExternalLoads):
+        loads = read_external_loads(loads)
+    source = Path(data) if data is not None else loads.datafile
+    if source is None:
+        raise ValueError(f"external loads {loads.name!r} name no data file; pass data=")
+    if not loads.forces:
+        raise ValueError(f"external loads {loads.name!r} have no (enabled) force")
+    not_ground = [f.name for f in loads.forces if f.force_expressed_in_body != "ground"]
+    if not_ground:
+        raise ValueError(f"external force {not_ground[0]!r} is not expressed in ground; net_ground_force sums "
+                         "forces expressed in the lab frame")
+    time, columns, _ = read_table(source)
+    parts = external_force_data(loads, columns)
+    return time, sum(entry["force"] for entry in parts.values())
 
 
 def planar_ground_reaction(loads: ExternalLoads | str | Path, data: str | Path | None = None, *,

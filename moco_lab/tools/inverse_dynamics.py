@@ -119,7 +119,4 @@ def _kernel(model: Model):
     balances: inertia, gravity, external loads, springs and the other force elements)."""
     from ..engine.kernel import kernel_for
 
-    bare = Model(model.plant, model.coordinates, [], list(model.forces), dict(model.body_paths), name=model.name,
-                 spec=None, elements=list(model.elements), custom_joints=model.custom_joints,
-                 frame_bodies=model.frame_bodies)
-    return kernel_for(bare)
+    return kernel_for(model.skeleton(elements=True, constraints=False))

@@ -16,7 +16,6 @@ Markers are :class:`Marker` (a name, a body of the model, a location in that bod
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -409,10 +408,7 @@ def _gauss_newton(model: Model, markers: list[Marker], Y: np.ndarray, w: np.ndar
     from ..engine.kernel import kernel_for
 
     # the model's kinematics alone: no force element (deriving 80 muscles' path gradients would take seconds)
-    bare = Model(model.plant, model.coordinates, [], [], dict(model.body_paths), name=model.name, spec=None,
-                 constraints=[copy.copy(c) for c in model.constraints], custom_joints=model.custom_joints,
-                 frame_bodies=model.frame_bodies)
-    kernel = kernel_for(bare)
+    kernel = kernel_for(model.skeleton())
     system = kernel.system
     outputs = [system.add_point_output(f"/markerset/{m.name}", m.body, m.location)[0] for m in markers]
     if system.phi:

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..modeling.model import Model, require_model
 from ..util.checks import finite_number
 
 __all__ = ["MassFit", "com_linear_map", "integrate_com", "fit_mass", "linear_residual_forces",
-           "residual_force_percent"]
+           "residual_force_percent", "com_positions"]
 
 GRAVITY_2D = (0.0, -9.81)
 
@@ -210,3 +211,19 @@ def residual_force_percent(residuals: ArrayLike, forces: ArrayLike) -> float:
     if not peak > 0:
         raise ValueError("residual_force_percent: the ground reaction forces are all zero")
     return 100.0 * float(np.sqrt(np.mean(np.sum(R ** 2, axis=1)))) / peak
+
+
+def com_positions(model: Model, Q: ArrayLike) -> np.ndarray:
+    """The whole body's centre of mass (T, 3) in the world frame, m, at each pose of ``Q`` (T, nq), in
+    ``model.coordinates`` order — by the engine's kinematics (any model: OpenSim custom joints included), the
+    ``com`` input of :func:`fit_mass` in 3-D."""
+    from ..engine.kernel import kernel_for
+
+    require_model(model, "com_positions")
+    Q = np.atleast_2d(np.asarray(Q, float))
+    nq = len(model.coordinates)
+    if Q.ndim != 2 or Q.shape[1] != nq or not np.all(np.isfinite(Q)):
+        raise ValueError(f"com_positions: Q must be (T, {nq}) finite coordinates (model.coordinates order), got "
+                         f"shape {Q.shape}")
+    kernel = kernel_for(model.skeleton(constraints=False))
+    return kernel.outputs(["/com_position"], Q, np.zeros_like(Q))["/com_position"]
