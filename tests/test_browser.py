@@ -353,7 +353,8 @@ def test_motion_capture(voila_url, browser):
     """The motion-capture dashboard opens with a run done: residual bars for the four reconstructions with the
     5 / 2 / 1 % lines, the fitted model over the truth, marker errors; the joint fit passes. Tightening the mass
     prior (typed into the slider's readout) and running again changes the fitted segment masses, and the previous
-    run's joint-fit bars appear."""
+    run's joint-fit bars appear. The second tab computes the real 3-D trial when opened: its numbers and the 3-D
+    marker fit, the joint moments against id_walk.sto and the pelvis residual."""
     p = Page(browser, f"{voila_url}/voila/render/motion_capture.ipynb")
     try:
         p.wait_ready("Run", plots=3)
@@ -375,6 +376,20 @@ def test_motion_capture(voila_url, browser):
         assert "previous run (joint fit)" in p.svg_texts(".js-plotly-plot .xtick text")
         p.assert_clean()
         p.page.screenshot(path=str(ARTIFACTS / "motion_capture_full.png"), full_page=True)
+        # the second tab: the real 3-D trial computes when first opened (lesson 17)
+        p.page.get_by_role("tab", name="Real 3-D trial").click()
+        real = p.page.locator(".ml-numbers").filter(has_text="the plates weigh")
+        real.first.wait_for(timeout=120_000)
+        numbers = real.first.inner_text()
+        assert "85.07" in numbers and "4.5 %" in numbers and "converged in every frame" in numbers, numbers
+        p.page.wait_for_timeout(800)  # plotly's layout of the three new figures
+        titles = p.plot_titles()
+        assert "Right leg joint moments" in titles, titles
+        assert any(t.startswith("Pelvis residual force") for t in titles), titles
+        assert any(t.startswith("Pose and markers at t = 1.00 s") for t in titles), titles
+        assert {"measured markers", "id_walk.sto"} <= set(p.svg_texts(".js-plotly-plot .legendtext")), titles
+        p.assert_clean()
+        p.page.screenshot(path=str(ARTIFACTS / "motion_capture_real_trial.png"), full_page=True)
     finally:
         p.close()
 

@@ -50,3 +50,54 @@ def test_panel_runs_and_reports(monkeypatch):
     assert "⚠ The run failed" in panel.message.value and "offset prior too small" in panel.message.value
     assert not panel.button.disabled and panel.button.description == "Run"
     assert repr(panel) == "MotionCapturePanel()"
+
+
+def test_real_trial_run_and_settings():
+    """The real trial in one call (lesson 17's numbers): IK converged, marker RMS 1.24 cm, pelvis residual on the
+    plates 4.5 % RMS of body weight (8.2 % at most), the plates weigh 85.07 kg; without the filter the residual
+    grows past 30 % (the marker noise differentiated twice); equal weights lower the plain marker RMS (1.16 cm)."""
+    from moco_lab.analysis.real_trial import RealTrialSettings, run_real_trial
+
+    run = run_real_trial()
+    assert run.ik.success and run.ik.rmse == pytest.approx(0.0124, abs=5e-4)
+    assert run.residual_rms == pytest.approx(4.47, abs=0.1) and run.residual_max == pytest.approx(8.25, abs=0.2)
+    assert run.mass.mass == pytest.approx(85.07, abs=0.05)
+    assert set(run.measured) == set(run.ik.names) and run.measured["R.ASIS"].shape == (238, 3)
+    raw = run_real_trial(RealTrialSettings(lowpass_cutoff=None, equal_weights=True))
+    assert raw.residual_rms > 30 and raw.ik.rmse < run.ik.rmse
+    with pytest.raises(ValueError, match="positive frequency"):
+        run_real_trial(RealTrialSettings(lowpass_cutoff=-6.0))
+
+
+def test_real_trial_panel_and_the_two_tabs(monkeypatch):
+    """The dashboard's second tab computes when first opened; its numbers, three figures (3-D fit, moments against
+    id_walk.sto, residual with the plates' window), the frame slider redraws the 3-D figure only; a failure shows
+    in the panel."""
+    from moco_lab.ui.real_trial import MotionCaptureDashboard
+
+    dashboard = MotionCaptureDashboard(run=False)
+    assert dashboard.titles == ("Synthetic subject", "Real 3-D trial")
+    real = dashboard.real
+    assert real.run is None and not real.out_fit.outputs and real.progress.value == "press Compute"
+    dashboard.selected_index = 1
+    assert real.run is not None and "85.07" in real.numbers.value and "4.5 %" in real.numbers.value
+    fig = real.out_fit.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert fig["layout"]["title"]["text"] == "Pose and markers at t = 1.00 s"
+    moments = real.out_moments.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert [d["name"] for d in moments["data"]][:2] == ["moco_lab", "id_walk.sto"]
+    before = real.out_moments.outputs
+    real.frame.value = 0.5
+    assert real.out_fit.outputs[0]["data"]["application/vnd.plotly.v1+json"]["layout"]["title"]["text"] == \
+        "Pose and markers at t = 0.50 s" and real.out_moments.outputs == before
+    real.filter.value = False
+    assert real.cutoff.disabled and real.settings().lowpass_cutoff is None
+    real.weights.value = "equal"
+    assert real.settings().equal_weights
+
+    def fail(settings):
+        raise ValueError("no force plates")
+
+    monkeypatch.setattr("moco_lab.ui.real_trial.run_real_trial", fail)
+    real.solve()
+    assert "⚠ The computation failed" in real.message.value and "no force plates" in real.message.value
+    assert repr(dashboard) == "MotionCaptureDashboard()" and repr(real) == "RealTrialPanel()"

@@ -150,7 +150,7 @@ def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, knee_lo
 
 
 def walking_3d_ik(model: Model | None = None, *, start: float = 0.0, end: float | None = None,
-                  **options: Any) -> tuple[IKResult, np.ndarray]:
+                  task_weights: bool = True, **options: Any) -> tuple[IKResult, np.ndarray]:
     """Inverse kinematics of the trial's markers (``markers_walk.trc``, 100 Hz) on ``subject_walk_scaled.osim`` with
     the trial's task file (``ik_tasks_walk.xml``), as OpenSim's ``InverseKinematicsTool`` runs it: the markers
     both the file weights and the trial holds (24), their weights, couplers held, clamped coordinates in range.
@@ -161,6 +161,8 @@ def walking_3d_ik(model: Model | None = None, *, start: float = 0.0, end: float 
         Default: the file read as is (33 coordinates: the toes free; muscles as DeGrooteFregly2016, unused here).
     start, end : float, s
         The frames to solve (default: the whole trial, 0–2.37 s).
+    task_weights : bool
+        The task file's marker weights (default), or weight 1 for each of the same markers.
     **options
         Passed to :func:`~moco_lab.tools.marker_ik.inverse_kinematics` (``tolerance``, ``solver``, ...).
 
@@ -175,4 +177,6 @@ def walking_3d_ik(model: Model | None = None, *, start: float = 0.0, end: float 
         warnings.filterwarnings("ignore", message="ik_inputs: the trial has no data")
         markers, data, weights, time = ik_inputs(model, table, read_ik_tasks(opensim_file("ik_tasks_walk.xml")),
                                                  start=start, end=end)
+    if not task_weights:
+        weights = {n: 1.0 for n in weights}
     return inverse_kinematics(model, markers, data, weights=weights, **options), time

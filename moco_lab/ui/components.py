@@ -259,6 +259,24 @@ def number_widget(option: Option) -> W.Widget:
     return W.FloatText(value=float(option.default), **kw)
 
 
+def run_controls(label: str) -> tuple[W.Button, W.HTML, W.HTML, W.HTML]:
+    """A single-action panel's ``(button, progress line, numbers chips, message box)``: the action button labelled
+    ``label``, the line under it that tells what runs, the chips of the last result and the place for errors."""
+    return action_button(label), html_widget(classes=["ml-progress"], width="340px"), \
+        html_widget(classes=["ml-numbers"]), html_widget()
+
+
+def single_action_children(header: W.Widget, groups: list, button: W.Button, progress: W.Widget, main: list,
+                           below: W.Widget) -> list:
+    """The page of a single-action panel: the stylesheet, ``header``, a sidebar (the ``groups``, then ``button``
+    and ``progress``) beside the ``main`` column (numbers, messages, a figure), and ``below`` under both."""
+    sidebar = W.VBox([*groups, button, progress], layout=W.Layout(width="370px", min_width="370px",
+                                                                  margin="0 12px 0 0"))
+    sidebar.add_class("ml-sidebar")
+    body = W.VBox(main, layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
+    return [W.HTML(PANEL_CSS), header, W.HBox([sidebar, body]), below]
+
+
 class PanelBase(W.VBox):
     """What both panels share: the offered problems, the page layout, error messages and the busy state."""
 

@@ -13,7 +13,16 @@ from ..analysis.motion_capture import MotionCaptureRun, MotionCaptureSettings, r
 from ..solve.optimizer import Progress
 from ..util.config import fast_mode
 from ..viz.motion_capture import plot_fit_over_truth, plot_marker_errors, plot_residual_bars
-from .components import PANEL_CSS, action_button, blank_figure, busy_button, error_box, group_box, html_widget, show_figure
+from .components import (
+    blank_figure,
+    busy_button,
+    error_box,
+    group_box,
+    html_widget,
+    run_controls,
+    show_figure,
+    single_action_children,
+)
 
 __all__ = ["MotionCapturePanel"]
 
@@ -56,10 +65,7 @@ class MotionCapturePanel(W.VBox):
         self.force_noise = _slider("force-plate noise (N)", 2.0, 0.0, 20.0, 0.5,
                                    "noise on each GRF component, every frame (centre of pressure: 1 mm per N)")
         self.seed = W.IntText(value=3, description="seed", style=_STYLE, layout=W.Layout(width="340px"))
-        self.button = action_button("Run")
-        self.progress = html_widget(classes=["ml-progress"], width="340px")
-        self.numbers = html_widget(classes=["ml-numbers"])
-        self.message = html_widget()
+        self.button, self.progress, self.numbers, self.message = run_controls("Run")
         self.out_bars, self.out_markers, self.out_figure = W.Output(), W.Output(), W.Output()
         self.header = html_widget(
             "<h2>Motion capture: from markers and forces to a dynamically consistent motion</h2>"
@@ -70,16 +76,11 @@ class MotionCapturePanel(W.VBox):
             "kinematics</b> together (IPOPT). The bars show each one's residuals against the lines gait labs use: "
             "5 % and 2 % of the peak GRF for the force, 1 % of peak GRF × COM height for the moment.</p>",
             classes=["ml-header"])
-        sidebar = W.VBox([
-            group_box("Data", self.noise, self.placement, self.force_noise, self.seed),
-            group_box("Priors", self.offset_prior, self.mass_prior, self.smoothing),
-            self.button, self.progress,
-        ], layout=W.Layout(width="370px", min_width="370px", margin="0 12px 0 0"))
-        sidebar.add_class("ml-sidebar")
-        body = W.VBox([self.numbers, self.message, self.out_bars],
-                      layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
-        super().__init__([W.HTML(PANEL_CSS), self.header, W.HBox([sidebar, body]),
-                          W.HBox([self.out_figure, self.out_markers])])
+        super().__init__(single_action_children(
+            self.header, [group_box("Data", self.noise, self.placement, self.force_noise, self.seed),
+                          group_box("Priors", self.offset_prior, self.mass_prior, self.smoothing)],
+            self.button, self.progress, [self.numbers, self.message, self.out_bars],
+            W.HBox([self.out_figure, self.out_markers])))
         self.add_class("ml-panel")
         self.run: MotionCaptureRun | None = None
         self.previous: MotionCaptureRun | None = None

@@ -13,7 +13,16 @@ from ..solve.optimizer import Progress
 from ..util.config import mesh
 from ..viz.pose3d import animate_3d
 from ..viz.walking_3d import plot_activations_vs_emg
-from .components import PANEL_CSS, action_button, blank_figure, busy_button, error_box, group_box, html_widget, show_figure
+from .components import (
+    blank_figure,
+    busy_button,
+    error_box,
+    group_box,
+    html_widget,
+    run_controls,
+    show_figure,
+    single_action_children,
+)
 
 __all__ = ["Walking3dPanel"]
 
@@ -52,10 +61,7 @@ class Walking3dPanel(W.VBox):
         self.strength = W.FloatSlider(value=100.0, min=25.0, max=200.0, step=25.0, description="strength (%)",
                                       style=_STYLE, layout=W.Layout(**_WIDE), continuous_update=False,
                                       tooltip="the group's maximum isometric force, both legs, in % of the model's")
-        self.button = action_button("Solve")
-        self.progress = html_widget(classes=["ml-progress"], width="340px")
-        self.numbers = html_widget(classes=["ml-numbers"])
-        self.message = html_widget()
+        self.button, self.progress, self.numbers, self.message = run_controls("Solve")
         self.out_emg, self.out_model = W.Output(), W.Output()
         self.header = html_widget(
             "<h2>Muscle activity in 3-D walking (Moco's exampleMocoInverse)</h2>"
@@ -66,15 +72,10 @@ class Walking3dPanel(W.VBox):
             "(lines) with the subject's EMG envelopes (grey) and with the previous solve (dotted). A strength other "
             "than 100 % derives and compiles that model's equations on its first solve (about 20 s).</p>",
             classes=["ml-header"])
-        sidebar = W.VBox([
-            group_box("Goal", self.exponent, self.emg_weight),
-            group_box("Model", self.group, self.strength),
-            self.button, self.progress,
-        ], layout=W.Layout(width="370px", min_width="370px", margin="0 12px 0 0"))
-        sidebar.add_class("ml-sidebar")
-        body = W.VBox([self.numbers, self.message, self.out_model],
-                      layout=W.Layout(flex="1 1 auto", width="auto", min_width="0"))
-        super().__init__([W.HTML(PANEL_CSS), self.header, W.HBox([sidebar, body]), self.out_emg])
+        super().__init__(single_action_children(
+            self.header, [group_box("Goal", self.exponent, self.emg_weight),
+                          group_box("Model", self.group, self.strength)],
+            self.button, self.progress, [self.numbers, self.message, self.out_model], self.out_emg))
         self.add_class("ml-panel")
         self.run: Walking3dRun | None = None
         self.previous: Walking3dRun | None = None

@@ -39,7 +39,8 @@ def plot_generalized_forces(result: IDResult, coordinates: Sequence[str], *,
                                      showlegend=k == 0, legendgroup="b"), row=r, col=c)
         unit = result.units[name]
         fig.update_yaxes(title_text=f"{'moment' if unit == 'N·m' else 'force'} ({unit})", row=r, col=c)
-        fig.update_xaxes(title_text="time (s)", row=r, col=c)
+        if k + columns >= len(coordinates):  # the bottom panel of each column
+            fig.update_xaxes(title_text="time (s)", row=r, col=c)
     fig.update_layout(title=title or "Inverse dynamics: generalized forces", height=height or 260 * rows + 80)
     return fig
 
@@ -50,7 +51,8 @@ def plot_residual_percent(result: IDResult, body_weight: float, *, root: Sequenc
                           height: int = 380) -> go.Figure:
     """The magnitude of the root's residual force (the generalized forces of its three translations) in percent of
     ``body_weight`` (N) against time, with AddBiomechanics' 5 %, 2 % and 1 % lines; ``window`` (s) shades where
-    the feet are on force plates (outside it the residual is the unsupported weight)."""
+    the feet are on force plates and scales the axis to those frames (outside them the residual is the unsupported
+    body weight, about 100 %, and leaves the plot)."""
     F = np.linalg.norm(np.column_stack([result.forces[n] for n in root]), axis=1)
     fig = go.Figure(go.Scatter(x=result.time, y=100 * F / float(body_weight), name="|residual force|",
                                line=dict(color="#1f77b4")))
@@ -60,6 +62,10 @@ def plot_residual_percent(result: IDResult, body_weight: float, *, root: Sequenc
     if window is not None:
         fig.add_vrect(x0=window[0], x1=window[1], fillcolor="#2ca02c", opacity=0.08, line_width=0,
                       annotation_text="on the force plates", annotation_position="top left")
+        inside = (result.time >= window[0]) & (result.time <= window[1])
+        top = max(6.0, 1.3 * float(np.max(100 * F[inside] / float(body_weight)))) if inside.any() else None
+        if top is not None:  # scaled to the plates' frames; off them the curve (the body weight) leaves the plot
+            fig.update_yaxes(range=[0.0, top])
     fig.update_layout(title=title or "Residual force at the root", height=height,
                       xaxis_title="time (s)", yaxis_title="residual force (% body weight)")
     return fig
