@@ -92,3 +92,26 @@ def test_real_trial_with_padded_header():
     assert table.units == "mm" and table.rate == 100.0 and len(table.markers) == 41 and len(table.time) == 238
     assert table.markers["R.Shoulder"][0, 0] == pytest.approx(-0.652630, abs=1e-12)
     assert table.time[-1] == pytest.approx(2.37)
+
+
+def test_fill_gaps():
+    """Short inner gaps filled from a spline through the seen samples (a smooth path: a cubic is recovered to
+    round-off, a sine to its spline error); long gaps and gaps at the ends stay NaN; bad input named."""
+    from moco_lab.results.trc import fill_gaps
+
+    t = np.linspace(0.0, 1.0, 101)
+    cubic = np.column_stack([t ** 3 - t, 2 * t ** 2, np.sin(3 * t)])
+    data = cubic.copy()
+    data[40:45] = np.nan    # 0.06 s between the bounding samples: filled
+    data[60:90] = np.nan    # 0.31 s: left
+    data[:3] = np.nan       # at the start: left
+    out = fill_gaps(t, {"A": data, "B": cubic}, max_gap=0.2)
+    assert np.abs(out["A"][40:45] - cubic[40:45]).max() < 1e-4
+    assert np.isnan(out["A"][60:90]).all() and np.isnan(out["A"][:3]).all()
+    assert np.array_equal(out["B"], cubic) and out["A"] is not data
+    with pytest.raises(ValueError, match="strictly increasing"):
+        fill_gaps(t[::-1], {"A": data})
+    with pytest.raises(ValueError, match="'A' has shape"):
+        fill_gaps(t, {"A": data[:50]})
+    with pytest.raises(ValueError, match="max_gap"):
+        fill_gaps(t, {"A": data}, max_gap=-1)

@@ -18,7 +18,7 @@ from typing import Mapping
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["MarkerTable", "read_trc", "write_trc", "planar_markers"]
+__all__ = ["MarkerTable", "read_trc", "write_trc", "planar_markers", "fill_gaps"]
 
 _TO_METRES = {"mm": 1e-3, "cm": 1e-2, "m": 1.0}
 
@@ -167,4 +167,54 @@ def planar_markers(markers: Mapping[str, ArrayLike], forward: str = "x", up: str
         if m.ndim != 2 or m.shape[1] != 3:
             raise ValueError(f"planar_markers: marker {name!r} has shape {m.shape}; expected (T, 3)")
         out[name] = np.c_[si * m[:, i], sj * m[:, j]]
+    return out
+
+
+def fill_gaps(time: ArrayLike, markers: Mapping[str, ArrayLike], max_gap: float = 0.2) -> dict[str, np.ndarray]:
+    """Markers with their short gaps filled: each run of missing (NaN) samples whose two bounding seen samples lie
+    at most ``max_gap`` seconds apart is filled from a natural cubic spline through all the marker's seen samples
+    (``scipy.interpolate.CubicSpline``, each axis). Longer gaps and gaps at the start or end of the trial stay NaN
+    (a curve across them would be a guess): inverse kinematics then leaves the marker out there.
+
+    Parameters
+    ----------
+    time : (T,) array, s
+    markers : dict of str -> (T, 3) array, m
+    max_gap : float, s
+        The longest span filled, from the last sample seen before the gap to the first seen after it (default 0.2 s:
+        up to 19 missing frames at 100 Hz).
+
+    Returns
+    -------
+    dict of str -> (T, 3) array
+        New arrays; a marker seen in fewer than 4 samples is returned unchanged.
+    """
+    from scipy.interpolate import CubicSpline
+
+    t = np.asarray(time, float).reshape(-1)
+    if t.size < 2 or not np.all(np.diff(t) > 0):
+        raise ValueError("fill_gaps: time must have at least 2 strictly increasing samples")
+    if not (np.isfinite(max_gap) and max_gap >= 0):
+        raise ValueError(f"fill_gaps: max_gap must be a finite number of seconds >= 0, got {max_gap!r}")
+    out = {}
+    for name, values in markers.items():
+        y = np.array(values, float)
+        if y.ndim != 2 or y.shape[0] != t.size:
+            raise ValueError(f"fill_gaps: {name!r} has shape {y.shape}, expected ({t.size}, k)")
+        seen = np.all(np.isfinite(y), axis=1)
+        if seen.sum() >= 4 and not seen.all():
+            spline = CubicSpline(t[seen], y[seen], bc_type="natural")
+            k = 0
+            while k < t.size:
+                if seen[k]:
+                    k += 1
+                    continue
+                end = k
+                while end < t.size and not seen[end]:
+                    end += 1
+                inner = k > 0 and end < t.size  # seen on both sides
+                if inner and t[end] - t[k - 1] <= max_gap + 1e-12 * max(1.0, abs(t[end])):
+                    y[k:end] = spline(t[k:end])
+                k = end
+        out[name] = y
     return out
