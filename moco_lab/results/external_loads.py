@@ -103,6 +103,26 @@ def external_force_data(loads: ExternalLoads, columns: Mapping[str, np.ndarray])
     return out
 
 
+def _plate_data(loads: ExternalLoads | str | Path, data: str | Path | None, who: str,
+                in_ground) -> tuple[ExternalLoads, np.ndarray, dict[str, dict[str, np.ndarray]]]:
+    """The loads (read if a path), their data's times and each force's columns (:func:`external_force_data`), after
+    the checks both sums of the plates need: a data file, at least one force, every force in ground (``in_ground``:
+    a test of an :class:`ExternalForceSpec`), each failure a ``ValueError`` naming ``who``'s reason."""
+    if not isinstance(loads, ExternalLoads):
+        loads = read_external_loads(loads)
+    source = Path(data) if data is not None else loads.datafile
+    if source is None:
+        raise ValueError(f"external loads {loads.name!r} name no data file; pass data=")
+    not_ground = [f.name for f in loads.forces if not in_ground(f)]
+    if not_ground:
+        raise ValueError(f"external force {not_ground[0]!r} is not expressed in ground; {who} sums "
+                         "ground reaction forces expressed in the lab frame")
+    if not loads.forces:
+        raise ValueError(f"external loads {loads.name!r} have no (enabled) force")
+    time, columns, _ = read_table(source)
+    return loads, time, external_force_data(loads, columns)
+
+
 def net_ground_force(loads: ExternalLoads | str | Path, data: str | Path | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The sum of all the loads' forces, in the lab (ground) frame: what the force plates push the body with.
@@ -110,19 +130,7 @@ def net_ground_force(loads: ExternalLoads | str | Path, data: str | Path | None 
     Returns ``(time (T,), force (T, 3) N)`` at the data's samples. ``ValueError`` for a force not expressed in
     ground (its sum would need the body's pose) or loads without forces or data file.
     """
-    if not isinstance(loads, ExternalLoads):
-        loads = read_external_loads(loads)
-    source = Path(data) if data is not None else loads.datafile
-    if source is None:
-        raise ValueError(f"external loads {loads.name!r} name no data file; pass data=")
-    if not loads.forces:
-        raise ValueError(f"external loads {loads.name!r} have no (enabled) force")
-    not_ground = [f.name for f in loads.forces if f.force_expressed_in_body != "ground"]
-    if not_ground:
-        raise ValueError(f"external force {not_ground[0]!r} is not expressed in ground; net_ground_force sums "
-                         "forces expressed in the lab frame")
-    time, columns, _ = read_table(source)
-    parts = external_force_data(loads, columns)
+    _, time, parts = _plate_data(loads, data, "net_ground_force", lambda f: f.force_expressed_in_body == "ground")
     return time, sum(entry["force"] for entry in parts.values())
 
 
@@ -156,26 +164,14 @@ def planar_ground_reaction(loads: ExternalLoads | str | Path, data: str | Path |
     cop : (T, 2) array, m
         Net centre of pressure (forward, floor height); NaN likewise.
     """
-    if not isinstance(loads, ExternalLoads):
-        loads = read_external_loads(loads)
     if forward not in _AXES or up not in _AXES or forward == up:
         raise ValueError(f"planar_ground_reaction: forward and up must be two different axes of x, y, z; got "
                          f"{forward!r}, {up!r}")
     if floor is not None:
         finite_number(floor, "planar_ground_reaction: floor", what="a finite height in m (or None)")
     finite_number(min_vertical, "planar_ground_reaction: min_vertical", 0, True, "a force >= 0 N")
-    source = Path(data) if data is not None else loads.datafile
-    if source is None:
-        raise ValueError(f"external loads {loads.name!r} name no data file; pass data=")
-    time, columns, _ = read_table(source)
-    not_ground = [f.name for f in loads.forces if "ground" not in (f.force_expressed_in_body,
-                                                                   f.point_expressed_in_body)]
-    if not_ground:
-        raise ValueError(f"external force {not_ground[0]!r} is not expressed in ground; planar_ground_reaction "
-                         "sums ground reaction forces expressed in the lab frame")
-    if not loads.forces:
-        raise ValueError(f"external loads {loads.name!r} have no (enabled) force")
-    parts = external_force_data(loads, columns)
+    loads, time, parts = _plate_data(loads, data, "planar_ground_reaction", lambda f: "ground" in (
+        f.force_expressed_in_body, f.point_expressed_in_body))
     i, j = _AXES[forward], _AXES[up]
     k = 3 - i - j
     sign = 1.0 if (i, j, k) in ((0, 1, 2), (1, 2, 0), (2, 0, 1)) else -1.0  # forward × up = sign · axis k

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..modeling.model import Model, require_model
+from ..modeling.units import coordinate_motion
 from ..results.tables import filter_lowpass, interpolating_spline
 
 __all__ = ["IDResult", "inverse_dynamics"]
@@ -99,19 +100,9 @@ def inverse_dynamics(model: Model, time: ArrayLike, Q: ArrayLike, *, lowpass_cut
     Q, U, A = spline(t), spline.derivative(1)(t), spline.derivative(2)(t)
     kernel = _kernel(model)
     tau, _ = kernel.residual(Q, U, A, None, None, E=kernel.inputs_at(t))
-    units = {c.name: ("N" if _translational(model, c) else "N·m") for c in model.coordinates}
+    units = {c.name: ("N·m" if coordinate_motion(model, c) == "rotational" else "N") for c in model.coordinates}
     forces = {c.name: tau[:, c.q_index].copy() for c in model.coordinates}
     return IDResult(t, forces, units, Q, U, A)
-
-
-def _translational(model: Model, coordinate) -> bool:
-    """Whether the plant joint that holds ``coordinate`` slides (prismatic) rather than turns."""
-    for index in model.plant.GetJointIndices():
-        joint = model.plant.get_joint(index)
-        if joint.num_positions() and joint.position_start() <= coordinate.q_index < joint.position_start() + \
-                joint.num_positions():
-            return joint.type_name() == "prismatic"
-    return False
 
 
 def _kernel(model: Model):
