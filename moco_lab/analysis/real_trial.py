@@ -9,14 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..examples.walking_3d import walking_3d_ik
+from ..examples.walking_3d import walking_3d_markers
 from ..modeling.model import Model
 from ..modeling.operators import add_external_loads
 from ..modeling.osim import read_osim
 from ..results.external_loads import net_ground_force
-from ..results.trc import read_trc
 from ..tools.inverse_dynamics import IDResult, inverse_dynamics
-from ..tools.marker_ik import IKResult
+from ..tools.marker_ik import IKResult, inverse_kinematics
 from ..tools.mass_fit import MassFit, com_positions, fit_mass
 from ..util.checks import finite_number
 from ..util.data import opensim_file
@@ -79,11 +78,9 @@ def run_real_trial(settings: RealTrialSettings | None = None) -> RealTrialRun:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the file's Millard muscles read as DeGrooteFregly2016 (unused here)
         model = read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True)
-    ik, frames = walking_3d_ik(model, task_weights=not s.equal_weights)
+    markers, measured, weights, frames = walking_3d_markers(model, task_weights=not s.equal_weights)
+    ik = inverse_kinematics(model, markers, measured, weights=weights)
     seconds["inverse kinematics"] = time.perf_counter() - start
-    table = read_trc(opensim_file("markers_walk.trc"))
-    keep = np.isin(np.round(table.time, 9), np.round(frames, 9))
-    measured = {n: table.markers[n][keep] for n in ik.names}
     t0 = time.perf_counter()
     loaded = add_external_loads(model.skeleton(constraints=False), opensim_file("grf_walk.xml"))
     dynamics = inverse_dynamics(loaded, frames, ik.q, lowpass_cutoff=s.lowpass_cutoff)

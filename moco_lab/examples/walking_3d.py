@@ -52,8 +52,8 @@ from ..tools.inverse import Inverse, add_reserves, add_residuals
 from ..tools.marker_ik import IKResult, ik_inputs, inverse_kinematics
 from ..util.data import opensim_file
 
-__all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "walking_3d_ik", "WALKING_3D_INVERSE_SETTINGS",
-           "WALKING_3D_EMG", "WALKING_3D_KNEE_LOAD"]
+__all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "walking_3d_ik", "walking_3d_markers",
+           "WALKING_3D_INVERSE_SETTINGS", "WALKING_3D_EMG", "WALKING_3D_KNEE_LOAD"]
 
 #: exampleMocoInverse's settings, by the names :class:`~moco_lab.tools.inverse.Inverse` takes.
 WALKING_3D_INVERSE_SETTINGS = {"initial_time": 0.48, "final_time": 1.61, "mesh_interval": 0.02,
@@ -149,11 +149,28 @@ def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, knee_lo
     return inverse
 
 
+def walking_3d_markers(model: Model, *, start: float = 0.0, end: float | None = None,
+                       task_weights: bool = True) -> tuple[list, dict, dict, np.ndarray]:
+    """The trial's markers (``markers_walk.trc``) paired with ``model`` and the trial's task file
+    (``ik_tasks_walk.xml``) as OpenSim's ``InverseKinematicsTool`` pairs them (the 24 markers the file weights and
+    the trial holds): ``(markers, {name: (T, 3) m}, {name: weight}, time (T,) s)``, the frames in ``[start, end]``
+    s; ``task_weights=False`` gives each of the same markers weight 1."""
+    table = read_trc(opensim_file("markers_walk.trc"))
+    with warnings.catch_warnings():  # six weighted tasks name the trial's absent *Ground markers, as OpenSim warns
+        warnings.filterwarnings("ignore", message="ik_inputs: the trial has no data")
+        markers, data, weights, time = ik_inputs(model, table, read_ik_tasks(opensim_file("ik_tasks_walk.xml")),
+                                                 start=start, end=end)
+    if not task_weights:
+        weights = {n: 1.0 for n in weights}
+    return markers, data, weights, time
+
+
 def walking_3d_ik(model: Model | None = None, *, start: float = 0.0, end: float | None = None,
                   task_weights: bool = True, **options: Any) -> tuple[IKResult, np.ndarray]:
     """Inverse kinematics of the trial's markers (``markers_walk.trc``, 100 Hz) on ``subject_walk_scaled.osim`` with
     the trial's task file (``ik_tasks_walk.xml``), as OpenSim's ``InverseKinematicsTool`` runs it: the markers
-    both the file weights and the trial holds (24), their weights, couplers held, clamped coordinates in range.
+    both the file weights and the trial holds (24, :func:`walking_3d_markers`), their weights, couplers held,
+    clamped coordinates in range.
 
     Parameters
     ----------
@@ -172,11 +189,5 @@ def walking_3d_ik(model: Model | None = None, *, start: float = 0.0, end: float 
     """
     if model is None:
         model = read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True)
-    table = read_trc(opensim_file("markers_walk.trc"))
-    with warnings.catch_warnings():  # six weighted tasks name the trial's absent *Ground markers, as OpenSim warns
-        warnings.filterwarnings("ignore", message="ik_inputs: the trial has no data")
-        markers, data, weights, time = ik_inputs(model, table, read_ik_tasks(opensim_file("ik_tasks_walk.xml")),
-                                                 start=start, end=end)
-    if not task_weights:
-        weights = {n: 1.0 for n in weights}
+    markers, data, weights, time = walking_3d_markers(model, start=start, end=end, task_weights=task_weights)
     return inverse_kinematics(model, markers, data, weights=weights, **options), time
