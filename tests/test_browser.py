@@ -354,7 +354,7 @@ def test_motion_capture(voila_url, browser):
     5 / 2 / 1 % lines, the fitted model over the truth, marker errors; the joint fit passes. Tightening the mass
     prior (typed into the slider's readout) and running again changes the fitted segment masses, and the previous
     run's joint-fit bars appear. The second tab computes the real 3-D trial when opened: its numbers and the 3-D
-    marker fit, the joint moments against id_walk.sto and the pelvis residual."""
+    marker fit, the joint moments against id_walk.sto, the pelvis residual and its reduction."""
     p = Page(browser, f"{voila_url}/voila/render/motion_capture.ipynb")
     try:
         p.wait_ready("Run", plots=3)
@@ -382,9 +382,10 @@ def test_motion_capture(voila_url, browser):
         real.first.wait_for(timeout=120_000)
         numbers = real.first.inner_text()
         assert "85.07" in numbers and "4.5 %" in numbers and "converged in every frame" in numbers, numbers
-        p.page.wait_for_timeout(800)  # plotly's layout of the three new figures
+        assert "masses and kinematics together" in numbers, numbers
+        p.page.wait_for_timeout(800)  # plotly's layout of the four new figures
         titles = p.plot_titles()
-        assert "Right leg joint moments" in titles, titles
+        assert "Right leg joint moments" in titles and "Residual reduction on the plates" in titles, titles
         assert any(t.startswith("Pelvis residual force") for t in titles), titles
         assert any(t.startswith("Pose and markers at t = 1.00 s") for t in titles), titles
         assert {"measured markers", "id_walk.sto"} <= set(p.svg_texts(".js-plotly-plot .legendtext")), titles

@@ -98,17 +98,21 @@ def test_real_trial_run_and_settings():
     assert run.ik.success and run.ik.rmse == pytest.approx(0.0124, abs=5e-4)
     assert run.residual_rms == pytest.approx(4.47, abs=0.1) and run.residual_max == pytest.approx(8.25, abs=0.2)
     assert run.mass.mass == pytest.approx(85.07, abs=0.05)
+    # residual reduction (tests/test_id_3d.py checks each step): masses alone 3.4 %, masses and kinematics < 1 %
+    assert run.segments.after.summary()["force_rms"] == pytest.approx(3.39, abs=0.1)
+    assert run.together.success and run.together.after.summary()["force_rms"] < 1.0
     assert set(run.measured) == set(run.ik.names) and run.measured["R.ASIS"].shape == (238, 3)
     raw = real_trial_once(RealTrialSettings(lowpass_cutoff=None, equal_weights=True))
     assert raw.residual_rms > 30 and raw.ik.rmse < run.ik.rmse
+    assert raw.together.success and raw.together.after.summary()["force_rms"] < 1.0  # from the unfiltered motion
     with pytest.raises(ValueError, match="positive frequency"):
         run_real_trial(RealTrialSettings(lowpass_cutoff=-6.0))
 
 
 def test_real_trial_panel_and_the_two_tabs(monkeypatch):
-    """The dashboard's second tab computes when first opened; its numbers, three figures (3-D fit, moments against
-    id_walk.sto, residual with the plates' window), the frame slider redraws the 3-D figure only; a failure shows
-    in the panel."""
+    """The dashboard's second tab computes when first opened; its numbers, four figures (3-D fit, moments against
+    id_walk.sto, residual with the plates' window, the three residual reductions), the frame slider redraws the 3-D
+    figure only; a failure shows in the panel."""
     from moco_lab.ui.real_trial import MotionCaptureDashboard
 
     monkeypatch.setattr("moco_lab.ui.real_trial.run_real_trial", real_trial_once)  # the module's run, computed once
@@ -118,6 +122,10 @@ def test_real_trial_panel_and_the_two_tabs(monkeypatch):
     assert real.run is None and not real.out_fit.outputs and real.progress.value == "press Compute"
     dashboard.selected_index = 1
     assert real.run is not None and "85.07" in real.numbers.value and "4.5 %" in real.numbers.value
+    assert "4.5 → 3.4 %" in real.numbers.value and "masses and kinematics together: RMS <b>0.7 %" in real.numbers.value
+    reduction = real.out_reduction.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert [d["name"].split(" (RMS")[0] for d in reduction["data"]][::2] == ["the model's masses", "fitted masses",
+                                                                             "masses and kinematics"]
     fig = real.out_fit.outputs[0]["data"]["application/vnd.plotly.v1+json"]
     assert fig["layout"]["title"]["text"] == "Pose and markers at t = 1.00 s"
     moments = real.out_moments.outputs[0]["data"]["application/vnd.plotly.v1+json"]

@@ -1,6 +1,7 @@
 """The real walking trial of Moco's 3-D example in one call (lesson 17 and the motion-capture dashboard's second tab):
 inverse kinematics with the trial's task file, inverse dynamics with its ground reaction forces, the pelvis residual
-on the force plates and the total mass the plates weigh."""
+on the force plates, the total mass the plates weigh, the segment masses that reduce the residual, and the masses and
+kinematics adjusted together."""
 from __future__ import annotations
 
 import time
@@ -17,6 +18,12 @@ from ..results.external_loads import net_ground_force
 from ..tools.inverse_dynamics import IDResult, inverse_dynamics
 from ..tools.marker_ik import IKResult, inverse_kinematics
 from ..tools.mass_fit import MassFit, com_positions, fit_mass
+from ..tools.root_residual import (
+    KinematicsMassFit,
+    SegmentMassFit,
+    fit_segment_masses_to_residual,
+    reduce_root_residual,
+)
 from ..util.checks import finite_number
 from ..util.data import opensim_file
 
@@ -46,7 +53,9 @@ class RealTrialSettings:
 @dataclass
 class RealTrialRun:
     """One run: the settings, the model, IK (with the frames' times and the measured markers), inverse dynamics,
-    the pelvis residual on the plates (% of body weight: RMS, largest), the mass fit and wall times (s)."""
+    the pelvis residual on the plates (% of body weight: RMS, largest), the mass fit, the segment masses fitted to
+    the residual on the plates (``segments``: its residual wrench before and after), the masses and every frame's
+    coordinates adjusted together from the filtered motion (``together``) and wall times (s)."""
 
     settings: RealTrialSettings
     model: Model
@@ -57,6 +66,8 @@ class RealTrialRun:
     residual_rms: float
     residual_max: float
     mass: MassFit
+    segments: SegmentMassFit
+    together: KinematicsMassFit
     seconds: dict
 
 
@@ -69,7 +80,8 @@ def residual_percent_on_plates(result: IDResult, body_weight: float, root: tuple
 
 
 def run_real_trial(settings: RealTrialSettings | None = None) -> RealTrialRun:
-    """IK, inverse dynamics and the mass fit of the trial with ``settings`` (module docstring)."""
+    """IK, inverse dynamics, the mass fits and residual reduction of the trial with ``settings`` (module
+    docstring)."""
     s = settings or RealTrialSettings()
     if s.lowpass_cutoff is not None:
         finite_number(s.lowpass_cutoff, "lowpass_cutoff", 0, False, "a positive frequency in Hz (or None)")
@@ -82,7 +94,7 @@ def run_real_trial(settings: RealTrialSettings | None = None) -> RealTrialRun:
     ik = inverse_kinematics(model, markers, measured, weights=weights)
     seconds["inverse kinematics"] = time.perf_counter() - start
     t0 = time.perf_counter()
-    loaded = add_external_loads(model.skeleton(constraints=False), opensim_file("grf_walk.xml"))
+    loaded = add_external_loads(model.skeleton(), opensim_file("grf_walk.xml"))  # markers and couplers kept
     dynamics = inverse_dynamics(loaded, frames, ik.q, lowpass_cutoff=s.lowpass_cutoff)
     seconds["inverse dynamics"] = time.perf_counter() - t0
     percent = residual_percent_on_plates(dynamics, model.body_weight())
@@ -90,6 +102,13 @@ def run_real_trial(settings: RealTrialSettings | None = None) -> RealTrialRun:
     plates = (frames >= PLATES[0]) & (frames <= PLATES[1])
     F = np.column_stack([np.interp(frames[plates], t_grf, grf[:, k]) for k in range(3)])
     mass = fit_mass(com_positions(model, ik.q[plates]), F, float(np.median(np.diff(frames))), GRAVITY)
+    t0 = time.perf_counter()
+    segments = fit_segment_masses_to_residual(loaded, dynamics, window=PLATES)
+    seconds["segment masses"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    together = reduce_root_residual(loaded, markers, measured, frames, dynamics.q, weights=weights,
+                                    window=PLATES)
+    seconds["masses and kinematics"] = time.perf_counter() - t0
     seconds["total"] = time.perf_counter() - start
     return RealTrialRun(s, model, ik, frames, measured, dynamics, float(np.sqrt(np.mean(percent ** 2))),
-                        float(percent.max()), mass, seconds)
+                        float(percent.max()), mass, segments, together, seconds)

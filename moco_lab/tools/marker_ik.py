@@ -31,7 +31,7 @@ from ..util.checks import finite_number
 from ..util.names import did_you_mean
 
 __all__ = ["Marker", "IKResult", "ik_result", "marker_list", "marker_frames", "marker_positions", "marker_trajectories",
-           "inverse_kinematics", "ik_inputs"]
+           "marker_arrays", "clamped_bounds", "inverse_kinematics", "ik_inputs"]
 
 
 @dataclass
@@ -149,6 +149,56 @@ def marker_positions(model: Model, markers: Sequence[Marker], q: ArrayLike) -> n
     return marker_trajectories(model, markers, q[None])[0]
 
 
+def marker_arrays(markers: list[Marker], data: Mapping[str, ArrayLike], weights: Mapping[str, float] | None,
+                  who: str) -> tuple[np.ndarray, np.ndarray]:
+    """The measured positions ``Y`` (T, M, 3) of ``markers`` (planar data get z = 0; NaN: missing) and their
+    weights ``w`` (M,) (default 1), checked: every marker has data of one length, no data or weight for a marker
+    not in the list, weights finite and >= 0, and every frame sees a weighted marker — each failure names the
+    culprit (``KeyError`` / ``ValueError``), prefixed by ``who``."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{who}: data must be a dict of marker name -> (T, 2) or (T, 3) array, got "
+                        f"{type(data).__name__}")
+    names = [m.name for m in markers]
+    missing = [n for n in names if n not in data]
+    if missing:
+        raise KeyError(f"{who}: no data for marker {missing[0]!r}; data has {sorted(data)}")
+    extra = sorted(set(data) - set(names))
+    if extra:
+        raise KeyError(f"{who}: data for an unknown marker: " + did_you_mean(extra[0], names, "marker"))
+    Y = []
+    for n in names:
+        y = np.asarray(data[n], float)
+        if y.ndim != 2 or y.shape[1] not in (2, 3):
+            raise ValueError(f"{who}: data of {n!r} must be (T, 2) or (T, 3), got {y.shape}")
+        Y.append(np.c_[y, np.zeros(len(y))] if y.shape[1] == 2 else y)
+    T = Y[0].shape[0]
+    if any(y.shape[0] != T for y in Y):
+        raise ValueError(f"{who}: every marker needs the same number of frames; got "
+                         f"{ {n: y.shape[0] for n, y in zip(names, Y)} }")
+    Y = np.stack(Y, axis=1)  # (T, M, 3)
+    unknown = sorted(set(weights or {}) - set(names))
+    if unknown:
+        raise KeyError(f"{who}: a weight for an unknown marker: " + did_you_mean(unknown[0], names, "marker"))
+    w = np.array([float((weights or {}).get(n, 1.0)) for n in names])
+    if not np.all(np.isfinite(w) & (w >= 0)):
+        bad = names[int(np.flatnonzero(~(np.isfinite(w) & (w >= 0)))[0])]
+        raise ValueError(f"{who}: the weight of marker {bad!r} must be a finite number >= 0, got "
+                         f"{weights[bad]!r}")
+    blind = np.flatnonzero(~(np.isfinite(Y).all(axis=2) & (w > 0)).any(axis=1))
+    if blind.size:
+        raise ValueError(f"{who}: no marker (with a weight > 0) is seen in {blind.size} frame(s), the "
+                         f"first {blind[:5].tolist()} (all NaN): cut those frames, or fill the gaps first")
+    return Y, w
+
+
+def clamped_bounds(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds (nq,) of the coordinates, ``model.coordinates`` order: each clamped coordinate's range
+    (``Coordinate.clamped``, read from OpenSim's files), ±inf for the others."""
+    lower = np.array([c.range[0] if c.clamped else -np.inf for c in model.coordinates])
+    upper = np.array([c.range[1] if c.clamped else np.inf for c in model.coordinates])
+    return lower, upper
+
+
 def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[str, ArrayLike], *,
                        weights: Mapping[str, float] | None = None, initial_guess: ArrayLike | None = None,
                        tolerance: float = 1e-10, solver: str | None = None,
@@ -197,47 +247,15 @@ def inverse_kinematics(model: Model, markers: Sequence[Marker], data: Mapping[st
 
     require_model(model, "inverse_kinematics")
     markers = marker_list(markers, "inverse_kinematics")
-    if not isinstance(data, Mapping):
-        raise TypeError(f"inverse_kinematics: data must be a dict of marker name -> (T, 2) or (T, 3) array, got "
-                        f"{type(data).__name__}")
     names = [m.name for m in markers]
-    missing = [n for n in names if n not in data]
-    if missing:
-        raise KeyError(f"inverse_kinematics: no data for marker {missing[0]!r}; data has {sorted(data)}")
-    extra = sorted(set(data) - set(names))
-    if extra:
-        raise KeyError("inverse_kinematics: data for an unknown marker: " + did_you_mean(extra[0], names, "marker"))
-    Y = []
-    for n in names:
-        y = np.asarray(data[n], float)
-        if y.ndim != 2 or y.shape[1] not in (2, 3):
-            raise ValueError(f"inverse_kinematics: data of {n!r} must be (T, 2) or (T, 3), got {y.shape}")
-        Y.append(np.c_[y, np.zeros(len(y))] if y.shape[1] == 2 else y)
-    T = Y[0].shape[0]
-    if any(y.shape[0] != T for y in Y):
-        raise ValueError(f"inverse_kinematics: every marker needs the same number of frames; got "
-                         f"{ {n: y.shape[0] for n, y in zip(names, Y)} }")
-    Y = np.stack(Y, axis=1)  # (T, M, 3)
-    unknown = sorted(set(weights or {}) - set(names))
-    if unknown:
-        raise KeyError("inverse_kinematics: a weight for an unknown marker: " + did_you_mean(unknown[0], names,
-                                                                                              "marker"))
-    w = np.array([float((weights or {}).get(n, 1.0)) for n in names])
-    if not np.all(np.isfinite(w) & (w >= 0)):
-        bad = names[int(np.flatnonzero(~(np.isfinite(w) & (w >= 0)))[0])]
-        raise ValueError(f"inverse_kinematics: the weight of marker {bad!r} must be a finite number >= 0, got "
-                         f"{weights[bad]!r}")
-    blind = np.flatnonzero(~(np.isfinite(Y).all(axis=2) & (w > 0)).any(axis=1))
-    if blind.size:
-        raise ValueError(f"inverse_kinematics: no marker (with a weight > 0) is seen in {blind.size} frame(s), the "
-                         f"first {blind[:5].tolist()} (all NaN): cut those frames, or fill the gaps first")
+    Y, w = marker_arrays(markers, data, weights, "inverse_kinematics")
+    T = Y.shape[0]
     tolerance = finite_number(tolerance, "inverse_kinematics: tolerance", 0, False)
     plant = model.plant
     nq = plant.num_positions()
     default = plant.GetPositions(plant.CreateDefaultContext())
     targets = _coordinate_targets(model, coordinate_tasks, default)
-    lower = np.array([c.range[0] if c.clamped else -np.inf for c in model.coordinates])
-    upper = np.array([c.range[1] if c.clamped else np.inf for c in model.coordinates])
+    lower, upper = clamped_bounds(model)
     q = np.asarray(initial_guess, float) if initial_guess is not None else default
     if q.shape != (nq,) or not np.all(np.isfinite(q)):
         raise ValueError(f"inverse_kinematics: initial_guess must be {nq} finite coordinates (the "

@@ -1,6 +1,7 @@
 """The motion-capture dashboard's second tab (``widgets/motion_capture.ipynb``): the real walking trial of Moco's 3-D
 example (lesson 17) — inverse kinematics with the trial's task file or equal weights, inverse dynamics with or without
-the low-pass filter, the pelvis residual on the force plates and the mass the plates weigh — and the dashboard itself,
+the low-pass filter, the pelvis residual on the force plates, the mass the plates weigh, the segment masses fitted
+to the residual and the masses and kinematics adjusted together — and the dashboard itself,
 the synthetic pipeline and the real trial as two tabs."""
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from ..analysis.real_trial import PLATES, RealTrialRun, RealTrialSettings, run_real_trial
 from ..results.sto import read_table
 from ..util.data import opensim_file
-from ..viz.inverse_dynamics import plot_generalized_forces, plot_residual_percent
+from ..viz.inverse_dynamics import plot_generalized_forces, plot_residual_percent, plot_root_residuals
 from ..viz.pose3d import plot_marker_fit_3d
 from .components import (
     busy_button,
@@ -57,18 +58,20 @@ class RealTrialPanel(W.VBox):
                                    style=_STYLE, layout=W.Layout(**_WIDE), continuous_update=False)
         self.button, self.progress, self.numbers, self.message = run_controls("Compute")
         self.out_fit, self.out_moments, self.out_residual = W.Output(), W.Output(), W.Output()
+        self.out_reduction = W.Output()
         self.header = html_widget(
             "<h2>A real walking trial: inverse kinematics and inverse dynamics in 3-D</h2>"
             "<p>The trial Moco's 3-D example was built from: 41 markers at 100 Hz and two force plates, on the "
             "full-body model fitted to this subject. Inverse kinematics finds each frame's pose (the model's markers "
             "blue, the measured red, the error lines between them); inverse dynamics the joint moments that make the "
             "motion under the measured ground forces, against the trial's own <code>id_walk.sto</code>; the pelvis's "
-            "residual force says how far markers, model and plates disagree (shaded: the frames on the plates), and "
-            "the plates weigh the subject.</p>", classes=["ml-header"])
+            "residual force says how far markers, model and plates disagree (shaded: the frames on the plates), the "
+            "plates weigh the subject, and residual reduction adjusts the segment masses, then masses and poses "
+            "together, until motion and plates agree.</p>", classes=["ml-header"])
         super().__init__(single_action_children(
             self.header, [group_box("Inverse kinematics", self.weights),
                           group_box("Inverse dynamics", self.filter, self.cutoff), group_box("Show", self.frame)],
-            self.button, self.progress, [self.numbers, self.message, self.out_residual],
+            self.button, self.progress, [self.numbers, self.message, self.out_residual, self.out_reduction],
             W.HBox([self.out_fit, self.out_moments])))
         self.add_class("ml-panel")
         self.run: RealTrialRun | None = None
@@ -89,7 +92,7 @@ class RealTrialPanel(W.VBox):
 
     def solve(self) -> None:
         """Run IK, inverse dynamics and the mass fit with the controls' settings and redraw."""
-        self.progress.value = "⏳ inverse kinematics (238 frames), inverse dynamics, mass fit…"
+        self.progress.value = "⏳ inverse kinematics (238 frames), inverse dynamics, mass fits, residual reduction…"
         self.message.value = ""
         with busy_button(self.button, "Computing…"):
             try:
@@ -123,8 +126,17 @@ class RealTrialPanel(W.VBox):
                                          title="Pelvis residual force (off the plates: the body weight)", height=360)
         residual.update_layout(width=760)
         show_figure(self.out_residual, residual)
+        reduction = plot_root_residuals({"the model's masses": run.segments.before,
+                                         "fitted masses": run.segments.after,
+                                         "masses and kinematics": run.together.after},
+                                        title="Residual reduction on the plates", height=560)
+        reduction.update_layout(width=760)
+        show_figure(self.out_reduction, reduction)
         self._draw_fit()
         ok = run.residual_rms < 5
+        before, after = run.segments.before.summary()["force_rms"], run.segments.after.summary()["force_rms"]
+        bound = run.segments.at_bounds
+        together = run.together.after.summary()["force_rms"]
         chips = [
             f"<span class='ml-chip {'ml-ok' if run.ik.success else 'ml-fail'}'>IK "
             f"{'converged' if run.ik.success else 'not converged'} in every frame</span>",
@@ -136,6 +148,11 @@ class RealTrialPanel(W.VBox):
             f"<span class='ml-chip'>filter "
             f"{'off' if s.lowpass_cutoff is None else f'{s.lowpass_cutoff:g} Hz'}</span>",
             f"<span class='ml-chip'>the plates weigh <b>{run.mass.mass:.2f}</b> kg (model {MODEL_MASS} kg)</span>",
+            f"<span class='ml-chip'>segment masses fitted to the residual: RMS <b>{before:.1f} → {after:.1f} %</b>"
+            + (f" (on a bound, ×{run.segments.scales[bound[0]]:.1f}: {html.escape(', '.join(bound))} — the masses "
+               "absorb errors of the kinematics)" if bound else "") + "</span>",
+            f"<span class='ml-chip {'ml-ok' if together < 2 else 'ml-warn'}'>masses and kinematics together: RMS "
+            f"<b>{together:.1f} %</b>, markers {100 * run.together.marker_rmse:.2f} cm RMS</span>",
         ]
         self.numbers.value = f"<div class='ml-numbers'>{''.join(chips)}</div>"
 

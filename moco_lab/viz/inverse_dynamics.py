@@ -1,5 +1,6 @@
 """Figures of inverse dynamics (:mod:`moco_lab.tools.inverse_dynamics`): generalized forces over time against a
-reference, and the root's residual force in percent of body weight against AddBiomechanics' lines."""
+reference, the root's residual force in percent of body weight against AddBiomechanics' lines, and residual
+wrenches side by side (before and after fitting segment masses, :mod:`moco_lab.tools.root_residual`)."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -10,8 +11,11 @@ from numpy.typing import ArrayLike
 from plotly.subplots import make_subplots
 
 from ..tools.inverse_dynamics import IDResult
+from ..tools.root_residual import RootResidual
 
-__all__ = ["plot_generalized_forces", "plot_residual_percent"]
+__all__ = ["plot_generalized_forces", "plot_residual_percent", "plot_root_residuals"]
+
+_LINES = ((5, "solid"), (2, "dash"), (1, "dot"))
 
 
 def plot_generalized_forces(result: IDResult, coordinates: Sequence[str], *,
@@ -56,7 +60,7 @@ def plot_residual_percent(result: IDResult, body_weight: float, *, root: Sequenc
     F = np.linalg.norm(np.column_stack([result.forces[n] for n in root]), axis=1)
     fig = go.Figure(go.Scatter(x=result.time, y=100 * F / float(body_weight), name="|residual force|",
                                line=dict(color="#1f77b4")))
-    for level, dash in ((5, "solid"), (2, "dash"), (1, "dot")):
+    for level, dash in _LINES:
         fig.add_hline(y=level, line=dict(color="#888", dash=dash), annotation_text=f"{level} %",
                       annotation_position="right")
     if window is not None:
@@ -68,4 +72,34 @@ def plot_residual_percent(result: IDResult, body_weight: float, *, root: Sequenc
             fig.update_yaxes(range=[0.0, top])
     fig.update_layout(title=title or "Residual force at the root", height=height,
                       xaxis_title="time (s)", yaxis_title="residual force (% body weight)")
+    return fig
+
+
+def plot_root_residuals(residuals: Mapping[str, RootResidual], *, title: str | None = None,
+                        height: int = 560) -> go.Figure:
+    """Residual wrenches by label (e.g. ``{"model's masses": fit.before, "fitted masses": fit.after}``) against
+    time: the force in % of body weight (top) and the moment in % of body weight times the centre-of-mass height
+    (bottom), each with the 5 %, 2 % and 1 % lines; the legend gives each label's RMS force / moment."""
+    if not residuals:
+        raise ValueError("plot_root_residuals: give at least one residual (label -> RootResidual)")
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
+                        subplot_titles=["residual force", "residual moment"])
+    colors = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+    for k, (label, res) in enumerate(residuals.items()):
+        if not isinstance(res, RootResidual):
+            raise TypeError(f"plot_root_residuals: {label!r} must be a RootResidual, got {type(res).__name__}")
+        s = res.summary()
+        name = f"{label} (RMS {s['force_rms']:.1f} % / {s['moment_rms']:.1f} %)"
+        for row, y in enumerate((res.force_percent(), res.moment_percent()), start=1):
+            fig.add_trace(go.Scatter(x=res.time, y=y, name=name, legendgroup=label, showlegend=row == 1,
+                                     line=dict(color=colors[k % len(colors)])), row=row, col=1)
+    for row in (1, 2):
+        for level, dash in _LINES:
+            fig.add_hline(y=level, line=dict(color="#888", dash=dash), annotation_text=f"{level} %",
+                          annotation_position="right", row=row, col=1)
+    fig.update_yaxes(title_text="force (% body weight)", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="moment (% BW × COM height)", rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title_text="time (s)", row=2, col=1)
+    fig.update_layout(title=title or "Residual wrench at the root", height=height,
+                      legend=dict(orientation="h", y=-0.15, x=0))
     return fig
