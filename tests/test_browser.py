@@ -294,8 +294,8 @@ def test_walking(voila_url, browser):
     """The walking dashboard opens with gait2d's converged prediction, the walk animated and drawn against Winter's
     bands; weakening the calf muscles re-predicts warm-started: the peak soleus activation rises and the previous
     walk stays (dashed) in the Winter figure. Choosing Moco's 2-D walker predicts it at once at 1.2 m/s, the cycle
-    animated and drawn against the example's data; its soleus at 70 % re-predicts warm-started: the effort per
-    distance rises and the previous walk stays, dashed, in the data figure."""
+    animated and drawn against the example's data, its activations drawn. (Its weak-soleus re-prediction is the
+    same Solve path, checked in Python by tests/test_walking_dashboard.py.)"""
     p = Page(browser, f"{voila_url}/voila/render/walking.ipynb")
     try:
         p.wait_ready("Solve", plots=5)  # activations, cost, history, the walk, angles and GRFs against Winter
@@ -331,13 +331,8 @@ def test_walking(voila_url, browser):
         assert "A full gait cycle at 1.2 m/s (press play)" in titles, titles
         assert any("tracking data of Moco's example" in t for t in titles), titles
         assert not any("against Winter" in t for t in titles), titles  # gait2d's figures are gone
-        p.set_int("soleus (%)", 70)
-        numbers3 = p.click_and_wait("Solve", ".ml-numbers", numbers2)
-        assert "Solve_Succeeded" in numbers3, numbers3
-        efforts = [float(re.search(r"J = ([0-9.]+)", n).group(1)) for n in (numbers2, numbers3)]
-        assert efforts[1] > efforts[0], (efforts, numbers3)  # weaker muscles need more excitation
-        assert "peak soleus_r" in numbers3
-        assert "previous" in svg_texts(p.page, ".js-plotly-plot .legendtext")
+        # (its weak-soleus re-prediction runs the Solve path shown above for gait2d: tests/test_walking_dashboard.py)
+        assert "peak soleus_r" in numbers2
         activations = p.page.locator(".js-plotly-plot").filter(has_text="Activations of the right leg")
         assert activations.locator("path.js-line").count() >= 9
         p.assert_clean()
