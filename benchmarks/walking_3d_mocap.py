@@ -12,7 +12,8 @@ per coordinate in degrees.
 
 Inverse dynamics: both tools on OpenSim's IK result (the stored reference), coordinates low-pass filtered at 6 Hz,
 the trial's ground reaction forces (``grf_walk.xml``), muscles excluded; compared per coordinate, and against the
-trial's ``id_walk.sto``; the pelvis residuals in % of body weight.
+trial's ``id_walk.sto``; the pelvis residuals in % of body weight, and after moco_lab's residual reduction (segment
+masses alone; masses and kinematics together).
 
 Writes ``benchmarks/walking_3d_mocap.md`` (the tables) and, in ``benchmarks/reference/``,
 ``walking_3d_ik_opensim.mot``, ``walking_3d_id_opensim.sto`` and ``walking_3d_mocap_opensim.json`` (their provenance:
@@ -40,6 +41,7 @@ os.environ["MOCO_LAB_CACHE"] = tempfile.mkdtemp(prefix="moco_lab_ik_3d_")  # nev
 import numpy as np
 
 import moco_lab as ml
+from moco_lab.analysis.real_trial import PLATES, residual_percent_on_plates
 from moco_lab.engine.kernel import clear_kernel_cache
 from moco_lab.results.ik_tasks import read_ik_tasks
 from moco_lab.results.trc import read_trc
@@ -181,11 +183,11 @@ def inverse_dynamics_tables(model: ml.Model, walls: dict) -> tuple[list, list[st
             inside = (result.time >= t_walk[0]) & (result.time <= t_walk[-1])
             walk_rms = f"{np.sqrt(np.mean((ours[inside] - np.interp(result.time[inside], t_walk, walk[label])) ** 2)):.2f}"
         rows.append((c.name, result.units[c.name], np.abs(theirs[label]).max(), d, walk_rms))
-    # on the force plates only: id_walk.sto's span (0.45-1.8 s), where both feet's forces are measured
-    inside = (result.time >= t_walk[0]) & (result.time <= t_walk[-1])
-    pelvis = ("pelvis_tx", "pelvis_ty", "pelvis_tz")
-    force = np.linalg.norm(np.column_stack([result.forces[n][inside] for n in pelvis]), axis=1)
-    theirs_force = np.linalg.norm(np.column_stack([walk[f"{n}_force"] for n in pelvis]), axis=1)
+    # on the force plates only: id_walk.sto's span (PLATES, 0.45-1.8 s), where both feet's forces are measured
+    assert (t_walk[0], t_walk[-1]) == PLATES
+    force = residual_percent_on_plates(result, weight) * weight / 100.0
+    theirs_force = np.linalg.norm(np.column_stack([walk[f"{n}_force"] for n in ("pelvis_tx", "pelvis_ty",
+                                                                                "pelvis_tz")]), axis=1)
     lines = [
         f"## Inverse dynamics (OpenSim's IK, low-pass {CUTOFF:g} Hz, ground reaction forces, muscles excluded)",
         "",
@@ -204,8 +206,47 @@ def inverse_dynamics_tables(model: ml.Model, walls: dict) -> tuple[list, list[st
         f"{100 * np.sqrt(np.mean(theirs_force ** 2)) / weight:.1f} %, largest {100 * theirs_force.max() / weight:.1f} %"
         " (AddBiomechanics' lines: 5 %, 2 %, 1 %).",
         "",
+        *residual_reduction_lines(loaded, result, walls),
     ]
     return rows, lines
+
+
+def residual_reduction_lines(loaded: ml.Model, result, walls: dict) -> list[str]:
+    """The residual on the plates before and after moco_lab's two reductions (``moco_lab.tools.root_residual``),
+    from the same filtered kinematics (OpenSim's IK) and its inverse dynamics."""
+    from moco_lab.examples.walking_3d import walking_3d_markers
+    from moco_lab.tools.root_residual import fit_segment_masses_to_residual, reduce_root_residual
+
+    t0 = time.perf_counter()
+    masses = fit_segment_masses_to_residual(loaded, result, window=PLATES)
+    walls["moco_lab segment masses fitted to the residual"] = time.perf_counter() - t0
+    markers, measured, weights, frames = walking_3d_markers(loaded)
+    t0 = time.perf_counter()
+    together = reduce_root_residual(loaded, markers, measured, frames, result.q, weights=weights, window=PLATES)
+    walls["moco_lab masses and kinematics together"] = time.perf_counter() - t0
+    rows = [("the model's masses (inverse dynamics above)", masses.before.summary(), "", ""),
+            ("segment masses fitted (kinematics fixed)", masses.after.summary(), "",
+             f"{masses.total_mass:.2f} kg; on a bound: {', '.join(masses.at_bounds) or 'none'}"),
+            ("masses and kinematics together", together.after.summary(), f"{100 * together.marker_rmse:.2f}",
+             f"{together.total_mass:.2f} kg; {together.iterations} iterations, converged: {together.success}")]
+    return [
+        "## Residual reduction (moco_lab, on the plates)",
+        "",
+        "The residual wrench (the ground-pelvis joint's reaction on the model without muscles) in % of body weight "
+        "(force) and of body weight × mean COM height (moment), RMS / largest over the frames on the plates; "
+        "`moco_lab.tools.root_residual`, default settings (mass prior 10 %, factors within ×0.5–×2, residual "
+        "allowance 1 % per frame and axis, marker noise 1 cm with the task file's weights). The reduced residual "
+        "is computed with central differences of the adjusted coordinates (as AddBiomechanics reports it).",
+        "",
+        "| masses / kinematics | force RMS % | force max % | moment RMS % | moment max % | marker RMS cm | notes |",
+        "|---|---:|---:|---:|---:|---:|---|",
+        *[f"| {label} | {v['force_rms']:.2f} | {v['force_max']:.2f} | {v['moment_rms']:.2f} | "
+          f"{v['moment_max']:.2f} | {m} | {n} |" for label, v, m, n in rows],
+        "",
+        "Fitted factors, masses alone: " + ", ".join(f"{g} ×{v:.2f}" for g, v in masses.scales.items())
+        + "; with the kinematics: " + ", ".join(f"{g} ×{v:.2f}" for g, v in together.scales.items()) + ".",
+        "",
+    ]
 
 
 def main() -> None:

@@ -395,21 +395,21 @@ class Model:
         name = "ground" if body.index() == self.plant.world_body().index() else body.name()
         return name, tuple(float(v) for v in frame.GetFixedPoseInBodyFrame().translation())
 
-    def coordinate_motion(self, coordinate: str) -> str:
-        """``"rotational"`` or ``"translational"``: how the coordinate moves its joint (OpenSim's motion type)."""
-        c = self.coordinate(coordinate)
-        joint = self._drake_joint(c)
-        kind = joint.type_name()
-        if joint.name() in self.custom_joints:
-            transform = self.custom_joints[joint.name()]
-            return "rotational" if any(not f.is_constant() for _, f in transform.rotations) else "translational"
-        if kind == "revolute":
-            return "rotational"
-        if kind == "prismatic":
-            return "translational"
-        if kind == "planar":
-            return "rotational" if c.q_index - joint.position_start() == 2 else "translational"
-        raise NotImplementedError(f"the motion type of {c.path} (a Drake {kind} joint) is not known")
+    def coordinate_motion(self, coordinate: str | Coordinate) -> str:
+        """``"rotational"`` or ``"translational"``: how the coordinate (name, path or Coordinate) moves its joint
+        (OpenSim's motion type), read from the kinematic tree: a revolute joint's coordinate and a planar joint's
+        angle rotate, and so does a custom joint's coordinate when a rotation of the joint depends on it (the knee:
+        a rotation with translations that follow it; the patella); a prismatic joint's coordinate and a planar
+        joint's x and y translate."""
+        c = coordinate if isinstance(coordinate, Coordinate) else self.coordinate(coordinate)
+        kinds = self.derived("coordinate_motion")
+        if not kinds:
+            for j in self.tree().joints:
+                rotates = j.type == "custom" and any(not f.is_constant() for _, f in j.transform.rotations)
+                for k in range(j.num_q):
+                    kinds[j.q_start + k] = ("rotational" if j.type == "revolute" or (j.type == "planar" and k == 2)
+                                            or rotates else "translational")
+        return kinds[c.q_index]
 
     def _drake_joint(self, c: Coordinate):
         for ji in self.plant.GetJointIndices():

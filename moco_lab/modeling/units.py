@@ -19,29 +19,9 @@ __all__ = ["coordinate_motion", "unit_of", "quantity_of", "quantities_for"]
 
 
 def coordinate_motion(model: Model, coordinate: str | Coordinate) -> str:
-    """``"rotational"`` or ``"translational"``: the kind of a coordinate (name, path or Coordinate).
-
-    Read from the Drake joint holding it: a revolute joint's coordinate and a
-    planar joint's angle rotate, and so does a custom joint's coordinate when a
-    rotation of the joint depends on it (the knee: a rotation with translations
-    that follow it; the patella); a prismatic joint's coordinate and a planar
-    joint's x and y translate.
-    """
-    c = coordinate if hasattr(coordinate, "q_index") else model.coordinate(coordinate)
-    cache = model.derived("coordinate_motion")
-    key = id(model.plant)
-    if key not in cache:
-        kinds = {}
-        for j in model.tree().joints:
-            for k in range(j.num_q):
-                custom_rotates = j.type == "custom" and any(not f.is_constant() for _, f in j.transform.rotations)
-                if j.type == "revolute" or (j.type == "planar" and k == 2) or custom_rotates:
-                    kinds[j.q_start + k] = "rotational"
-                else:
-                    kinds[j.q_start + k] = "translational"
-        cache.clear()
-        cache[key] = kinds
-    return cache[key].get(c.q_index, "translational")
+    """``"rotational"`` or ``"translational"``: the kind of a coordinate (name, path or Coordinate);
+    :meth:`Model.coordinate_motion <moco_lab.modeling.model.Model.coordinate_motion>`, as a function."""
+    return model.coordinate_motion(coordinate)
 
 
 _ROT = {"value": "rad", "speed": "rad/s", "accel": "rad/s²", "force": "N·m"}

@@ -194,6 +194,23 @@ def busy_button(button: W.Button, running: str) -> Iterator[None]:
         button.disabled, button.description, button.icon = False, label, icon
 
 
+@contextlib.contextmanager
+def panel_action(progress: W.HTML, message: W.HTML, button: W.Button, *, working: str, busy: str,
+                 failure: str) -> Iterator[None]:
+    """A single-action panel's run of its action: ``working`` in the progress line (after ⏳), the message cleared,
+    ``button`` busy (``busy`` on it) while the body runs; an exception in the body is shown, never swallowed
+    silently — the progress line says the run stopped and ``message`` holds ``failure`` with the error's text. The
+    body sets the progress line's success text."""
+    progress.value = f"⏳ {working}"
+    message.value = ""
+    with busy_button(button, busy):
+        try:
+            yield
+        except Exception as err:  # shown in the panel
+            progress.value = "✖ stopped"
+            message.value = error_box(failure, err)
+
+
 def error_box(what: str, err: BaseException) -> str:
     """HTML of a panel's error message: ``what`` went wrong, and the error's text."""
     return (f"<div class='ml-box ml-box-error'><b>⚠ {html.escape(what)}.</b> "

@@ -15,10 +15,9 @@ from ..util.config import fast_mode
 from ..viz.motion_capture import plot_fit_over_truth, plot_marker_errors, plot_residual_bars
 from .components import (
     blank_figure,
-    busy_button,
-    error_box,
     group_box,
     html_widget,
+    panel_action,
     run_controls,
     show_figure,
     single_action_children,
@@ -107,17 +106,12 @@ class MotionCapturePanel(W.VBox):
 
     def solve(self) -> None:
         """Run the pipeline with the sliders' settings and redraw."""
-        self.progress.value = "⏳ synthetic data, scaling and inverse kinematics…"
-        self.message.value = ""
-        with busy_button(self.button, "Running…"):
-            try:
-                run = run_motion_capture(self.settings(), progress=self._progress)
-                self.previous, self.run = self.run, run
-                self._draw()
-                self.progress.value = f"✔ done in {run.seconds['total']:.1f} s"
-            except Exception as err:  # shown, never swallowed silently
-                self.progress.value = "✖ stopped"
-                self.message.value = error_box("The run failed", err)
+        with panel_action(self.progress, self.message, self.button, working="synthetic data, scaling and inverse "
+                          "kinematics…", busy="Running…", failure="The run failed"):
+            run = run_motion_capture(self.settings(), progress=self._progress)
+            self.previous, self.run = self.run, run
+            self._draw()
+            self.progress.value = f"✔ done in {run.seconds['total']:.1f} s"
 
     def _draw(self) -> None:
         run = self.run

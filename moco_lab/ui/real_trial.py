@@ -16,10 +16,9 @@ from ..util.data import opensim_file
 from ..viz.inverse_dynamics import plot_generalized_forces, plot_residual_percent, plot_root_residuals
 from ..viz.pose3d import plot_marker_fit_3d
 from .components import (
-    busy_button,
-    error_box,
     group_box,
     html_widget,
+    panel_action,
     run_controls,
     show_figure,
     single_action_children,
@@ -92,16 +91,12 @@ class RealTrialPanel(W.VBox):
 
     def solve(self) -> None:
         """Run IK, inverse dynamics and the mass fit with the controls' settings and redraw."""
-        self.progress.value = "⏳ inverse kinematics (238 frames), inverse dynamics, mass fits, residual reduction…"
-        self.message.value = ""
-        with busy_button(self.button, "Computing…"):
-            try:
-                self.run = run_real_trial(self.settings())
-                self._draw()
-                self.progress.value = f"✔ done in {self.run.seconds['total']:.1f} s"
-            except Exception as err:  # shown, never swallowed silently
-                self.progress.value = "✖ stopped"
-                self.message.value = error_box("The computation failed", err)
+        with panel_action(self.progress, self.message, self.button, working="inverse kinematics (238 frames), "
+                          "inverse dynamics, mass fits, residual reduction…", busy="Computing…",
+                          failure="The computation failed"):
+            self.run = run_real_trial(self.settings())
+            self._draw()
+            self.progress.value = f"✔ done in {self.run.seconds['total']:.1f} s"
 
     def _draw_fit(self) -> None:
         run = self.run

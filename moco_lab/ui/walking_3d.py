@@ -15,10 +15,10 @@ from ..viz.pose3d import animate_3d
 from ..viz.walking_3d import plot_activations_vs_emg
 from .components import (
     blank_figure,
-    busy_button,
     error_box,
     group_box,
     html_widget,
+    panel_action,
     run_controls,
     show_figure,
     single_action_children,
@@ -112,17 +112,12 @@ class Walking3dPanel(W.VBox):
 
     def solve(self) -> None:
         """Solve with the controls' settings and redraw."""
-        self.progress.value = "⏳ posing the problem…"
-        self.message.value = ""
-        with busy_button(self.button, "Solving…"):
-            try:
-                run = run_walking_3d(self.settings(), progress=self._progress)
-                self.previous, self.run = self.run, run
-                self._draw()
-                self.progress.value = f"✔ solved in {run.seconds:.1f} s"
-            except Exception as err:  # shown, never swallowed silently
-                self.progress.value = "✖ stopped"
-                self.message.value = error_box("The solve failed", err)
+        with panel_action(self.progress, self.message, self.button, working="posing the problem…", busy="Solving…",
+                          failure="The solve failed"):
+            run = run_walking_3d(self.settings(), progress=self._progress)
+            self.previous, self.run = self.run, run
+            self._draw()
+            self.progress.value = f"✔ solved in {run.seconds:.1f} s"
 
     def _describe(self, run: Walking3dRun) -> str:
         s = run.settings
