@@ -1,4 +1,5 @@
-"""The parabola (kinematic constraint) against the real OpenSim Moco 4.6 (optional extra).
+"""The parabola (kinematic constraint) against the real OpenSim Moco 4.6: its solutions stored with their provenance by
+``benchmarks/parabola_moco.py`` (``benchmarks/reference/parabola_moco.json``).
 
 Same problem, same mesh (N = 50), Hermite–Simpson with Posa et al.'s method (Moco's
 ``Posa2016``), same tolerances. Moco's constraint is 0 = tx² − ty, moco_lab's ty − tx², so the
@@ -7,23 +8,36 @@ to 7e-7 (range 47) at mesh points and midpoints alike; actuated: objectives equa
 states 1.5e-10, multipliers 1.9e-8 (range 28).
 """
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
-
-pytest.importorskip("opensim")
-
-
 from test_kinematic_constraints import LAM, XD, YD, X, Y, actuated_study, bead_study
 
-from benchmarks import moco_reference as mr
+#: Moco 4.6's solutions, stored with their provenance by ``benchmarks/parabola_moco.py``
+STORED = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "parabola_moco.json")
+                    .read_text())
 
-pytestmark = pytest.mark.opensim
+
+def _moco(name: str) -> dict:
+    r = STORED["results"][name]
+    return {**r, "time": np.array(r["time"]), "states": {k: np.array(v) for k, v in r["states"].items()},
+            "multipliers": {k: np.array(v) for k, v in r["multipliers"].items()}}
+
+
+def test_reference_has_its_provenance():
+    env, runs = STORED["environment"], STORED["settings"]["runs"]
+    assert env["opensim"].startswith("4.6") and env["date"] and env["moco_lab"] and env["drake"]
+    assert set(runs) == set(STORED["results"]) and all(r["success"] for r in STORED["results"].values())
+    assert runs["bead_implicit"] == {"actuated": False, "mode": "implicit", "num_mesh_intervals": 50,
+                                     "kinematic_constraint_method": "Posa2016"}
 
 
 @pytest.mark.parametrize("actuated, mode", [(False, "explicit"), (False, "implicit"), (True, "explicit")])
 def test_parabola_agrees_with_moco(actuated, mode):
     # IPOPT's default tolerances in both (Moco fails with Error_In_Step_Computation at 1e-10)
-    moco = mr.solve_parabola(actuated, mode=mode, N=50 if not actuated else 30)
+    moco = _moco(f"{'actuated' if actuated else 'bead'}_{mode}")
     assert moco["success"], moco["status"]
     st = actuated_study("hermite-simpson", mode, N=30) if actuated else bead_study("hermite-simpson", mode, N=50)
     st.solver.optim_convergence_tolerance = st.solver.optim_constraint_tolerance = None
@@ -46,7 +60,7 @@ def test_bead_bordalba_agrees_with_moco():
     multipliers 7e-5 (range 47) — below the discretization error (2e-6 vs time stepping) but not to
     solver precision: the two programs differ in details (Moco warns that its NLP is overconstrained,
     the fixed initial state repeating φ = φ̇ = 0 at t = 0)."""
-    moco = mr.solve_parabola(False, N=50, method="Bordalba2023")
+    moco = _moco("bead_bordalba")
     assert moco["success"], moco["status"]
     st = bead_study("hermite-simpson", "explicit", N=50)
     st.solver.kinematic_constraint_method = "Bordalba2023"

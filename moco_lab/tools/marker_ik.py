@@ -31,7 +31,7 @@ from ..util.checks import finite_number
 from ..util.names import did_you_mean
 
 __all__ = ["Marker", "IKResult", "ik_result", "marker_list", "marker_frames", "marker_positions", "marker_trajectories",
-           "marker_arrays", "clamped_bounds", "inverse_kinematics", "ik_inputs"]
+           "marker_arrays", "clamped_bounds", "MarkerKinematics", "inverse_kinematics", "ik_inputs"]
 
 
 @dataclass
@@ -189,6 +189,38 @@ def marker_arrays(markers: list[Marker], data: Mapping[str, ArrayLike], weights:
         raise ValueError(f"{who}: no marker (with a weight > 0) is seen in {blind.size} frame(s), the "
                          f"first {blind[:5].tolist()} (all NaN): cut those frames, or fill the gaps first")
     return Y, w
+
+
+class MarkerKinematics:
+    """A model's markers and coupler constraints by the engine's compiled kinematics of its skeleton: one compiled
+    block, shared by inverse kinematics, marker registration and residual reduction.
+
+    ``kinematics(Q)`` with ``Q`` (T, nq) gives the marker positions ``P`` (T, M, 3), their Jacobians ``JP``
+    (T, M, 3, nq), the constraints ``φ`` (T, nl) and their Jacobians (T, nl, nq) (nl = 0 without couplers).
+    """
+
+    def __init__(self, model: Model, markers: Sequence[Marker]):
+        from ..engine.kernel import kernel_for
+
+        # the model's kinematics alone: no force element (deriving 80 muscles' path gradients would take seconds)
+        self.kernel = kernel_for(model.skeleton())
+        system = self.kernel.system
+        self.names = [system.add_point_output(f"/markerset/{m.name}", m.body, m.location)[0] for m in markers]
+        self.nl = len(system.phi)
+        if self.nl:
+            system.outputs["/constraints/phi"] = list(system.phi)
+            self.names.append("/constraints/phi")
+        self.M, self.nq = len(markers), len(model.coordinates)
+
+    def __call__(self, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        out = self.kernel.outputs(self.names, Q, np.zeros_like(Q), jac=True)
+        M = self.M
+        P = np.stack([out[n] for n in self.names[:M]], axis=1)
+        JP = np.stack([out["J"][n]["dq"] for n in self.names[:M]], axis=1)
+        if self.nl:
+            return P, JP, out["/constraints/phi"], out["J"]["/constraints/phi"]["dq"]
+        T = Q.shape[0]
+        return P, JP, np.zeros((T, 0)), np.zeros((T, 0, self.nq))
 
 
 def clamped_bounds(model: Model) -> tuple[np.ndarray, np.ndarray]:
@@ -423,25 +455,12 @@ def _gauss_newton(model: Model, markers: list[Marker], Y: np.ndarray, w: np.ndar
 
     Returns ``(Q (T, nq), marker positions (T, M, 3) at Q, success)``.
     """
-    from ..engine.kernel import kernel_for
-
-    # the model's kinematics alone: no force element (deriving 80 muscles' path gradients would take seconds)
-    kernel = kernel_for(model.skeleton())
-    system = kernel.system
-    outputs = [system.add_point_output(f"/markerset/{m.name}", m.body, m.location)[0] for m in markers]
-    if system.phi:
-        system.outputs["/constraints/phi"] = list(system.phi)
-        outputs.append("/constraints/phi")
+    kinematics = MarkerKinematics(model, markers)
     nq, M = len(q), len(markers)
-    zeros = np.zeros((1, nq))
 
     def evaluate(q):
-        out = kernel.outputs(outputs, q[None], zeros, jac=True)
-        P = np.stack([out[n][0] for n in outputs[:M]])
-        J = np.stack([out["J"][n]["dq"][0] for n in outputs[:M]])
-        if system.phi:
-            return P, J, out["/constraints/phi"][0], out["J"]["/constraints/phi"]["dq"][0]
-        return P, J, np.zeros(0), np.zeros((0, nq))
+        P, J, phi, G = kinematics(q[None])
+        return P[0], J[0], phi[0], G[0]
 
     task_rows = np.array(sorted(targets), int)
     task_w = np.sqrt([targets[i][0] for i in task_rows])

@@ -34,7 +34,6 @@ Arrays follow :class:`~moco_lab.tools.inverse_dynamics.IDResult`: rows are its s
 """
 from __future__ import annotations
 
-import time as _time
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -42,10 +41,11 @@ import numpy as np
 
 from ..modeling.model import Model, require_model
 from ..solve.optimizer import Progress
-from ..util.checks import finite_number, whole_number
+from ..util.checks import finite_number
 from ..util.names import did_you_mean
+from .gauss_newton import constrained_least_squares, frame_rows
 from .inverse_dynamics import IDResult
-from .marker_ik import Marker, clamped_bounds, marker_arrays, marker_list
+from .marker_ik import Marker, MarkerKinematics, clamped_bounds, marker_arrays, marker_list
 
 __all__ = ["RootResidual", "root_joint", "root_residual", "side_groups", "MassFactors", "SegmentMassFit",
            "fit_segment_masses_to_residual", "KinematicsMassFit", "reduce_root_residual"]
@@ -499,60 +499,12 @@ def reduce_root_residual(model: Model, markers: Sequence[Marker], data: Mapping[
     -------
     KinematicsMassFit
     """
-    from scipy import sparse
-    from scipy.sparse.linalg import splu
-
     who = "reduce_root_residual"
     require_model(model, who)
-    if progress is not None and not callable(progress):
-        raise TypeError(f"{who}: progress must be a function of a Progress, got {type(progress).__name__}")
     problem = _KinematicsMassProblem(model, markers, data, time, Q, weights, window, groups, noise, residual_sd,
                                      mass_sd, acceleration_sd, scale_bounds, who)
-    lower, upper, n_x = problem.lower, problem.upper, problem.n_x
-    x = np.clip(problem.x0, lower, upper)
-    r, J, phi, Gc, P = problem.evaluate(x)
-    mu, success, it, t_start = 1e-8, False, 0, _time.perf_counter()
-    for it in range(1, whole_number(max_iterations, f"{who}: max_iterations", 1) + 1):
-        g = J.T @ r
-        H = (J.T @ J).tocsc()
-        held = ((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0))
-        free = np.flatnonzero(~held)
-        diag = H.diagonal()
-        Hf = H[free][:, free] + sparse.diags(mu * np.maximum(diag[free], 1e-12 * diag.max()))
-        Gf = Gc[:, free]
-        nl = Gf.shape[0]
-        kkt = sparse.bmat([[Hf, Gf.T], [Gf, None]], format="csc") if nl else Hf.tocsc()
-        try:
-            sol = splu(kkt, permc_spec="COLAMD").solve(np.r_[-g[free], -phi])
-        except RuntimeError:  # singular: more damping
-            mu *= 10.0
-            continue
-        step = np.zeros(n_x)
-        step[free] = sol[:free.size]
-        rho = 10.0 * (1.0 + float(np.max(np.abs(sol[free.size:]), initial=0.0)))
-        merit = 0.5 * r @ r + rho * np.abs(phi).sum()
-        trial = np.clip(x + step, lower, upper)
-        r1, J1, phi1, G1, P1 = problem.evaluate(trial)
-        merit1 = 0.5 * r1 @ r1 + rho * np.abs(phi1).sum()
-        met = np.max(np.abs(phi1 if merit1 <= merit else phi), initial=0.0) <= 1e-10
-        if merit1 <= merit:
-            moved = float(np.max(np.abs(trial - x)))
-            x, r, J, phi, Gc, P = trial, r1, J1, phi1, G1, P1
-            mu = max(mu / 10.0, 1e-12)
-            done = met and (merit - merit1 <= 1e-10 * merit or moved <= 1e-10)
-        else:
-            mu *= 10.0
-            predicted = -(g @ step + 0.5 * step @ (H @ step))  # the decrease the linearized model promises
-            done = met and predicted <= 1e-13 * merit
-        if progress is not None:
-            progress(Progress(it, float(0.5 * r @ r), float(np.max(np.abs(phi), initial=0.0)),
-                              _time.perf_counter() - t_start))
-        if done:
-            success = True
-            break
-        if mu > 1e12:
-            break
-    return problem.result(x, P, success, it, float(0.5 * r @ r))
+    answer = constrained_least_squares(problem, max_iterations=max_iterations, progress=progress, who=who)
+    return problem.result(answer.x, answer.extra, answer.success, answer.iterations, answer.objective)
 
 
 class _KinematicsMassProblem:
@@ -562,8 +514,6 @@ class _KinematicsMassProblem:
     def __init__(self, model, markers, data, time, Q, weights, window, groups, noise, residual_sd, mass_sd,
                  acceleration_sd, scale_bounds, who):
         from scipy import sparse
-
-        from ..engine.kernel import kernel_for
 
         self.model = model
         markers = marker_list(markers, who)
@@ -589,16 +539,9 @@ class _KinematicsMassProblem:
         self.rows_w = np.flatnonzero(self.inside)
         if self.rows_w.size == 0:
             raise ValueError(f"{who}: no frame between the first and the last lies in the window {window}")
-        # the markers and couplers by the model's kinematics alone, the compiled block inverse kinematics uses
-        self.kinematics = kernel_for(model.skeleton())
-        system = self.kinematics.system
-        self.names = [system.add_point_output(f"/markerset/{m.name}", m.body, m.location)[0] for m in markers]
-        self.has_phi = bool(system.phi)
-        if self.has_phi:
-            system.outputs["/constraints/phi"] = list(system.phi)
-            self.names.append("/constraints/phi")
+        self.kinematics = MarkerKinematics(model, markers)  # the compiled block inverse kinematics uses
         kernel = ev.kernel
-        self.markers, self.M, self.T, self.nq, self.ng, self.dt, self.t = markers, len(markers), T, nq, ng, dt, t
+        self.markers, self.T, self.nq, self.ng, self.dt, self.t = markers, T, nq, ng, dt, t
         self.E_w = kernel.inputs_at(t[self.rows_w])
         lower_q, upper_q = clamped_bounds(model)
         self.lower = np.r_[np.tile(lower_q, T), np.full(ng, self.s_lo)]
@@ -634,21 +577,14 @@ class _KinematicsMassProblem:
         """``(r, J, φ, G, marker positions (T, M, 3))`` at ``x``; ``J``, ``G`` sparse (CSR)."""
         from scipy import sparse
 
-        T, nq, ng, M, n_x, dt = self.T, self.nq, self.ng, self.M, self.n_x, self.dt
+        T, nq, ng, n_x, dt = self.T, self.nq, self.ng, self.n_x, self.dt
         kernel, ev = self.ev.kernel, self.ev
         Qx, sigma = x[:T * nq].reshape(T, nq), x[T * nq:]
         m = self.masses(sigma)[None, :]
-        out = self.kinematics.outputs(self.names, Qx, np.zeros_like(Qx), jac=True)
-        P = np.stack([out[n] for n in self.names[:M]], axis=1)  # (T, M, 3)
-        JP = np.stack([out["J"][n]["dq"] for n in self.names[:M]], axis=1)  # (T, M, 3, nq)
+        P, JP, phi, dphi = self.kinematics(Qx)  # (T, M, 3), (T, M, 3, nq), (T, nl), (T, nl, nq)
         st, sm = self.st, self.sm
-        K = st.size
         r = [(self.c_m[sm, None] * (P[st, sm] - self.Yz[st, sm])).reshape(-1), self.D @ x]
-        vals = self.c_m[sm, None, None] * JP[st, sm]  # (K, 3, nq)
-        rows = np.repeat(np.arange(3 * K), nq).reshape(K, 3, nq)
-        cols = np.broadcast_to((st * nq)[:, None, None] + np.arange(nq), (K, 3, nq))
-        keep = vals != 0.0
-        blocks = [sparse.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(3 * K, n_x)), self.D]
+        blocks = [frame_rows(self.c_m[sm, None, None] * JP[st, sm], st, nq, n_x), self.D]
         # the residual wrench at the window's frames: q̇, q̈ by central differences, chained to q_{k−1}, q_k, q_{k+1}
         k = self.rows_w
         nw = k.size
@@ -673,18 +609,8 @@ class _KinematicsMassProblem:
         r.append((sigma - 1.0) * self.prior)
         blocks.append(sparse.csr_matrix((np.full(ng, self.prior), (np.arange(ng), T * nq + np.arange(ng))),
                                         shape=(ng, n_x)))
-        if self.has_phi:
-            phi = out["/constraints/phi"]  # (T, nl)
-            dphi = out["J"]["/constraints/phi"]["dq"]  # (T, nl, nq)
-            nl = phi.shape[1]
-            rows = np.repeat(np.arange(T * nl), nq).reshape(T, nl, nq)
-            cols = np.broadcast_to((np.arange(T) * nq)[:, None, None] + np.arange(nq), (T, nl, nq))
-            keep = dphi != 0.0
-            G = sparse.csr_matrix((dphi[keep], (rows[keep], cols[keep])), shape=(T * nl, n_x))
-            phi = phi.reshape(-1)
-        else:
-            phi, G = np.zeros(0), sparse.csr_matrix((0, n_x))
-        return np.concatenate(r), sparse.vstack(blocks).tocsr(), phi, G, P
+        return np.concatenate(r), sparse.vstack(blocks).tocsr(), phi.reshape(-1), frame_rows(dphi, np.arange(T), nq,
+                                                                                            n_x), P
 
     def result(self, x: np.ndarray, P: np.ndarray, success: bool, iterations: int,
                objective: float) -> KinematicsMassFit:
