@@ -26,9 +26,14 @@ posteriori estimate of
 
 (W the model's weight, h its mean centre-of-mass height, ``s_F = residual_sd``, ``s_m = mass_sd``), one linear
 least-squares problem with bounds on σ (positive masses), optionally with the total mass held
-(:func:`fit_segment_masses_to_residual`). The prior
-matters: the residual also holds the kinematics' errors, which the masses alone cannot explain and will otherwise
-absorb (small segments then take implausible, even negative, masses).
+(:func:`fit_segment_masses_to_residual`). The prior matters: the residual also holds the kinematics' errors, which
+the masses alone cannot explain and will otherwise absorb (small segments then take implausible, even negative,
+masses).
+
+**Masses and kinematics together** (:func:`reduce_root_residual`, AddBiomechanics' dynamics pass): every frame's
+coordinates become unknowns too, the residual of each frame computed from central differences of them, traded
+against the markers' errors and the priors in one sparse least-squares problem
+(:mod:`moco_lab.tools.gauss_newton`).
 
 Arrays follow :class:`~moco_lab.tools.inverse_dynamics.IDResult`: rows are its sample times.
 """

@@ -1,0 +1,134 @@
+"""OpenSim Moco 4.6's solutions of small problems with the goals moco_lab added for the 3-D walking issue — Moco's
+``MocoJointReactionGoal`` and ``MocoControlTrackingGoal`` — stored as the reference ``tests/test_goals_moco.py``
+compares with (the stored-reference pattern).
+
+Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the swing-up of
+:func:`benchmarks.moco_reference.solve_double_pendulum`: from horizontal to upright in 1 s, torques ``/tau0``,
+``/tau1``), Hermite–Simpson, 30 mesh intervals, IPOPT tolerances 1e-8:
+
+* ``joint_reaction`` (implicit multibody dynamics): effort (weight 1) plus ``MocoJointReactionGoal`` on the elbow
+  ``/jointset/j1``, loads on the parent, expressed in the joint frame, its force-x and force-y (weight 0.1);
+* ``control_tracking`` (explicit): effort (weight 0.01) plus ``MocoControlTrackingGoal`` (weight 1) of a reference
+  table (:data:`REFERENCE`: ``/tau0`` = 10 sin 2πt + 8, ``/tau1`` = −6 cos πt, 26 rows; Moco splines it).
+
+Writes ``benchmarks/reference/goals_moco.json``: per problem Moco's status, objective, goal values, iterations, time,
+states and controls, with the environment (versions, machine, date) and the settings.
+
+Usage::
+
+    .venv/bin/python -m benchmarks.goals_moco     # a few seconds
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from benchmarks import moco_reference as mr
+from benchmarks.compare_moco import environment, stored_reference
+
+N, TOL, SCHEME = 30, 1e-8, "hermite-simpson"
+REACTION = {"joint_path": "/jointset/j1", "loads_frame": "parent", "reaction_measures": ["force-x", "force-y"],
+            "weight": 0.1}
+TRACKING_WEIGHT, EFFORT_WEIGHT_TRACKING = 1.0, 0.01
+
+
+def reference_table() -> tuple[np.ndarray, dict]:
+    """The control reference: 26 rows over [0, 1] s."""
+    t = np.linspace(0.0, 1.0, 26)
+    return t, {"/tau0": 10 * np.sin(2 * math.pi * t) + 8, "/tau1": -6 * np.cos(math.pi * t)}
+
+
+def _study(mode: str, effort_weight: float):
+    osim = mr.osim
+    study = osim.MocoStudy()
+    problem = study.updProblem()
+    problem.setModel(mr.build_double_pendulum_model())
+    problem.setTimeBounds(0, 1)
+    problem.setStateInfo("/jointset/j0/q0/value", [-10, 10], 0, math.pi / 2)
+    problem.setStateInfo("/jointset/j0/q0/speed", [-50, 50], 0, 0)
+    problem.setStateInfo("/jointset/j1/q1/value", [-10, 10], 0, 0)
+    problem.setStateInfo("/jointset/j1/q1/speed", [-50, 50], 0, 0)
+    problem.setControlInfo("/tau0", [-100, 100])
+    problem.setControlInfo("/tau1", [-100, 100])
+    problem.addGoal(osim.MocoControlGoal("effort", effort_weight))
+    mr._configure_solver(study, SCHEME, mode, N, TOL)
+    return study, problem
+
+
+def solve_joint_reaction() -> dict:
+    osim = mr.osim
+    study, problem = _study("implicit", 1.0)
+    goal = osim.MocoJointReactionGoal("reaction", REACTION["weight"])
+    goal.setJointPath(REACTION["joint_path"])
+    goal.setLoadsFrame(REACTION["loads_frame"])
+    measures = osim.StdVectorString()
+    for m in REACTION["reaction_measures"]:
+        measures.append(m)
+    goal.setReactionMeasures(measures)
+    problem.addGoal(goal)
+    return mr._solve_study(study)
+
+
+def solve_control_tracking() -> dict:
+    osim = mr.osim
+    study, problem = _study("explicit", EFFORT_WEIGHT_TRACKING)
+    t, columns = reference_table()
+    table = osim.TimeSeriesTable()
+    labels = osim.StdVectorString()
+    for name in columns:
+        labels.append(name)
+    table.setColumnLabels(labels)
+    for k, time in enumerate(t):
+        row = osim.RowVector(len(columns), 0.0)
+        for j, name in enumerate(columns):
+            row[j] = float(columns[name][k])
+        table.appendRow(float(time), row)
+    goal = osim.MocoControlTrackingGoal("tracking", TRACKING_WEIGHT)
+    goal.setReference(osim.TableProcessor(table))
+    problem.addGoal(goal)
+    return mr._solve_study(study)
+
+
+def _goal_values(result: dict) -> dict:
+    """Moco's goal breakdown from its console log (``<name>: <value>`` after "Breakdown of objective")."""
+    values, on = {}, False
+    for line in result["log"].splitlines():
+        if "Breakdown of objective" in line:
+            on = True
+            continue
+        if on and ":" in line:
+            name, _, value = line.strip().partition(":")
+            try:
+                values[name.strip()] = float(value.split()[0])
+            except (ValueError, IndexError):
+                on = False
+    return values
+
+
+def main() -> None:
+    path, _ = stored_reference("goals_moco")
+    results = {}
+    for name, solve in (("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking)):
+        r = solve()
+        results[name] = {"success": bool(r["success"]), "status": r["status"], "objective": r["objective"],
+                         "goals": _goal_values(r), "nit": r["nit"], "solve_time": r["solve_time"],
+                         "time": r["time"].tolist(), "states": {k: v.tolist() for k, v in r["states"].items()},
+                         "controls": {k: v.tolist() for k, v in r["controls"].items()}}
+        print(f"{name}: {r['status']}, objective {r['objective']:.10g}, {r['nit']} iterations, goals "
+              f"{results[name]['goals']}")
+    t, columns = reference_table()
+    settings = {"scheme": SCHEME, "num_mesh_intervals": N, "optim_convergence_tolerance": TOL,
+                "optim_constraint_tolerance": TOL, "joint_reaction": {**REACTION, "mode": "implicit",
+                                                                       "effort_weight": 1.0},
+                "control_tracking": {"mode": "explicit", "effort_weight": EFFORT_WEIGHT_TRACKING,
+                                     "tracking_weight": TRACKING_WEIGHT, "reference_time": t.tolist(),
+                                     "reference": {k: v.tolist() for k, v in columns.items()}}}
+    path.write_text(json.dumps({"environment": environment(), "settings": settings, "results": results}, indent=1)
+                    + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Moco's ``MocoJointReactionGoal`` and ``MocoControlTrackingGoal`` against OpenSim Moco 4.6 on small problems (the
+double pendulum's swing-up, Hermite–Simpson, N = 30, tolerances 1e-8): Moco's solutions stored with their provenance
+by ``benchmarks/goals_moco.py`` (``benchmarks/reference/goals_moco.json``)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from moco_compare import assert_same_objective, assert_same_trajectories
+
+import moco_lab as ml
+
+STORED = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "goals_moco.json")
+                    .read_text())
+SETTINGS = STORED["settings"]
+
+
+def _study(mode: str, effort_weight: float) -> ml.Study:
+    study = ml.examples.double_pendulum_study("hermite-simpson", mode, SETTINGS["num_mesh_intervals"],
+                                              tol=SETTINGS["optim_convergence_tolerance"])
+    study.problem.get_goal("effort").weight = effort_weight
+    return study
+
+
+def _solve(name: str) -> tuple[dict, ml.Solution]:
+    s = SETTINGS[name]
+    study = _study(s["mode"], s["effort_weight"])
+    if name == "joint_reaction":
+        study.problem.add_goal(ml.JointReactionGoal("reaction", s["weight"], joint_path=s["joint_path"],
+                                                    loads_frame=s["loads_frame"],
+                                                    reaction_measures=s["reaction_measures"]))
+    else:
+        reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
+        study.problem.add_goal(ml.ControlTrackingGoal("tracking", s["tracking_weight"], reference=reference))
+    moco = STORED["results"][name]
+    moco = {**moco, "time": np.array(moco["time"])}
+    return moco, study.solve()
+
+
+def test_reference_has_its_provenance():
+    env = STORED["environment"]
+    assert env["opensim"].startswith("4.6") and env["date"] and env["moco_lab"] and env["drake"]
+    assert all(r["success"] for r in STORED["results"].values())
+    assert SETTINGS["num_mesh_intervals"] == 30 and SETTINGS["optim_convergence_tolerance"] == 1e-8
+
+
+@pytest.mark.parametrize("name", ["joint_reaction", "control_tracking"])
+def test_same_optimum_as_moco(name):
+    """Same problem, same transcription, both solved to 1e-8: the objectives agree to 1e-8 relative (the solvers'
+    tolerance; measured 0 and 4e-16: the same iterates), each goal's value to Moco's printed 6 digits (its console
+    breakdown is the only record of them), the states and controls to 1e-6 of their range at every grid point
+    (measured 2e-9 and 8e-9). A reaction or a tracking term computed otherwise than Moco does would move the
+    objective by far more (the reaction term is 6e-4 of it, the tracking term 99 %)."""
+    moco, lab = _solve(name)
+    assert_same_objective(moco, lab, 1e-8)
+    for goal, value in moco["goals"].items():
+        assert lab.goal_values[goal] == pytest.approx(value, rel=1e-5), goal  # Moco prints 6 digits
+    assert set(moco["goals"]) == set(lab.goal_values)
+    np.testing.assert_allclose(np.asarray(lab.time), moco["time"], atol=1e-12)
+    assert_same_trajectories([("states", {k: np.array(v) for k, v in moco["states"].items()}, lab.states),
+                              ("controls", {k: np.array(v) for k, v in moco["controls"].items()}, lab.controls)],
+                             1e-6)
