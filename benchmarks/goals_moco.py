@@ -43,15 +43,7 @@ def reference_table() -> tuple[np.ndarray, dict]:
 def _study(mode: str, effort_weight: float):
     osim = mr.osim
     study = osim.MocoStudy()
-    problem = study.updProblem()
-    problem.setModel(mr.build_double_pendulum_model())
-    problem.setTimeBounds(0, 1)
-    problem.setStateInfo("/jointset/j0/q0/value", [-10, 10], 0, math.pi / 2)
-    problem.setStateInfo("/jointset/j0/q0/speed", [-50, 50], 0, 0)
-    problem.setStateInfo("/jointset/j1/q1/value", [-10, 10], 0, 0)
-    problem.setStateInfo("/jointset/j1/q1/speed", [-50, 50], 0, 0)
-    problem.setControlInfo("/tau0", [-100, 100])
-    problem.setControlInfo("/tau1", [-100, 100])
+    problem = mr.double_pendulum_problem(study)
     problem.addGoal(osim.MocoControlGoal("effort", effort_weight))
     mr._configure_solver(study, SCHEME, mode, N, TOL)
     return study, problem

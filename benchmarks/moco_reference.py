@@ -545,6 +545,18 @@ def solve_double_pendulum(*, scheme: str = "hermite-simpson",
     _check_options(scheme, mode, N)
     study = osim.MocoStudy()
     study.setName("double_pendulum")
+    problem = double_pendulum_problem(study)
+    effort = osim.MocoControlGoal("effort", 1.0)
+    effort.setExponent(2)
+    problem.addGoal(effort)
+    _configure_solver(study, scheme, mode, N, tol)
+    return _solve_study(study)
+
+
+def double_pendulum_problem(study):
+    """The swing-up's problem in ``study`` (an ``opensim.MocoStudy``) without goals: the model, t in [0, 1], the
+    states' and controls' bounds of :func:`solve_double_pendulum`. Returns the ``MocoProblem``."""
+    _require_opensim()
     problem = study.updProblem()
     problem.setModel(build_double_pendulum_model())
     problem.setTimeBounds(0, 1)
@@ -554,11 +566,7 @@ def solve_double_pendulum(*, scheme: str = "hermite-simpson",
     problem.setStateInfo("/jointset/j1/q1/speed", [-50, 50], 0, 0)
     problem.setControlInfo("/tau0", [-100, 100])
     problem.setControlInfo("/tau1", [-100, 100])
-    effort = osim.MocoControlGoal("effort", 1.0)
-    effort.setExponent(2)
-    problem.addGoal(effort)
-    _configure_solver(study, scheme, mode, N, tol)
-    return _solve_study(study)
+    return problem
 
 
 # --------------------------------------------------------------------------
