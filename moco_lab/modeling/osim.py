@@ -125,7 +125,7 @@ def _flag(el: ET.Element, tag: str, default: bool = False) -> bool:
     return default if text is None else text.strip().lower() in ("true", "1")
 
 
-def _normalize(path: str) -> str:
+def normalize_path(path: str) -> str:
     """An absolute component path with ``.`` and ``..`` resolved."""
     out: list[str] = []
     for part in path.split("/"):
@@ -205,7 +205,7 @@ class _Reader:
         ref = ref.strip()
         candidates = [ref] if ref.startswith("/") else [f"{context}/{ref}", f"/{ref}", f"/bodyset/{ref}"]
         for c in candidates:
-            c = _normalize(c)
+            c = normalize_path(c)
             if c in self.frames:
                 return self.frames[c]
         raise OsimFormatError(f"{self.file.name}: frame {ref!r} (used by {context}) is not in the model; known "
@@ -856,12 +856,12 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
 
 
 def read_osim_string(text: str, name: str = "model.osim", *, skip_unsupported: bool = False,
-                     replace_millard: bool = False) -> Model:
+                     replace_millard: bool = False, weld: Sequence[str] = (), unlock: Sequence[str] = ()) -> Model:
     """Read a model from the text of an ``.osim`` file (``name`` is used in messages); see :func:`read_osim`.
 
     The model has no recipe (``model.spec`` is None): a factory that builds models this way sets its own.
     """
-    return _Reader(Path(name), skip_unsupported, replace_millard, text=text).read()
+    return _Reader(Path(name), skip_unsupported, replace_millard, text=text, weld=weld, unlock=unlock).read()
 
 
 def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | None = None,

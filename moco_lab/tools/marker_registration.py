@@ -12,10 +12,17 @@ with the model's couplers held at every frame and clamped coordinates in range (
 :func:`~moco_lab.tools.root_residual.reduce_root_residual`, :mod:`moco_lab.tools.gauss_newton`). An offset is
 determined by the data only as far as the poses cannot absorb it: the prior decides the rest, so that one trial
 moves markers only where many frames agree. Markers of weight 0 are neither used nor moved.
+
+**With scaling** (``scales=``, AddBiomechanics' scaling and registration as one problem): groups of bodies also take
+three factors ``s_g`` along their axes, scaled as OpenSim's ScaleTool scales a model (joint frames, custom joints'
+translations, markers; :mod:`moco_lab.modeling.osim_scale`), with the prior ``½ Σ_g |s_g − 1|² / scale_sd²``. The
+scaled markers are exact functions of the poses and factors of the unscaled model's compiled kinematics
+(:class:`~moco_lab.tools.scaled_markers.ScaledMarkerKinematics`): nothing is rebuilt while fitting;
+:func:`~moco_lab.tools.body_scaling.scale_model` builds the scaled model at the end.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -24,7 +31,8 @@ from ..modeling.model import Model, require_model
 from ..solve.optimizer import Progress
 from ..util.checks import finite_number
 from .gauss_newton import constrained_least_squares, frame_rows
-from .marker_ik import Marker, MarkerKinematics, clamped_bounds, marker_arrays, marker_list
+from .marker_ik import Marker, clamped_bounds, marker_arrays, marker_list
+from .scaled_markers import ScaledMarkerKinematics, scale_groups
 
 __all__ = ["MarkerRegistration", "register_markers"]
 
@@ -36,9 +44,10 @@ class MarkerRegistration:
     Attributes
     ----------
     markers : list of Marker
-        The markers at their registered locations (weight-0 markers unchanged), in the order given.
+        The markers at their registered locations, in the order given: the model's location (scaled with its body
+        when scaling) plus the fitted offset (weight-0 markers: no offset).
     offsets : dict of str -> (3,) array, m
-        Each fitted marker's offset from its model location, in its body's frame.
+        Each fitted marker's offset from its (scaled) model location, in its body's frame.
     q : (T, nq) array
         Every frame's pose with the registered markers.
     coordinates : dict of str -> (T,) array
@@ -50,6 +59,12 @@ class MarkerRegistration:
     success : bool
     iterations : int
     objective : float
+    group_scales : dict of str -> (3,) array
+        With ``scales``: each group's fitted factors (x, y, z).
+    scales : dict of str -> (3,) array
+        The same per body (what :func:`~moco_lab.tools.body_scaling.scale_model` takes).
+    groups : dict of str -> list of str
+        The groups' bodies.
     """
 
     markers: list
@@ -63,11 +78,17 @@ class MarkerRegistration:
     success: bool
     iterations: int
     objective: float
+    group_scales: dict = field(default_factory=dict)
+    scales: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)
 
 
 def register_markers(model: Model, markers: Sequence[Marker], data: Mapping[str, np.ndarray], Q: np.ndarray, *,
                      weights: Mapping[str, float] | None = None, noise: float = 0.01,
-                     offset_sd: float | Mapping[str, float] = 0.01, max_iterations: int = 50,
+                     offset_sd: float | Mapping[str, float] = 0.01,
+                     scales: Mapping[str, Sequence[str]] | Sequence[str] | None = None, scale_sd: float = 0.1,
+                     uniform_scales: bool = False, scale_bounds: tuple[float, float] = (0.5, 2.0),
+                     max_iterations: int = 50,
                      progress: Callable[[Progress], None] | None = None) -> MarkerRegistration:
     """Fit every weighted marker's offset on its body together with every frame's pose (module docstring).
 
@@ -87,12 +108,24 @@ def register_markers(model: Model, markers: Sequence[Marker], data: Mapping[str,
     offset_sd : float or dict of str -> float, m
         The prior width of each offset (per marker by name; others 1 cm): anatomical landmarks are placed to a few
         millimetres, cluster markers anywhere on a segment.
+    scales : dict of str -> list of str, or list of str, optional
+        Scale the model too: groups of bodies that share three factors along their axes (a dict group -> bodies; a
+        list of bodies: one group each; :func:`~moco_lab.tools.scaled_markers.scale_groups`). None (default): no
+        scaling. ``ml.tools.scaled_markers.scale_groups(model, None)`` gives every body, pairs of sides together.
+    scale_sd : float
+        The prior width of a factor around 1 (default 0.1: ±10 %).
+    uniform_scales : bool
+        One factor per group instead of three.
+    scale_bounds : (float, float)
+        The factors' range (default 0.5–2).
     max_iterations : int
     progress : callable, optional
 
     Returns
     -------
     MarkerRegistration
+        With scales, ``scale_model(model.source_file, result.scales, markers=result.markers)`` builds the scaled
+        model (:func:`~moco_lab.tools.body_scaling.scale_model`).
 
     Raises
     ------
@@ -103,7 +136,8 @@ def register_markers(model: Model, markers: Sequence[Marker], data: Mapping[str,
     """
     who = "register_markers"
     require_model(model, who)
-    problem = _RegistrationProblem(model, markers, data, Q, weights, noise, offset_sd, who)
+    problem = _RegistrationProblem(model, markers, data, Q, weights, noise, offset_sd, who, scales, scale_sd,
+                                   uniform_scales, scale_bounds)
     answer = constrained_least_squares(problem, max_iterations=max_iterations, progress=progress, who=who)
     return problem.result(answer.x, answer.extra, answer.success, answer.iterations, answer.objective)
 
@@ -112,7 +146,8 @@ class _RegistrationProblem:
     """``x = [q_0 … q_{T−1}, δ_1 … δ_K]`` (K fitted markers): the normalized marker errors and the offsets' prior
     with their sparse Jacobian, the couplers, the bounds."""
 
-    def __init__(self, model, markers, data, Q, weights, noise, offset_sd, who):
+    def __init__(self, model, markers, data, Q, weights, noise, offset_sd, who, scales=None, scale_sd=0.1,
+                 uniform_scales=False, scale_bounds=(0.5, 2.0)):
         self.model = model
         markers = marker_list(markers, who)
         Y, w = marker_arrays(markers, data, weights, who)
@@ -135,23 +170,23 @@ class _RegistrationProblem:
         for n, v in sd.items():
             finite_number(v, f"{who}: offset_sd of {n!r}", 0, False, "a positive length in m")
         self.fitted = [k for k in range(len(markers)) if w[k] > 0]
-        # the markers and couplers by the model's kinematics (inverse kinematics' compiled block), and the frames of
-        # the markers' bodies: their origins and unit axes as points, R e_k = p(e_k) − p(0)
-        self.kinematics = MarkerKinematics(model, markers)
-        system = self.kinematics.kernel.system
-        self.bodies = sorted({markers[k].body for k in self.fitted})
-        self.frames = [system.add_point_output(f"/bodyset/{b}/axis_{a}", b, v)[0] for b in self.bodies
-                       for a, v in (("o", (0, 0, 0)), ("x", (1, 0, 0)), ("y", (0, 1, 0)), ("z", (0, 0, 1)))]
+        # the scaled markers, their bodies' frames and the couplers by the model's compiled kinematics
+        self.groups = {} if scales is None else scale_groups(model, scales, who)
+        finite_number(scale_sd, f"{who}: scale_sd", 0, False, "a positive number (the prior width of a factor)")
+        lo, hi = _scale_bounds(scale_bounds, who)
+        self.kinematics = ScaledMarkerKinematics(model, markers, self.groups)
         self.markers, self.Y, self.w, self.T, self.nq = markers, Y, w, T, nq
         self.K = len(self.fitted)
-        self.n_x = T * nq + 3 * self.K
-        self.x0 = np.r_[Q0.reshape(-1), np.zeros(3 * self.K)]
+        self.uniform, self.scale_sd = bool(uniform_scales), float(scale_sd)
+        self.n_s = len(self.groups) * (1 if self.uniform else 3)
+        self.s_start = T * nq + 3 * self.K
+        self.n_x = self.s_start + self.n_s
+        self.x0 = np.r_[Q0.reshape(-1), np.zeros(3 * self.K + self.n_s)]
         lower_q, upper_q = clamped_bounds(model)
-        self.lower = np.r_[np.tile(lower_q, T), np.full(3 * self.K, -np.inf)]
-        self.upper = np.r_[np.tile(upper_q, T), np.full(3 * self.K, np.inf)]
+        self.lower = np.r_[np.tile(lower_q, T), np.full(3 * self.K, -np.inf), np.full(self.n_s, lo - 1.0)]
+        self.upper = np.r_[np.tile(upper_q, T), np.full(3 * self.K, np.inf), np.full(self.n_s, hi - 1.0)]
         self.c = np.sqrt(w) / noise
         self.prior = np.array([1.0 / sd[names[k]] for k in self.fitted])
-        self.body_of = np.array([self.bodies.index(markers[k].body) for k in self.fitted])
         seen = np.isfinite(Y).all(axis=2)
         seen[:, [k for k in range(len(markers)) if w[k] <= 0]] = False
         st, sk = np.nonzero(seen[:, self.fitted])  # frames and fitted-marker indices of the terms
@@ -162,50 +197,77 @@ class _RegistrationProblem:
         """``(r, J, φ, G, marker positions (T, M, 3))`` at ``x``."""
         from scipy import sparse
 
-        T, nq, K, n_x = self.T, self.nq, self.K, self.n_x
-        Qx, delta = x[:T * nq].reshape(T, nq), x[T * nq:].reshape(K, 3)
-        P, JP, phi, dphi = self.kinematics(Qx)  # at the model's marker locations
-        fr = self.kinematics.kernel.outputs(self.frames, Qx, np.zeros_like(Qx), jac=True)
-        nb = len(self.bodies)
-        F = np.stack([fr[n] for n in self.frames], axis=1).reshape(T, nb, 4, 3)  # origin, e_x, e_y, e_z points
-        JF = np.stack([fr["J"][n]["dq"] for n in self.frames], axis=1).reshape(T, nb, 4, 3, nq)
-        R = np.transpose(F[:, :, 1:] - F[:, :, :1], (0, 1, 3, 2))  # (T, nb, 3, 3): columns R e_k
-        dR = JF[:, :, 1:] - JF[:, :, :1]  # (T, nb, 3 (k), 3 (xyz), nq)
+        T, nq, n_x = self.T, self.nq, self.n_x
+        Qx, delta, sigma = self.split(x)
+        P, JP, JS, R, dR, phi, dphi = self.kinematics(Qx, sigma)  # scaled markers at the model's locations
         fitted = np.array(self.fitted, int)
         st, sk = self.st, self.sk
-        b = self.body_of[sk]
+        mk = fitted[sk]
         d = delta[sk]  # (N, 3)
-        moved = P[st, fitted[sk]] + np.einsum("nij,nj->ni", R[st, b], d)
-        c = self.c[fitted[sk]][:, None]
-        r_m = (c * (moved - self.Yz[st, fitted[sk]])).reshape(-1)
-        Jq = c[:, :, None] * (JP[st, fitted[sk]] + np.einsum("nkiq,nk->niq", dR[st, b], d))  # (N, 3, nq)
-        Jd = c[:, :, None] * R[st, b]  # (N, 3, 3)
+        moved = P[st, mk] + np.einsum("nij,nj->ni", R[st, mk], d)
+        c = self.c[mk][:, None]
+        r_m = (c * (moved - self.Yz[st, mk])).reshape(-1)
+        Jq = c[:, :, None] * (JP[st, mk] + np.einsum("nkiq,nk->niq", dR[st, mk], d))  # (N, 3, nq)
+        Jd = c[:, :, None] * R[st, mk]  # (N, 3, 3)
         N = st.size
         rows_d = np.repeat(np.arange(3 * N), 3).reshape(N, 3, 3)
         cols_d = np.broadcast_to((T * nq + 3 * sk)[:, None, None] + np.arange(3), (N, 3, 3))
         J_m = frame_rows(Jq, st, nq, n_x) + sparse.csr_matrix((Jd.reshape(-1), (rows_d.reshape(-1),
                                                                                 cols_d.reshape(-1))), shape=(3 * N, n_x))
-        prior = np.repeat(self.prior, 3)
-        J_p = sparse.csr_matrix((prior, (np.arange(3 * K), T * nq + np.arange(3 * K))), shape=(3 * K, n_x))
-        r = np.r_[r_m, prior * delta.reshape(-1)]
+        blocks = [J_m]
+        if self.n_s:
+            Js = c[:, :, None, None] * JS[st, mk]  # (N, 3, G, 3)
+            Js = Js.sum(axis=3) if self.uniform else Js.reshape(N, 3, -1)
+            data = Js.reshape(-1)
+            keep = data != 0.0
+            rows_s = np.repeat(np.arange(3 * N), self.n_s)[keep]
+            cols_s = np.tile(self.s_start + np.arange(self.n_s), 3 * N)[keep]
+            blocks[0] = J_m + sparse.csr_matrix((data[keep], (rows_s, cols_s)), shape=(3 * N, n_x))
+        prior = np.r_[np.repeat(self.prior, 3), np.full(self.n_s, 1.0 / self.scale_sd)]
+        J_p = sparse.csr_matrix((prior, (np.arange(prior.size), T * nq + np.arange(prior.size))),
+                                shape=(prior.size, n_x))
+        r = np.r_[r_m, prior * x[T * nq:]]
         G = frame_rows(dphi, np.arange(T), nq, n_x)
         placed = P.copy()
-        placed[:, fitted] = P[:, fitted] + np.einsum("tmij,mj->tmi", R[:, self.body_of], delta)
-        return r, sparse.vstack([J_m, J_p]).tocsr(), phi.reshape(-1), G, placed
+        placed[:, fitted] = P[:, fitted] + np.einsum("tmij,mj->tmi", R[:, fitted], delta)
+        return r, sparse.vstack([blocks[0], J_p]).tocsr(), phi.reshape(-1), G, placed
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The poses (T, nq), the offsets (K, 3) and the groups' factors minus one (G, 3) in ``x``."""
+        T, nq, K = self.T, self.nq, self.K
+        s = x[self.s_start:]
+        sigma = np.repeat(s[:, None], 3, axis=1) if self.uniform else s.reshape(-1, 3)
+        return x[:T * nq].reshape(T, nq), x[T * nq:T * nq + 3 * K].reshape(K, 3), sigma
 
     def result(self, x, placed, success, iterations, objective) -> MarkerRegistration:
-        T, nq, K = self.T, self.nq, self.K
-        Qx, delta = x[:T * nq].reshape(T, nq).copy(), x[T * nq:].reshape(K, 3)
+        Qx, delta, sigma = self.split(x)
+        Qx = Qx.copy()
+        scales = {b: 1.0 + sigma[g] for g, members in enumerate(self.groups.values()) for b in members}
         registered = list(self.markers)
         offsets = {}
-        for j, k in enumerate(self.fitted):
-            m = self.markers[k]
-            registered[k] = Marker(m.name, m.body, tuple(np.asarray(m.location) + delta[j]))
-            offsets[m.name] = delta[j].copy()
+        for k, m in enumerate(self.markers):
+            location = np.asarray(m.location, float) * scales.get(m.body, 1.0)
+            if k in self.fitted:
+                j = self.fitted.index(k)
+                location = location + delta[j]
+                offsets[m.name] = delta[j].copy()
+            registered[k] = Marker(m.name, m.body, tuple(float(v) for v in location))
         errors = np.where(np.isfinite(self.Y).all(axis=2), np.linalg.norm(placed - self.Yz, axis=2), np.nan)
         used = errors[:, self.w > 0]
         finite = used[np.isfinite(used)]
         return MarkerRegistration(registered, offsets, Qx, {c.name: Qx[:, c.q_index].copy()
                                                             for c in self.model.coordinates},
                                   [m.name for m in self.markers], errors, float(np.sqrt(np.mean(finite ** 2))),
-                                  float(finite.max()), success, iterations, objective)
+                                  float(finite.max()), success, iterations, objective,
+                                  {g: 1.0 + sigma[i] for i, g in enumerate(self.groups)}, scales,
+                                  {g: list(v) for g, v in self.groups.items()})
+
+
+def _scale_bounds(bounds, who: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"{who}: scale_bounds must be (lower, upper) factors, got {bounds!r}") from None
+    if not (0.0 < lo < 1.0 < hi < np.inf):
+        raise ValueError(f"{who}: scale_bounds must satisfy 0 < lower < 1 < upper, got {bounds!r}")
+    return lo, hi
