@@ -17,10 +17,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from least_squares_check import jacobian_errors
-from osim_pair import their_coordinates
+from osim_pair import body_pose_errors, their_coordinates
 
 import moco_lab as ml
-from moco_lab.engine.multibody import SymbolicMultibody
 from moco_lab.examples.walking_3d import walking_3d_markers
 from moco_lab.modeling.osim_scale import model_element, scale_osim_document
 from moco_lab.tools.body_scaling import default_coordinates, path_lengths, scale_model
@@ -188,14 +187,8 @@ def test_scaled_model_bodies_and_markers_agree_with_opensims(theirs, scaled):
         for i, c in enumerate(C):
             coords[c.name].setValue(state, float(Q[k, i]), False)
         m.realizePosition(state)
-        mb = SymbolicMultibody(tree, [float(v) for v in Qp[k]], [0.0] * Qp.shape[1])
-        for i, b in tree.bodies.items():
-            if b.name in ours.frame_bodies:
-                continue
-            T = m.getBodySet().get(b.name).getTransformInGround(state)
-            worst["origin"] = max(worst["origin"], np.abs(np.array(mb.p[i], float) - [T.p()[j] for j in range(3)]).max())
-            R = [[T.R().get(r, c) for c in range(3)] for r in range(3)]
-            worst["rotation"] = max(worst["rotation"], np.abs(np.array(mb.R[i], float) - R).max())
+        origin, rotation = body_pose_errors(m, state, ours, list(Qp[k]))
+        worst["origin"], worst["rotation"] = max(worst["origin"], origin), max(worst["rotation"], rotation)
         for i, mk in enumerate(markers):
             p = m.getMarkerSet().get(mk.name).getLocationInGround(state)
             worst["marker"] = max(worst["marker"], np.abs(P[k, i] - [p.get(j) for j in range(3)]).max())

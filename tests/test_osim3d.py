@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from osim_pair import mobility_order, their_coordinates
+from osim_pair import body_pose_errors, mobility_order, their_coordinates
 
 from moco_lab.engine.multibody import SymbolicMultibody
 from moco_lab.modeling.functions import PolynomialFunction
@@ -155,14 +155,8 @@ def test_bodies_mass_matrix_and_inverse_dynamics(pair, ours):
         _set(opensim, theirs, state, ours, Q[k], U[k])
         theirs.realizeVelocity(state)
         q = _plant_vector(ours, Q[k])
-        mb = SymbolicMultibody(tree, q, [0.0] * n)
-        for i, b in tree.bodies.items():
-            if b.name in ours.frame_bodies:
-                continue
-            T = theirs.getBodySet().get(b.name).getTransformInGround(state)
-            worst["origin"] = max(worst["origin"], np.abs(np.array(mb.p[i], float) - [T.p()[j] for j in range(3)]).max())
-            R = [[T.R().get(r, c) for c in range(3)] for r in range(3)]
-            worst["rotation"] = max(worst["rotation"], np.abs(np.array(mb.R[i], float) - R).max())
+        origin, rotation = body_pose_errors(theirs, state, ours, q)
+        worst["origin"], worst["rotation"] = max(worst["origin"], origin), max(worst["rotation"], rotation)
 
         def inverse_dynamics(u, a):
             return np.array(SymbolicMultibody(tree, q, u, a).inverse_dynamics(), float)[v_index]

@@ -57,6 +57,13 @@ def _write(el: ET.Element, values) -> None:
     el.text = " ".join(repr(float(v)) for v in np.atleast_1d(values))
 
 
+def _multiply(el: ET.Element, tag: str, s: np.ndarray) -> None:
+    """``el``'s ``<tag>`` numbers times ``s`` elementwise, if it has one."""
+    child = el.find(tag)
+    if child is not None:
+        _write(child, _numbers(child) * s)
+
+
 def model_element(root: ET.Element) -> ET.Element:
     """The ``<Model>`` of a document (its root, or the root's child)."""
     model = root if root.tag == "Model" else root.find("Model")
@@ -284,21 +291,13 @@ def scale_osim_document(root: ET.Element, scales: Mapping, *, preserve_mass_dist
         raise NotImplementedError(f"scale: the model holds {sorted(set(refused))}, which moco_lab does not scale "
                                   "as OpenSim does")
     # offset frames and their display geometry
-    for el, parent in frames.offsets:
-        s = S.get(frames.base[parent])
-        if s is not None:
-            t = el.find("translation")
-            if t is not None:
-                _write(t, _numbers(t) * s)
-            _scale_geometry(el, s)
+    scaled = [(el, "translation", S.get(frames.base[parent])) for el, parent in frames.offsets]
     # bodies: centre of mass, display geometry (the inertial properties below)
-    for b in _set_objects(model, "BodySet"):
-        s = S.get(b.get("name"))
+    scaled += [(b, "mass_center", S.get(b.get("name"))) for b in _set_objects(model, "BodySet")]
+    for el, tag, s in scaled:
         if s is not None:
-            c = b.find("mass_center")
-            if c is not None:
-                _write(c, _numbers(c) * s)
-            _scale_geometry(b, s)
+            _multiply(el, tag, s)
+            _scale_geometry(el, s)
     # custom joints' translation functions
     for joint in _set_objects(model, "JointSet"):
         if joint.tag != "CustomJoint":
@@ -319,15 +318,13 @@ def scale_osim_document(root: ET.Element, scales: Mapping, *, preserve_mass_dist
     for marker in _set_objects(model, "MarkerSet"):
         s = factors(marker.findtext("socket_parent_frame") or "", f"/markerset/{marker.get('name')}")
         if s is not None:
-            _write(marker.find("location"), _numbers(marker.find("location")) * s)
+            _multiply(marker, "location", s)
     for kind in ("PathPoint", "ConditionalPathPoint", "MovingPathPoint"):
         for point in model.iter(kind):
             s = factors(point.findtext("socket_parent_frame") or "", f"/path point {point.get('name')}")
             if s is None:
                 continue
-            location = point.find("location")
-            if location is not None:
-                _write(location, _numbers(location) * s)
+            _multiply(point, "location", s)
             if kind == "MovingPathPoint":
                 for k, axis in enumerate("xyz"):
                     holder = point.find(f"{axis}_location")
@@ -340,9 +337,7 @@ def scale_osim_document(root: ET.Element, scales: Mapping, *, preserve_mass_dist
         if s is None:
             continue
         for wrap in b.findall("WrapObjectSet/objects/*"):
-            t = wrap.find("translation")
-            if t is not None:
-                _write(t, _numbers(t) * s)
+            _multiply(wrap, "translation", s)
             if wrap.tag == "WrapCylinder":
                 angles = wrap.find("xyz_body_rotation")
                 R = body_fixed_xyz_rotation(_numbers(angles) if angles is not None else np.zeros(3)).matrix()
