@@ -34,3 +34,22 @@ def assert_same_trajectories(groups, rtol: float) -> None:
     assert errors[worst] <= rtol, (
         f"{worst}: max difference {errors[worst]:.2e} of its range (all: "
         + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()) + ")")
+
+
+def stored_moco(name: str) -> tuple[dict, dict]:
+    """A stored Moco reference ``benchmarks/reference/<name>.json`` (written by ``benchmarks/<name>.py``): its
+    header (``environment``, ``settings``) and its runs, each with its arrays (time, and every group of columns:
+    states, controls, multipliers) as numpy arrays."""
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    stored = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / f"{name}.json").read_text())
+    runs = {}
+    for run, r in stored["results"].items():
+        runs[run] = {key: (np.array(v) if key == "time" else
+                           {k: np.array(c) for k, c in v.items()} if isinstance(v, dict) else v)
+                     for key, v in r.items()}
+    return {k: v for k, v in stored.items() if k != "results"}, runs
+

@@ -4,7 +4,9 @@ Each verification problem is solved twice with the same mesh (N = 50),
 transcription scheme, multibody dynamics mode and optimizer tolerances
 (IPOPT's defaults in both: ``tol`` 1e-8, ``constr_viol_tol`` 1e-4):
 
-* by Moco (``MocoCasADiSolver``), through :mod:`benchmarks.moco_reference`;
+* by Moco (``MocoCasADiSolver``), through :mod:`benchmarks.moco_reference`, its solutions stored with their
+  provenance by ``benchmarks/verification_moco.py`` (``benchmarks/reference/verification_moco.json``: CI compares,
+  it does not re-solve with Moco);
 * by moco_lab, through the studies of :mod:`moco_lab.examples` (``VERIFICATION_STUDIES``).
 
 The two transcriptions are meant to be the *same* nonlinear program, so the
@@ -40,8 +42,8 @@ the normalized grids ``(t - t0) / (t_f - t0)`` are compared to 1e-12 and
 ``t_f`` to the objective tolerance; for the fixed-time problems the times
 themselves are compared to 1e-12 * t_f.
 
-Runtime: about 35 s of Moco solves plus about 10 s of moco_lab solves; each
-case is solved once and shared by the tests of this module.
+Runtime: about 10 s of moco_lab solves, each case solved once and shared by the
+tests of this module (Moco's, about 35 s, are the stored reference).
 """
 from __future__ import annotations
 
@@ -49,17 +51,12 @@ import functools
 
 import numpy as np
 import pytest
+from moco_compare import assert_same_objective, assert_same_trajectories, stored_moco
 
-osim = pytest.importorskip("opensim")
+import moco_lab as ml
 
-# Make the repository root importable however pytest is invoked.
-
-from moco_compare import assert_same_objective, assert_same_trajectories  # noqa: E402
-
-import moco_lab as ml  # noqa: E402
-from benchmarks.compare_moco import MOCO_SOLVERS, MODES, SCHEMES  # noqa: E402
-
-pytestmark = pytest.mark.opensim
+#: Moco 4.6's solutions of every case, stored with their provenance by ``benchmarks/verification_moco.py``
+HEADER, STORED = stored_moco("verification_moco")
 
 #: Mesh intervals for every case.
 N = 50
@@ -78,23 +75,29 @@ TRAJECTORY_RTOL = 1e-6
 FREE_FINAL_TIME = {"sliding_mass"}
 
 CASES = [pytest.param(problem, scheme, mode, id=f"{problem}-{scheme}-{mode}")
-         for problem in MOCO_SOLVERS for scheme in SCHEMES for mode in MODES]
+         for problem in HEADER["settings"]["problems"] for scheme in HEADER["settings"]["schemes"]
+         for mode in HEADER["settings"]["modes"]]
+
+
+def test_reference_has_its_provenance():
+    env, settings = HEADER["environment"], HEADER["settings"]
+    assert env["opensim"].startswith("4.6") and env["date"] and env["moco_lab"] and env["drake"]
+    assert settings["num_mesh_intervals"] == N and len(STORED) == len(CASES) == 16
+    assert set(settings["problems"]) == set(ml.examples.VERIFICATION_STUDIES)
 
 
 @functools.lru_cache(maxsize=None)
 def _solve_pair(problem: str, scheme: str, mode: str):
-    """Solve one case with Moco and with moco_lab (once per test session).
+    """Moco's stored solution of one case and moco_lab's (solved once per test session).
 
     Returns
     -------
     (dict, moco_lab.Solution)
-        Moco's result (see ``benchmarks.moco_reference._solve_study``) and
+        Moco's result (the fields of ``benchmarks.moco_reference._solve_study`` the reference stores) and
         moco_lab's solution.
     """
-    moco_solve, moco_kwargs = MOCO_SOLVERS[problem]
-    moco = moco_solve(scheme=scheme, mode=mode, N=N, tol=TOL, **moco_kwargs)
     lab = ml.examples.VERIFICATION_STUDIES[problem](scheme=scheme, mode=mode, num_mesh_intervals=N, tol=TOL).solve()
-    return moco, lab
+    return STORED[f"{problem}-{scheme}-{mode}"], lab
 
 
 @pytest.mark.parametrize("problem, scheme, mode", CASES)

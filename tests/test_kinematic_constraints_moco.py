@@ -8,28 +8,23 @@ to 7e-7 (range 47) at mesh points and midpoints alike; actuated: objectives equa
 states 1.5e-10, multipliers 1.9e-8 (range 28).
 """
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
+from moco_compare import stored_moco
 from test_kinematic_constraints import LAM, XD, YD, X, Y, actuated_study, bead_study
 
 #: Moco 4.6's solutions, stored with their provenance by ``benchmarks/parabola_moco.py``
-STORED = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "parabola_moco.json")
-                    .read_text())
+HEADER, RUNS = stored_moco("parabola_moco")
 
 
 def _moco(name: str) -> dict:
-    r = STORED["results"][name]
-    return {**r, "time": np.array(r["time"]), "states": {k: np.array(v) for k, v in r["states"].items()},
-            "multipliers": {k: np.array(v) for k, v in r["multipliers"].items()}}
+    return RUNS[name]
 
 
 def test_reference_has_its_provenance():
-    env, runs = STORED["environment"], STORED["settings"]["runs"]
+    env, runs = HEADER["environment"], HEADER["settings"]["runs"]
     assert env["opensim"].startswith("4.6") and env["date"] and env["moco_lab"] and env["drake"]
-    assert set(runs) == set(STORED["results"]) and all(r["success"] for r in STORED["results"].values())
+    assert set(runs) == set(RUNS) and all(r["success"] for r in RUNS.values())
     assert runs["bead_implicit"] == {"actuated": False, "mode": "implicit", "num_mesh_intervals": 50,
                                      "kinematic_constraint_method": "Posa2016"}
 

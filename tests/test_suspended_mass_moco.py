@@ -4,7 +4,9 @@ The point mass hung from three DeGrooteFregly2016 muscles
 (``VERIFICATION.md`` (c), mocopaper's verification problem) is solved
 
 * by Moco (``MocoCasADiSolver``), through
-  :func:`benchmarks.moco_reference.solve_suspended_mass_prediction`;
+  :func:`benchmarks.moco_reference.solve_suspended_mass_prediction`, its solutions stored with their provenance by
+  ``benchmarks/suspended_mass_moco.py`` (``benchmarks/reference/suspended_mass_moco.json``: CI compares, it does not
+  re-solve with Moco);
 * by moco_lab, through :func:`moco_lab.examples.suspended_mass_prediction_study`;
 
 with the same scheme, mode, mesh and optimizer tolerances (IPOPT's defaults in
@@ -53,9 +55,9 @@ one evaluated. All three muscles of this model use the defaults (0.015 /
 0.060 s), so the quirk cannot change Moco's answer here -- but a variant with
 per-muscle time constants would need one process per model.
 
-Runtime: about 20-30 s (Hermite-Simpson, N = 100) + 6 s (trapezoidal, N = 50)
-of Moco solves, and about 3 + 0.6 s of moco_lab solves; each case is solved
-once and shared by the tests of this module.
+Runtime: about 3 + 0.6 s of moco_lab solves, each case solved once and shared by
+the tests of this module (Moco's solves, about 14 s with their fresh processes,
+are the stored reference).
 """
 from __future__ import annotations
 
@@ -68,10 +70,10 @@ osim = pytest.importorskip("opensim")
 
 # Make the repository root importable however pytest is invoked.
 
-from moco_compare import assert_same_objective, assert_same_trajectories  # noqa: E402
+from moco_compare import assert_same_objective, assert_same_trajectories, stored_moco  # noqa: E402
 
 import moco_lab as ml  # noqa: E402
-from benchmarks.moco_reference import build_suspended_mass_model, in_fresh_process  # noqa: E402
+from benchmarks.moco_reference import build_suspended_mass_model  # noqa: E402
 
 pytestmark = pytest.mark.opensim
 
@@ -99,21 +101,29 @@ CASES = [
     pytest.param("hermite-simpson", "explicit", 100, id="hermite-simpson-explicit-N100"),
     pytest.param("trapezoidal", "explicit", 50, id="trapezoidal-explicit-N50"),
 ]
+#: Moco 4.6's solutions of CASES, stored with their provenance by ``benchmarks/suspended_mass_moco.py``
+HEADER, STORED = stored_moco("suspended_mass_moco")
 
 
 @functools.lru_cache(maxsize=None)
 def _solve_pair(scheme: str, mode: str, N: int):
-    """Solve one case with Moco and with moco_lab (once per test session).
+    """Moco's stored solution of one case and moco_lab's (solved once per test session).
 
     Returns
     -------
     (dict, moco_lab.Solution)
-        Moco's result (see ``benchmarks.moco_reference._solve_study``) and
+        Moco's result (the fields of ``benchmarks.moco_reference._solve_study`` the reference stores) and
         moco_lab's solution.
     """
-    moco = in_fresh_process("solve_suspended_mass_prediction", scheme, mode, N)   # see in_fresh_process
     lab = ml.examples.suspended_mass_prediction_study(scheme, mode, N).solve()
-    return moco, lab
+    return STORED[f"{scheme}-{mode}-N{N}"], lab
+
+
+def test_reference_has_its_provenance():
+    env, runs = HEADER["environment"], HEADER["settings"]["runs"]
+    assert env["opensim"].startswith("4.6") and env["date"] and env["moco_lab"] and env["drake"]
+    assert set(runs) == set(STORED) == {case.id for case in CASES}
+    assert all(r["success"] and r["status"] == "Solve_Succeeded" for r in STORED.values())
 
 
 def test_moco_model_is_the_documented_one():
