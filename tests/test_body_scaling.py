@@ -354,3 +354,18 @@ def test_bad_groups_and_bounds_are_refused(model, synthetic):
         register_markers(model, markers, noisy, start.q, weights=weights, scales=["femur_r"], scale_bounds=(1.1, 2))
     with pytest.raises(TypeError, match="string"):
         register_markers(model, markers, noisy, start.q, weights=weights, scales="femur_r")
+
+
+def test_a_model_read_with_options_is_scaled_with_them():
+    """``scale_model(model)`` scales the model's file with the options it was read with (here two welded toes, whose
+    coordinates are then not in the default pose the muscles' lengths are taken in), and refuses a model that was
+    not read from a file."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        welded = ml.read_osim(opensim_file(MODEL), replace_millard=True, weld=["mtp_r", "mtp_l"])
+    scaled = scale_model(welded, {"femur_r": 1.05})
+    assert {c.name for c in scaled.model.coordinates} == {c.name for c in welded.coordinates}
+    assert "mtp_angle_r" not in {c.name for c in scaled.model.coordinates}
+    assert max(scaled.length_ratios.values()) > 1.03 and min(scaled.length_ratios.values()) == pytest.approx(1.0, abs=1e-15)
+    with pytest.raises(ValueError, match="not read from an .osim file"):
+        scale_model(ml.models.gait2d(75.0, 1.8, muscles=False), {"trunk": 1.1})

@@ -183,8 +183,12 @@ def scale_model(source: str | Path | Model, scales: Mapping[str, Any], *, preser
         def read(doc):
             return read_osim_string(ET.tostring(doc, encoding="unicode"), name, **options)
 
-        before = path_lengths(read(original), default_coordinates(original))
-        after = path_lengths(read(scaled), default_coordinates(scaled))
+        def lengths(doc):
+            model = read(doc)
+            names = {c.name for c in model.coordinates}  # welded or locked ones are not coordinates of the model
+            return path_lengths(model, {k: v for k, v in default_coordinates(doc).items() if k in names})
+
+        before, after = lengths(original), lengths(scaled)
         geometric = {el.get("name") for el in muscle_elements(original) if el.find("GeometryPath") is not None}
         ratios = {m: after[m] / before[m] for m in before if m in geometric and before[m] > 0.0}
         post_scale_muscles(scaled, ratios)
