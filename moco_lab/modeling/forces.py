@@ -21,6 +21,7 @@ from .force_element import GENERALIZED_FORCE, ForceContext, ForceContribution, F
 from .path import GeometryPath
 
 __all__ = ["GENERALIZED_FORCE", "ForceContext", "ForceContribution", "ForceElement", "CoordinateActuator",
+           "ExpressionBasedCoordinateForce",
            "SpringGeneralizedForce",
            "ExpressionCoordinateForce", "PointToPointSpringDamper", "PathMuscle"]
 
@@ -156,6 +157,56 @@ class ExpressionCoordinateForce(ForceElement):
         tau = self.function(q, u, p)
         out = ForceContribution()
         out.add_generalized(ctx.coordinate_index(self.coordinate), tau)
+        out.outputs["generalized_force"] = tau
+        return out
+
+
+@dataclass(repr=False)
+class ExpressionBasedCoordinateForce(ForceElement):
+    """OpenSim's ``ExpressionBasedCoordinateForce``: a generalized force on one coordinate given by a formula in
+    ``q`` (its value) and ``qdot`` (its speed), in OpenSim's expression language (:mod:`moco_lab.modeling.lepton`),
+    e.g. ``-2.44*exp(5.05*(q-1.81))+1.51*exp(-11.88*(q+0.50))-1.0*qdot`` (a joint's passive limits and damping).
+
+    Parameters
+    ----------
+    path : str
+        OpenSim's path (``/forceset/<name>``, or ``/<name>`` for a component of the model).
+    coordinate : str
+        The coordinate (name or path).
+    expression : str
+        The force (N·m for a rotation, N for a translation) as text.
+
+    Outputs: ``generalized_force``.
+    """
+
+    path: str
+    coordinate: str
+    expression: str
+
+    def __post_init__(self):
+        from .lepton import parse
+
+        self._formula = parse(self.expression, ("q", "qdot"), self.path)
+
+    def coordinate_names(self) -> list[str]:
+        return [self.coordinate]
+
+    def output_units(self) -> dict[str, str]:
+        return {"generalized_force": GENERALIZED_FORCE}
+
+    def description(self) -> dict:
+        return {"type": type(self).__name__, "path": self.path, "coordinate": self.coordinate,
+                "expression": self.expression}
+
+    def force(self, q, qdot, xp=np):
+        """The generalized force at coordinate value ``q`` and speed ``qdot`` (numbers, arrays or expressions)."""
+        return self._formula({"q": q, "qdot": qdot}, xp)
+
+    def contribute(self, ctx: ForceContext) -> ForceContribution:
+        i = ctx.coordinate_index(self.coordinate)
+        tau = self.force(ctx.q[i], ctx.u[i], ctx.xp)
+        out = ForceContribution()
+        out.add_generalized(i, tau)
         out.outputs["generalized_force"] = tau
         return out
 

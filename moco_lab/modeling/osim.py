@@ -57,8 +57,10 @@ from pydrake.math import RigidTransform, RotationMatrix
 from ..util.data import OPENSIM_DIR, file_sha256, opensim_file
 from .constraints import CoordinateCouplerConstraint
 from .contact import SmoothSphereHalfSpaceForce
+from .forces import ExpressionBasedCoordinateForce
 from .functions import Constant, LinearFunction, MultiplierFunction, OpenSimFunction, PolynomialFunction, SimmSpline
 from .joints import CustomTransform, body_fixed_xyz_rotation
+from .lepton import LeptonError
 from .model import Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
@@ -151,7 +153,7 @@ class _Frame:
 
 class _Reader:
     def __init__(self, path: Path, skip_unsupported: bool, replace_millard: bool = False, text: str | None = None,
-                 weld: Sequence[str] = (), unlock: Sequence[str] = ()):
+                 weld: Sequence[str] = (), unlock: Sequence[str] = (), side_files: Sequence[Path] = ()):
         self.file = path
         self.skip = skip_unsupported
         self.replace_millard = replace_millard
@@ -182,6 +184,8 @@ class _Reader:
         if version < 40000:
             model = upgrade_v3(model, path.name)
         self.model_el = model
+        for side in side_files:
+            self.add_side_file(Path(side))
         # <defaults>: per element type, the values its objects in this document take for what they omit
         self.defaults = {el.tag: el for d in model.findall("defaults") for el in d}
         self.name = model.get("name", path.stem)
@@ -191,6 +195,38 @@ class _Reader:
         self.coordinates: dict[str, str] = {}  # short name -> joint path
         self.geometry: dict[str, ET.Element] = {}
         self.wrap_objects: dict[str, object] = {}  # name -> WrapCylinder, or the type name of another wrap object
+
+    def add_side_file(self, side: Path) -> None:
+        """Merge a side file's set into the model as Moco's examples add them: a ``ContactGeometrySet``'s geometry
+        to the model's contact geometry (``/contactgeometryset/<name>``), a ``ForceSet``'s forces as components of
+        the model (``/<name>``, ``Model::addComponent``)."""
+        try:
+            root = ET.parse(side).getroot()
+        except (OSError, ET.ParseError) as e:
+            raise OsimFormatError(f"{side}: not a readable OpenSim side file ({e})") from None
+        sets = list(root) if root.tag == "OpenSimDocument" else [root]
+        for s in sets:
+            objects = list(s.find("objects") if s.find("objects") is not None else [])
+            if s.tag == "ContactGeometrySet":
+                target = self.model_el.find("ContactGeometrySet")
+                if target is None:
+                    target = ET.SubElement(self.model_el, "ContactGeometrySet", name="contactgeometryset")
+                holder = target.find("objects")
+                if holder is None:
+                    holder = ET.SubElement(target, "objects")
+            elif s.tag == "ForceSet":
+                holder = self.model_el.find("components")
+                if holder is None:
+                    holder = ET.SubElement(self.model_el, "components")
+            else:
+                raise OsimFormatError(f"{side.name}: a side file holding a <{s.tag}> is not supported (a ForceSet or "
+                                      "a ContactGeometrySet is)")
+            taken = {el.get("name") for el in holder}
+            for el in objects:
+                if el.get("name") in taken:
+                    raise OsimFormatError(f"{side.name}: {el.tag} {el.get('name')!r} is already in "
+                                          f"{self.file.name}")
+                holder.append(el)
 
     # ------------------------------------------------------------ problems
     def unsupported(self, what: str, where: str) -> None:
@@ -549,6 +585,17 @@ class _Reader:
                                                      float(_num(el, "max_control", math.inf)))
             elif el.tag == "SmoothSphereHalfSpaceForce":
                 self.contact(el, where)
+            elif el.tag == "ExpressionBasedCoordinateForce":
+                coordinate = _last(el.findtext("coordinate") or el.findtext("socket_coordinate") or "")
+                if coordinate in self.removed:
+                    self.unsupported(f"the ExpressionBasedCoordinateForce {el.get('name')!r} on {coordinate!r}, "
+                                     f"which is not a coordinate of the model read ({self.removed[coordinate]})", where)
+                    continue
+                try:
+                    self.builder.add_force_element(ExpressionBasedCoordinateForce(
+                        where, coordinate, (el.findtext("expression") or "").strip()))
+                except LeptonError as e:
+                    raise OsimFormatError(f"{self.file.name}: {e}") from None
             else:
                 self.unsupported(f"the force {el.tag} ({el.get('name')!r})", where)
 
@@ -802,7 +849,7 @@ def degroote_from_millard(el: ET.Element, default: ET.Element | None = None) -> 
 
 
 def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_millard: bool = False,
-              weld: Sequence[str] = (), unlock: Sequence[str] = ()) -> Model:
+              weld: Sequence[str] = (), unlock: Sequence[str] = (), side_files: Sequence[str | Path] = ()) -> Model:
     """Read an OpenSim model file (``.osim``, 4.x, or 3.x upgraded as read: :func:`upgrade_v3`) into a moco_lab
     :class:`Model` on a ``MultibodyPlant``.
 
@@ -824,6 +871,11 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
     unlock : sequence of str
         Coordinates (by name) to read as free although the file locks them. A locked coordinate of a
         one-coordinate joint is otherwise held at its default value: the joint becomes a weld in that pose.
+    side_files : sequence of str or Path
+        OpenSim files of sets to add, as Moco's example3DWalking adds them (files the project ships are found by
+        name): a ``ContactGeometrySet``'s geometry to the model's, a ``ForceSet``'s forces as components of the model
+        (paths ``/<name>``), e.g. ``subject_walk_scaled_ContactGeometrySet.xml``,
+        ``..._ContactForceSet.xml`` and ``..._ExpressionBasedCoordinateForceSet.xml``.
 
     Returns
     -------
@@ -843,8 +895,11 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
         if isinstance(names, (str, bytes)):
             raise TypeError(f"read_osim: {label} must be a list of {'joint' if label == 'weld' else 'coordinate'} "
                             f"names, got the string {names!r} (one name: [{names!r}])")
+    if isinstance(side_files, (str, bytes, os.PathLike)):
+        raise TypeError(f"read_osim: side_files must be a list of files, got {side_files!r} (one file: [{side_files!r}])")
     p = _locate(path)
-    model = _Reader(p, skip_unsupported, replace_millard, weld=weld, unlock=unlock).read()
+    sides = [_locate(f) for f in side_files]
+    model = _Reader(p, skip_unsupported, replace_millard, weld=weld, unlock=unlock, side_files=sides).read()
     # the recipe a study file records: the file as named (a shipped file by its name), and its content's hash
     shipped = p.parent == OPENSIM_DIR
     model.spec = {"factory": "read_osim", "kwargs": {
@@ -852,6 +907,8 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
         "replace_millard": bool(replace_millard), "sha256": file_sha256(p)}}
     if weld or unlock:
         model.spec["kwargs"].update(weld=sorted(weld), unlock=sorted(unlock))
+    if sides:
+        model.spec["kwargs"]["side_files"] = [f.name if f.parent == OPENSIM_DIR else str(f) for f in sides]
     return model
 
 
@@ -865,7 +922,8 @@ def read_osim_string(text: str, name: str = "model.osim", *, skip_unsupported: b
 
 
 def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | None = None,
-                    replace_millard: bool = False, weld: Sequence[str] = (), unlock: Sequence[str] = ()) -> Model:
+                    replace_millard: bool = False, weld: Sequence[str] = (), unlock: Sequence[str] = (),
+                    side_files: Sequence[str] = ()) -> Model:
     """Read a model file again for a study file's recipe; ``ValueError`` if its content changed since.
 
     Parameters
@@ -874,7 +932,7 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
         The file (a shipped file by its name).
     skip_unsupported, replace_millard : bool
         As for :func:`read_osim`.
-    weld, unlock : sequence of str
+    weld, unlock, side_files : sequence of str
         As for :func:`read_osim`.
     sha256 : str, optional
         The SHA-256 of the file when the study was saved.
@@ -884,7 +942,8 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
         raise ValueError(f"The model file {str(p)!r} changed since it was read for this study (its SHA-256 "
                          "differs from the one recorded then): the study would not be the same problem. Restore "
                          "the file, or read it again (ml.read_osim) and pose the study on it.")
-    return read_osim(p, skip_unsupported=skip_unsupported, replace_millard=replace_millard, weld=weld, unlock=unlock)
+    return read_osim(p, skip_unsupported=skip_unsupported, replace_millard=replace_millard, weld=weld, unlock=unlock,
+                     side_files=side_files)
 
 
 def _locate(path: str | Path) -> Path:
