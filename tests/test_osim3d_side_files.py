@@ -125,7 +125,8 @@ def test_contact_and_expression_forces_in_the_model_agree_with_opensim(ours):
     """The model with its side files, as the engine derives it (the skeleton with its force elements: 12 contacts and
     20 expression forces), against OpenSim with the same files added as example3DWalking adds them, at 12 poses of the
     trial (``coordinates.sto``, every 110 ms, so that the feet are on and off the floor) with random speeds: every
-    sphere's contact force to 1e-12 of body weight (the same closed forms; measured at round-off), every expression
+    sphere's contact force to 1e-12 of body weight (the same closed forms; measured 1e-13, 89 sphere-poses in
+    contact), every expression
     force's generalized force to 1e-12 relative. The spheres are read where the file puts them (example3DWalking
     raises them by 2 cm in its script: a choice of that example, not of the files)."""
     opensim = pytest.importorskip("opensim")
@@ -158,7 +159,7 @@ def test_contact_and_expression_forces_in_the_model_agree_with_opensim(ours):
     skeleton = ours.skeleton(elements=True)
     states = {c.value_path: Q[:, i] for i, c in enumerate(C)} | {c.speed_path: U[:, i] for i, c in enumerate(C)}
     out = analyze(skeleton, Trajectory(np.arange(rows.size, dtype=float), states, {}),
-                  [r".*/force_[xyz]", r".*/indentation", r".*/generalized_force"])
+                  [r".*/force", r".*/indentation", r".*/generalized_force"])
     coords = their_coordinates(theirs)
     weight = ours.body_weight()
     worst = {"contact": 0.0, "expression": 0.0}
