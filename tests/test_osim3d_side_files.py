@@ -126,9 +126,8 @@ def test_contact_and_expression_forces_in_the_model_agree_with_opensim(ours):
     20 expression forces), against OpenSim with the same files added as example3DWalking adds them, at 12 poses of the
     trial (``coordinates.sto``, every 110 ms, so that the feet are on and off the floor) with random speeds: every
     sphere's contact force to 1e-12 of body weight (the same closed forms; measured 1e-13, 89 sphere-poses in
-    contact), every expression
-    force's generalized force to 1e-12 relative. The spheres are read where the file puts them (example3DWalking
-    raises them by 2 cm in its script: a choice of that example, not of the files)."""
+    contact), every expression force's generalized force to 1e-12 relative. The spheres are read where the file puts
+    them (example3DWalking raises them by 2 cm in its script: a choice of that example, not of the files)."""
     opensim = pytest.importorskip("opensim")
     from moco_lab.results.sto import read_table
     from moco_lab.results.trajectory import Trajectory

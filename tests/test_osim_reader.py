@@ -116,11 +116,11 @@ def _minimal(tmp_path, body: str, version: str = "40000"):
 def test_unsupported_elements_are_named_or_skipped_with_a_warning(tmp_path):
     ok = read_osim(_minimal(tmp_path, ""))
     assert [c.path for c in ok.coordinates] == ["/jointset/j/q"]
-    spring = "<ForceSet><objects><ExpressionBasedCoordinateForce name='spring'/></objects></ForceSet>"
-    with pytest.raises(OsimFormatError, match=r"tiny.osim: the force ExpressionBasedCoordinateForce \('spring'\) "
+    spring = "<ForceSet><objects><PrescribedForce name='spring'/></objects></ForceSet>"
+    with pytest.raises(OsimFormatError, match=r"tiny.osim: the force PrescribedForce \('spring'\) "
                                               r"at /forceset/spring is not supported"):
         read_osim(_minimal(tmp_path, spring))
-    with pytest.warns(UserWarning, match=r"skipped .*ExpressionBasedCoordinateForce \('spring'\) at /forceset/spring"):
+    with pytest.warns(UserWarning, match=r"skipped .*PrescribedForce \('spring'\) at /forceset/spring"):
         model = read_osim(_minimal(tmp_path, spring), skip_unsupported=True)
     assert model.force_elements == []
     weld = "<ConstraintSet><objects><WeldConstraint name='w'/></objects></ConstraintSet>"

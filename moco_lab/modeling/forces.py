@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -198,7 +198,7 @@ class ExpressionBasedCoordinateForce(ForceElement):
         return {"type": type(self).__name__, "path": self.path, "coordinate": self.coordinate,
                 "expression": self.expression}
 
-    def force(self, q, qdot, xp=np):
+    def force(self, q: Any, qdot: Any, xp: Any = np) -> Any:
         """The generalized force at coordinate value ``q`` and speed ``qdot`` (numbers, arrays or expressions)."""
         return self._formula({"q": q, "qdot": qdot}, xp)
 

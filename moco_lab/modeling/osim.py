@@ -575,10 +575,8 @@ class _Reader:
                                  "replace_millard=True) replaces it by a DeGrooteFregly2016Muscle, as Moco's "
                                  "ModOpReplaceMusclesWithDeGrooteFregly2016 does)", where)
             elif el.tag == "CoordinateActuator":
-                coordinate = _last(el.findtext("coordinate") or el.findtext("socket_coordinate") or "")
-                if coordinate in self.removed:
-                    self.unsupported(f"the CoordinateActuator {el.get('name')!r} on {coordinate!r}, which is not a "
-                                     f"coordinate of the model read ({self.removed[coordinate]})", where)
+                coordinate = self.force_coordinate(el, where)
+                if coordinate is None:
                     continue
                 self.builder.add_coordinate_actuator(where, coordinate, float(_num(el, "optimal_force", 1.0)),
                                                      float(_num(el, "min_control", -math.inf)),
@@ -586,10 +584,8 @@ class _Reader:
             elif el.tag == "SmoothSphereHalfSpaceForce":
                 self.contact(el, where)
             elif el.tag == "ExpressionBasedCoordinateForce":
-                coordinate = _last(el.findtext("coordinate") or el.findtext("socket_coordinate") or "")
-                if coordinate in self.removed:
-                    self.unsupported(f"the ExpressionBasedCoordinateForce {el.get('name')!r} on {coordinate!r}, "
-                                     f"which is not a coordinate of the model read ({self.removed[coordinate]})", where)
+                coordinate = self.force_coordinate(el, where)
+                if coordinate is None:
                     continue
                 try:
                     self.builder.add_force_element(ExpressionBasedCoordinateForce(
@@ -598,6 +594,15 @@ class _Reader:
                     raise OsimFormatError(f"{self.file.name}: {e}") from None
             else:
                 self.unsupported(f"the force {el.tag} ({el.get('name')!r})", where)
+
+    def force_coordinate(self, el: ET.Element, where: str) -> str | None:
+        """The coordinate a one-coordinate force acts on; None (refused or skipped) if the model read lacks it."""
+        coordinate = _last(el.findtext("coordinate") or el.findtext("socket_coordinate") or "")
+        if coordinate in self.removed:
+            self.unsupported(f"the {el.tag} {el.get('name')!r} on {coordinate!r}, which is not a coordinate of the "
+                             f"model read ({self.removed[coordinate]})", where)
+            return None
+        return coordinate
 
     def muscle(self, el: ET.Element, owner: str, where: str) -> None:
         if el.tag == "Millard2012EquilibriumMuscle":
