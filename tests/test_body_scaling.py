@@ -21,6 +21,7 @@ from osim_pair import body_pose_errors, their_coordinates
 
 import moco_lab as ml
 from moco_lab.examples.walking_3d import walking_3d_markers
+from moco_lab.modeling.osim import read_osim_string
 from moco_lab.modeling.osim_scale import model_element, scale_osim_document
 from moco_lab.tools.body_scaling import default_coordinates, path_lengths, scale_model
 from moco_lab.tools.marker_ik import inverse_kinematics, marker_trajectories
@@ -369,3 +370,21 @@ def test_a_model_read_with_options_is_scaled_with_them():
     assert max(scaled.length_ratios.values()) > 1.03 and min(scaled.length_ratios.values()) == pytest.approx(1.0, abs=1e-15)
     with pytest.raises(ValueError, match="not read from an .osim file"):
         scale_model(ml.models.gait2d(75.0, 1.8, muscles=False), {"trunk": 1.1})
+
+
+def test_a_marker_along_a_rotated_frames_axes_is_refused_by_the_fit(model, synthetic):
+    """A marker placed on a rotated offset frame (here the ankle's frame on the tibia) has its location along that
+    frame's axes, which OpenSim scales along those axes: the reader records it and the scale fit refuses it by name,
+    while scaling the file itself (scale_model) still follows OpenSim; the shipped model has no such length."""
+    assert model.along_rotated_axes == []
+    root = ET.parse(opensim_file(MODEL)).getroot()
+    marker = next(m for m in root.iter("Marker") if m.get("name") == "R.Ankle")
+    marker.find("socket_parent_frame").text = "/jointset/ankle_r/tibia_r_offset"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        moved = read_osim_string(ET.tostring(root, encoding="unicode"), "moved.osim", replace_millard=True)
+    assert moved.along_rotated_axes == ["the marker R.Ankle"]
+    markers, noisy, weights, _, start, _ = synthetic
+    with pytest.raises(NotImplementedError, match="the marker R.Ankle .*rotated offset frame"):
+        register_markers(moved, [moved.markers[m.name] for m in markers], noisy, start.q, weights=weights,
+                         scales=["tibia_r"])

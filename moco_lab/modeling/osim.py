@@ -159,6 +159,7 @@ class _Reader:
         self.replace_millard = replace_millard
         self.weld, self.unlock = set(weld), set(unlock)
         self.clamped: set[str] = set()  # coordinates whose range OpenSim's inverse kinematics keeps them in
+        self.along_rotated_axes: list[str] = []  # lengths given along a rotated offset frame's axes (not the body's)
         self.removed: dict[str, str] = {}  # coordinate -> why it is not a coordinate of the model (welded, locked)
         self.skipped: list[str] = []
         try:
@@ -262,6 +263,8 @@ class _Reader:
                 R = body_fixed_xyz_rotation(_vec(el, "orientation"))
                 X = parent.X @ RigidTransform(R, _vec(el, "translation"))
                 self.frames[f"{owner_path}/{el.get('name')}"] = _Frame(parent.body, X)
+                if not parent.X.rotation().IsExactlyIdentity():  # its translation is along a rotated frame's axes
+                    self.along_rotated_axes.append(f"the offset frame {owner_path}/{el.get('name')}")
             if not left:
                 return
             pending = left
@@ -713,6 +716,8 @@ class _Reader:
             if frame.body == "ground":
                 self.unsupported(f"the marker {el.get('name')!r} fixed on the ground", where)
                 continue
+            if not frame.X.rotation().IsExactlyIdentity():
+                self.along_rotated_axes.append(f"the marker {el.get('name')}")
             self.builder.add_marker(el.get("name"), frame.body, frame.X @ _vec(el, "location"))
 
     def read(self) -> Model:
@@ -728,6 +733,8 @@ class _Reader:
         model.coordinates = [replace(c, clamped=True) if c.name in self.clamped else c
                              for c in model.coordinates]
         model.source_file = str(self.file)
+        #: what the file places along a rotated offset frame's axes (OpenSim scales such lengths along those axes)
+        model.along_rotated_axes = list(self.along_rotated_axes)
         return model
 
 

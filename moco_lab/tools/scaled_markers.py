@@ -15,6 +15,10 @@ one compiled block of the unscaled model's kinematics (the markers, each involve
 and the custom joints' frame origins); it is what marker registration with scales
 (:func:`~moco_lab.tools.marker_registration.register_markers`) solves with. The scaled model itself is
 :func:`~moco_lab.tools.body_scaling.scale_model`; the two agree to round-off (tests/test_body_scaling.py).
+
+Lengths a file gives along a *rotated* offset frame's axes — a marker on such a frame, an offset frame on one —
+OpenSim scales along those axes, while the plant holds them in the body's frame: such models are refused by name
+(``Model.along_rotated_axes``, recorded by the reader); the shipped models have none.
 """
 from __future__ import annotations
 
@@ -76,10 +80,15 @@ class ScaledMarkerKinematics:
     NotImplementedError
         A length the scaling would change that this kinematics cannot place: a joint offset on a massless frame body
         of a joint chain, a custom joint whose translation axes are not its frame's axes or whose translation is its
-        coordinate itself.
+        coordinate itself, a length along a rotated offset frame's axes.
     """
 
     def __init__(self, model: Model, markers: Sequence[Marker], groups: Mapping[str, Sequence[str]]):
+        rotated = getattr(model, "along_rotated_axes", [])
+        if groups and rotated:
+            raise NotImplementedError(f"scaling: {', '.join(rotated[:3])}{' ...' if len(rotated) > 3 else ''} is "
+                                      "placed along a rotated offset frame's axes, which OpenSim scales along those "
+                                      "axes; moco_lab's scale fit does not follow that yet (scale_model does)")
         self.base = MarkerKinematics(model, markers)
         system = self.base.kernel.system
         tree = model.tree()
