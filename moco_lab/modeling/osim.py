@@ -47,7 +47,7 @@ import math
 import os
 import warnings
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -127,7 +127,7 @@ def _flag(el: ET.Element, tag: str, default: bool = False) -> bool:
     return default if text is None else text.strip().lower() in ("true", "1")
 
 
-def normalize_path(path: str) -> str:
+def _normalize(path: str) -> str:
     """An absolute component path with ``.`` and ``..`` resolved."""
     out: list[str] = []
     for part in path.split("/"):
@@ -139,6 +139,17 @@ def normalize_path(path: str) -> str:
         else:
             out.append(part)
     return "/" + "/".join(out)
+
+
+def frame_path(ref: str, context: str, known: Container[str]) -> str | None:
+    """The path among ``known`` that a socket's frame reference names: absolute, or relative to the component
+    ``context`` (``/jointset/hip_r``), or a body's name; None if none."""
+    ref = ref.strip()
+    for c in [ref] if ref.startswith("/") else [f"{context}/{ref}", f"/{ref}", f"/bodyset/{ref}"]:
+        c = _normalize(c)
+        if c in known:
+            return c
+    return None
 
 
 def _last(path: str) -> str:
@@ -239,12 +250,9 @@ class _Reader:
     # ------------------------------------------------------------ frames
     def frame(self, ref: str, context: str) -> _Frame:
         """A frame by socket path: absolute, or relative to the component ``context`` (``/jointset/hip_r``)."""
-        ref = ref.strip()
-        candidates = [ref] if ref.startswith("/") else [f"{context}/{ref}", f"/{ref}", f"/bodyset/{ref}"]
-        for c in candidates:
-            c = normalize_path(c)
-            if c in self.frames:
-                return self.frames[c]
+        path = frame_path(ref, context, self.frames)
+        if path is not None:
+            return self.frames[path]
         raise OsimFormatError(f"{self.file.name}: frame {ref!r} (used by {context}) is not in the model; known "
                               f"frames: {sorted(self.frames)[:12]}")
 

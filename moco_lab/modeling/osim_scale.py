@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 
 from ..util.names import did_you_mean
 from .joints import body_fixed_xyz_rotation
-from .osim import normalize_path
+from .osim import frame_path
 
 __all__ = ["ScaleFactors", "scale_factors", "scale_osim_document", "post_scale_muscles", "place_markers",
            "model_element", "muscle_elements", "total_mass"]
@@ -143,12 +143,7 @@ class _Frames:
 
     def find(self, ref: str, context: str) -> str | None:
         """The path of the frame ``ref`` names from component ``context`` (None if unknown)."""
-        ref = ref.strip()
-        for c in [ref] if ref.startswith("/") else [f"{context}/{ref}", f"/{ref}", f"/bodyset/{ref}"]:
-            c = normalize_path(c)
-            if c in self.base:
-                return c
-        return None
+        return frame_path(ref, context, self.base)
 
     def body(self, ref: str, context: str) -> str:
         path = self.find(ref, context)

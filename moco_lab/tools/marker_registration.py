@@ -32,6 +32,7 @@ from ..solve.optimizer import Progress
 from ..util.checks import finite_number
 from .gauss_newton import constrained_least_squares, frame_rows
 from .marker_ik import Marker, clamped_bounds, marker_arrays, marker_list
+from .root_residual import factor_bounds
 from .scaled_markers import ScaledMarkerKinematics, scale_groups
 
 __all__ = ["MarkerRegistration", "register_markers"]
@@ -173,7 +174,7 @@ class _RegistrationProblem:
         # the scaled markers, their bodies' frames and the couplers by the model's compiled kinematics
         self.groups = {} if scales is None else scale_groups(model, scales, who)
         finite_number(scale_sd, f"{who}: scale_sd", 0, False, "a positive number (the prior width of a factor)")
-        lo, hi = _scale_bounds(scale_bounds, who)
+        lo, hi = factor_bounds(scale_bounds, who, "the model's size")
         self.kinematics = ScaledMarkerKinematics(model, markers, self.groups)
         self.markers, self.Y, self.w, self.T, self.nq = markers, Y, w, T, nq
         self.K = len(self.fitted)
@@ -214,7 +215,6 @@ class _RegistrationProblem:
         cols_d = np.broadcast_to((T * nq + 3 * sk)[:, None, None] + np.arange(3), (N, 3, 3))
         J_m = frame_rows(Jq, st, nq, n_x) + sparse.csr_matrix((Jd.reshape(-1), (rows_d.reshape(-1),
                                                                                 cols_d.reshape(-1))), shape=(3 * N, n_x))
-        blocks = [J_m]
         if self.n_s:
             Js = c[:, :, None, None] * JS[st, mk]  # (N, 3, G, 3)
             Js = Js.sum(axis=3) if self.uniform else Js.reshape(N, 3, -1)
@@ -222,7 +222,7 @@ class _RegistrationProblem:
             keep = data != 0.0
             rows_s = np.repeat(np.arange(3 * N), self.n_s)[keep]
             cols_s = np.tile(self.s_start + np.arange(self.n_s), 3 * N)[keep]
-            blocks[0] = J_m + sparse.csr_matrix((data[keep], (rows_s, cols_s)), shape=(3 * N, n_x))
+            J_m = J_m + sparse.csr_matrix((data[keep], (rows_s, cols_s)), shape=(3 * N, n_x))
         prior = np.r_[np.repeat(self.prior, 3), np.full(self.n_s, 1.0 / self.scale_sd)]
         J_p = sparse.csr_matrix((prior, (np.arange(prior.size), T * nq + np.arange(prior.size))),
                                 shape=(prior.size, n_x))
@@ -230,7 +230,7 @@ class _RegistrationProblem:
         G = frame_rows(dphi, np.arange(T), nq, n_x)
         placed = P.copy()
         placed[:, fitted] = P[:, fitted] + np.einsum("tmij,mj->tmi", R[:, fitted], delta)
-        return r, sparse.vstack([blocks[0], J_p]).tocsr(), phi.reshape(-1), G, placed
+        return r, sparse.vstack([J_m, J_p]).tocsr(), phi.reshape(-1), G, placed
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The poses (T, nq), the offsets (K, 3) and the groups' factors minus one (G, 3) in ``x``."""
@@ -245,12 +245,12 @@ class _RegistrationProblem:
         scales = {b: 1.0 + sigma[g] for g, members in enumerate(self.groups.values()) for b in members}
         registered = list(self.markers)
         offsets = {}
+        fitted = {k: j for j, k in enumerate(self.fitted)}  # marker index -> its row of delta
         for k, m in enumerate(self.markers):
             location = np.asarray(m.location, float) * scales.get(m.body, 1.0)
-            if k in self.fitted:
-                j = self.fitted.index(k)
-                location = location + delta[j]
-                offsets[m.name] = delta[j].copy()
+            if k in fitted:
+                location = location + delta[fitted[k]]
+                offsets[m.name] = delta[fitted[k]].copy()
             registered[k] = Marker(m.name, m.body, tuple(float(v) for v in location))
         errors = np.where(np.isfinite(self.Y).all(axis=2), np.linalg.norm(placed - self.Yz, axis=2), np.nan)
         used = errors[:, self.w > 0]
@@ -262,12 +262,3 @@ class _RegistrationProblem:
                                   {g: 1.0 + sigma[i] for i, g in enumerate(self.groups)}, scales,
                                   {g: list(v) for g, v in self.groups.items()})
 
-
-def _scale_bounds(bounds, who: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"{who}: scale_bounds must be (lower, upper) factors, got {bounds!r}") from None
-    if not (0.0 < lo < 1.0 < hi < np.inf):
-        raise ValueError(f"{who}: scale_bounds must satisfy 0 < lower < 1 < upper, got {bounds!r}")
-    return lo, hi

@@ -52,7 +52,7 @@ from .gauss_newton import constrained_least_squares, frame_rows
 from .inverse_dynamics import IDResult
 from .marker_ik import Marker, MarkerKinematics, clamped_bounds, marker_arrays, marker_list
 
-__all__ = ["RootResidual", "root_joint", "root_residual", "side_groups", "MassFactors", "SegmentMassFit",
+__all__ = ["RootResidual", "root_joint", "root_residual", "side_groups", "factor_bounds", "MassFactors", "SegmentMassFit",
            "fit_segment_masses_to_residual", "KinematicsMassFit", "reduce_root_residual"]
 
 
@@ -263,11 +263,18 @@ class SegmentMassFit(MassFactors):
     after: RootResidual
 
 
-def _scale_bounds(scale_bounds: tuple[float, float], who: str) -> tuple[float, float]:
-    lower, upper = (finite_number(v, f"{who}: scale_bounds", 0, False, "positive factors") for v in scale_bounds)
+def factor_bounds(scale_bounds: tuple[float, float], who: str, meaning: str = "the model's masses") -> tuple[float, float]:
+    """Checked ``(lower, upper)`` bounds of fitted factors: positive, finite, with 1 (``meaning``) inside."""
+    try:
+        values = tuple(scale_bounds)
+    except TypeError:
+        values = ()
+    if len(values) != 2:
+        raise ValueError(f"{who}: scale_bounds must be (lower, upper) factors, got {scale_bounds!r}")
+    lower, upper = (finite_number(v, f"{who}: scale_bounds", 0, False, "positive factors") for v in values)
     if not lower < 1.0 < upper:
-        raise ValueError(f"{who}: scale_bounds must hold 1 (the model's masses) inside: lower < 1 < upper, got "
-                         f"{tuple(scale_bounds)}")
+        raise ValueError(f"{who}: scale_bounds must hold 1 ({meaning}) inside: lower < 1 < upper, got "
+                         f"{values}")
     return lower, upper
 
 
@@ -336,7 +343,7 @@ def fit_segment_masses_to_residual(model: Model, dynamics: IDResult, *, window: 
     rows = _window(dynamics, window)
     finite_number(mass_sd, f"{who}: mass_sd", 0, False, "a positive fraction (0.1: 10 %)")
     finite_number(residual_sd, f"{who}: residual_sd", 0, False, "a positive fraction of the body weight")
-    lower, upper = _scale_bounds(scale_bounds, who)
+    lower, upper = factor_bounds(scale_bounds, who)
     ev = _Evaluator(model)
     groups, G = _group_matrix(model, ev, groups, who)
     before, shares = ev.shares(_motion(dynamics, rows))
@@ -535,7 +542,7 @@ class _KinematicsMassProblem:
         for label, value in (("noise", noise), ("residual_sd", residual_sd), ("mass_sd", mass_sd),
                              ("acceleration_sd", acceleration_sd)):
             finite_number(value, f"{who}: {label}", 0, False)
-        self.s_lo, self.s_hi = _scale_bounds(scale_bounds, who)
+        self.s_lo, self.s_hi = factor_bounds(scale_bounds, who)
         ev = self.ev = _Evaluator(model)
         self.groups, self.Gm = _group_matrix(model, ev, groups, who)
         ng = self.Gm.shape[1]

@@ -29,6 +29,7 @@ import numpy as np
 from ..modeling.model import Model
 from ..util.names import did_you_mean
 from .marker_ik import Marker, MarkerKinematics
+from .root_residual import side_groups
 
 __all__ = ["ScaledMarkerKinematics", "scale_groups"]
 
@@ -40,15 +41,13 @@ def scale_groups(model: Model, groups: Mapping[str, Sequence[str]] | Sequence[st
     ``femur_l`` form ``femur``)."""
     bodies = list(model.body_paths)
     if groups is None:
-        out: dict[str, list[str]] = {}
-        for b in bodies:
-            out.setdefault(b[:-2] if b.endswith(("_r", "_l")) else b, []).append(b)
-        return out
+        return side_groups(model)
     if isinstance(groups, str):
         raise TypeError(f"{who}: groups must be a dict of body lists or a list of bodies, got the string {groups!r}")
     if not isinstance(groups, Mapping):
         groups = {str(b): [str(b)] for b in groups}
-    out, seen = {}, set()
+    out: dict[str, list[str]] = {}
+    seen: set[str] = set()
     for name, members in groups.items():
         members = [members] if isinstance(members, str) else list(members)
         if not members:
