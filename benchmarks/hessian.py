@@ -137,6 +137,7 @@ def child(case: str, approximation: str, out: str, guess_file: str | None, max_i
     s = study.solver
     s.set_hessian_approximation(approximation)
     s.optim_solver, s.optim_linear_solver = "ipopt", "mumps"   # both approximations on the same linear solver
+    s.optim_limited_memory_start = 0   # exact from the first iteration: the two approximations alone
     if max_iterations is not None:
         s.optim_max_iterations = max_iterations
     log = tempfile.NamedTemporaryFile(prefix="moco_lab_hessian_", suffix=".txt", delete=False)

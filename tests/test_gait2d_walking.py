@@ -20,7 +20,7 @@ def test_winter_gait_table():
     assert 0.55 < np.mean(g.mean["grf_y_r"][:-1] > 0.05) < 0.68
 
 
-# gait2d's tracking of Winter's gait (gait2d_tracking_study(25), about 100 s) is solved once in the suite, by lesson
+# gait2d's tracking of Winter's gait (gait2d_tracking_study(25), about 20 s) is solved once in the suite, by lesson
 # 10 in fast mode (the same mesh), which asserts what a test of it would: the angles within 0.6 and the forces within
 # 0.8 of Winter's standard deviations, the cycle's momentum balance (mean vertical force 1 BW, horizontal 0, to 1e-4),
 # the stride closing (every state periodic, the forward position one stride on).

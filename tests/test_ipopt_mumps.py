@@ -209,3 +209,30 @@ def test_kkt_structure_holds_every_second_derivative():
     declared[s.hessian_rows, s.hessian_cols] = declared[s.hessian_cols, s.hessian_rows] = True
     assert np.abs(H).max() > 1.0 and np.abs(H[~declared]).max() < 1e-6
     assert np.abs(H[declared]).max() > 0 and s.hessian_rows.size < P.n * (P.n + 1) / 2 / 5   # sparse
+
+
+def test_limited_memory_start_then_exact_hessian():
+    """``optim_limited_memory_start``: a few limited-memory iterations (Drake's IPOPT), then IPOPT + MUMPS with the
+    exact Hessian from where they stopped. The minimum time is unique, so the staged solve must end where the exact
+    one does from the start; the iterations of both stages are counted and reported once each, in order."""
+    runs, reports = {}, []
+    for start in (0, 5):
+        study = ml.examples.sliding_mass_study(2.0, "hermite-simpson", "explicit", 50)
+        study.solver.set_hessian_approximation("exact")
+        study.solver.optim_limited_memory_start = start
+        study.solver.optim_convergence_tolerance = 1e-10
+        runs[start] = study.solve(progress=reports.append if start else None)
+    staged, exact = runs[5], runs[0]
+    assert staged.success and exact.success, (staged.message, exact.message)
+    # the optimum to the tolerance (1e-10 on a time of 0.4 s, which IPOPT's scaled error bounds)
+    assert staged.final_time == pytest.approx(exact.final_time, rel=1e-8)
+    assert staged.nit > 5 and [r.iteration for r in reports] == list(range(staged.nit + 1))
+    # the iteration limit counts both stages
+    study = ml.examples.sliding_mass_study(2.0, "hermite-simpson", "explicit", 50)
+    study.solver.set_hessian_approximation("exact")
+    study.solver.optim_limited_memory_start, study.solver.optim_max_iterations = 5, 7
+    capped = study.solve()
+    assert not capped.success and capped.nit == 7
+    study.solver.optim_limited_memory_start = -1
+    with pytest.raises(ValueError, match="optim_limited_memory_start"):
+        study.solve()

@@ -53,6 +53,14 @@ class SolverSettings(StrictAttributes):
         iterations, each building and factorizing a denser system. Needs ``optim_linear_solver="mumps"`` (Drake's
         own IPOPT takes no Hessian) and goals and constraints that have second derivatives (user goals written
         as Python functions and path constraints do not: a clear error names them).
+    optim_limited_memory_start : int
+        With ``optim_hessian_approximation="exact"`` (a moco_lab setting, not Moco's): first this many iterations
+        of Drake's IPOPT (SPRAL) with the limited-memory Hessian, then IPOPT + MUMPS with the exact one from
+        where they stopped (0, the default: exact from the start). From a rough guess the first iterations find
+        the neighbourhood of a solution cheaply (e.g. a gait from measured angles); Newton's iterations then
+        converge in few steps instead of creeping along flat valleys, where limited-memory solves stop wherever
+        the computer's rounding takes them. If the limited-memory iterations already converge, that is the
+        solution. The iteration limit ``optim_max_iterations`` counts both stages.
     optim_convergence_tolerance, optim_constraint_tolerance : float or None
         ``None``: optimizer defaults (IPOPT ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
     optim_max_iterations : int or None
@@ -114,6 +122,7 @@ class SolverSettings(StrictAttributes):
     optim_solver: str = "ipopt"
     optim_linear_solver: str = "spral"
     optim_hessian_approximation: str = "limited-memory"
+    optim_limited_memory_start: int = 0
     optim_convergence_tolerance: float | None = None
     optim_constraint_tolerance: float | None = None
     optim_max_iterations: int | None = None
@@ -160,6 +169,7 @@ class SolverSettings(StrictAttributes):
             raise ValueError("optim_hessian_approximation='exact' needs IPOPT with optim_linear_solver='mumps' "
                              f"(got optim_solver={self.optim_solver!r}, optim_linear_solver="
                              f"{self.optim_linear_solver!r}): Drake's own IPOPT and SNOPT take no Hessian.")
+        whole_number(self.optim_limited_memory_start, "optim_limited_memory_start", 0)
         if (isinstance(self.num_mesh_intervals, bool) or not isinstance(self.num_mesh_intervals, (int, np.integer))
                 or self.num_mesh_intervals < 1):
             raise ValueError(f"num_mesh_intervals must be a positive integer, got {self.num_mesh_intervals!r}")

@@ -13,7 +13,14 @@ tracks it, as van den Bogert / Ackermann-style studies do:
 * implicit multibody dynamics, trapezoidal transcription; the fiber velocities (gait2d's implicit derivatives)
   carry a small penalty (``implicit_auxiliary_derivatives_weight``) and IPOPT's adaptive barrier update is used:
   without them the solves measured here stalled (oscillating constraint violation, 1000 iterations); with them
-  they converge (``benchmarks/gait2d_walking.md``).
+  they converge (``benchmarks/gait2d_walking.md``);
+* solved in two stages (``SolverSettings.optim_limited_memory_start``): 150 iterations with the limited-memory
+  Hessian from Winter's angles, then Newton's iterations with the exact Hessian. With the limited-memory Hessian
+  alone the solve crept along flat valleys for 1,200–2,300 iterations and stopped where the computer's rounding
+  took it (objectives 1.730–1.748 over BLAS kernels at N = 25); staged it takes about 280 iterations (N = 25, 20 s)
+  or 200 (N = 50, 33 s) and ends at the same point on every kernel tried. From the default guess, IPOPT + MUMPS
+  with the limited-memory Hessian (and hence a first stage on it) converged at N = 50 to a worse local minimum
+  (objective 6.30 against 2.40): the first stage runs on Drake's IPOPT.
 """
 from __future__ import annotations
 
@@ -113,7 +120,8 @@ def gait2d_walking_guess(model: Model, num_points: int, gait: WinterGait | None 
 
 def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None = None, effort_weight: float = 0.1,
                           angle_weight: float = 1.0, grf_weight: float = 1.0, scheme: str = "trapezoidal",
-                          tol: float = 1e-3, max_iterations: int = 3000) -> Study:
+                          tol: float = 1e-3, max_iterations: int = 3000, hessian: str = "exact",
+                          limited_memory_start: int = 150) -> Study:
     """Track Winter's normal gait with gait2d over one full, periodic gait cycle (module docstring).
 
     Parameters
@@ -126,6 +134,12 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
         Weights of ∫ Σ u² dt and of the two tracking goals (which are already divided by Winter's variances).
     scheme, tol, max_iterations
         Transcription scheme, IPOPT's convergence and constraint tolerances, iteration limit.
+    hessian : {"exact", "limited-memory"}
+        ``SolverSettings.optim_hessian_approximation``. ``"exact"`` (default) selects IPOPT with MUMPS.
+    limited_memory_start : int
+        With ``hessian="exact"``: the first IPOPT iterations with the limited-memory Hessian
+        (``SolverSettings.optim_limited_memory_start``): from Winter's angles they find the walk's neighbourhood,
+        Newton's iterations then converge in about 130 more (module docstring).
 
     Returns
     -------
@@ -142,6 +156,8 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
         require_model(model, who)
     num_mesh_intervals = whole_number(num_mesh_intervals, "gait2d_tracking_study: num_mesh_intervals")
     max_iterations = whole_number(max_iterations, "gait2d_tracking_study: max_iterations", 0)
+    one_of(hessian, f"{who}: hessian", ("exact", "limited-memory"))
+    limited_memory_start = whole_number(limited_memory_start, f"{who}: limited_memory_start", 0)
     model = model or gait2d()
     gait = winter_gait()
     study = Study("gait2d_tracking")
@@ -189,6 +205,8 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
     s.optim_constraint_tolerance = tol
     s.optim_max_iterations = max_iterations
     s.optim_solver_options = {**s.optim_solver_options, "mu_strategy": "adaptive"}
+    s.set_hessian_approximation(hessian)
+    s.optim_limited_memory_start = limited_memory_start
     points = 2 * num_mesh_intervals + 1 if scheme == "hermite-simpson" else num_mesh_intervals + 1
     s.guess = gait2d_walking_guess(model, points, gait)
     return study
@@ -228,5 +246,7 @@ def gait2d_prediction_study(num_mesh_intervals: int = 25, *, guess: Trajectory |
         p.remove_goal("angles")
     if guess is not None:
         study.solver.guess = guess
+    study.solver.optim_solver, study.solver.optim_linear_solver = "ipopt", "spral"
     study.solver.set_hessian_approximation(hessian)
+    study.solver.optim_limited_memory_start = 0  # started from a walk, Newton's iterations from the first
     return study

@@ -1,6 +1,8 @@
 """The optimizer run: IPOPT (default) or SNOPT on a Drake ``MathematicalProgram``, with progress and statuses."""
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
 import re
 import tempfile
@@ -200,7 +202,11 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
     task's hash, which is the same on every machine while the order tasks finish in is not): what
     ``benchmarks/robustness.py`` collects from the lessons, dashboards and tests under several BLAS kernels.
     """
-    if settings.optim_solver == "ipopt" and settings.optim_linear_solver == "mumps":
+    staged = (settings.optim_hessian_approximation == "exact" and 0 < settings.optim_limited_memory_start
+              < (3000 if settings.optim_max_iterations is None else settings.optim_max_iterations))
+    if staged:
+        run = _run_staged(prog, settings, progress, exact)
+    elif settings.optim_solver == "ipopt" and settings.optim_linear_solver == "mumps":
         run = _run_ipopt_mumps(prog, settings, progress, exact)
     else:
         run = _run_drake(prog, settings, progress)
@@ -357,6 +363,35 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
     return OptimizerRun(x=result.x, success=result.success, status=result.status,
                         nit=result.nit if nit is None else nit, solve_time=solve_time, cost=result.cost,
                         constraint_violation=max_constraint_violation(prog, result.x), optimality=optimality)
+
+
+def _run_staged(prog: MathematicalProgram, settings: SolverSettings, progress, exact) -> OptimizerRun:
+    """``settings.optim_limited_memory_start`` iterations of Drake's IPOPT with the limited-memory Hessian, then
+    IPOPT + MUMPS with the exact Hessian from where they stopped (:func:`run_optimizer`)."""
+    first = dataclasses.replace(settings, optim_linear_solver="spral", optim_hessian_approximation="limited-memory",
+                                optim_max_iterations=settings.optim_limited_memory_start, guess=None)
+    drake_log = logging.getLogger("drake")
+    level = drake_log.level
+    drake_log.setLevel(logging.ERROR)  # stopping at its iteration limit is this stage's plan, not a warning
+    try:
+        run = _run_drake(prog, first, progress)
+    finally:
+        drake_log.setLevel(level)
+    if run.success or run.status != "Maximum_Iterations_Exceeded":
+        return run   # converged already (that is the solution), or failed: reported as it is
+    limit = 3000 if settings.optim_max_iterations is None else settings.optim_max_iterations
+    second = dataclasses.replace(settings, optim_max_iterations=limit - run.nit, guess=None)
+    prog.SetInitialGuess(prog.decision_variables(), run.x)
+
+    def shifted(info: Progress) -> None:
+        if info.iteration > 0:  # the restart's iteration 0 is the first stage's last point, already reported
+            progress(dataclasses.replace(info, iteration=info.iteration + run.nit,
+                                         elapsed=info.elapsed + run.solve_time))
+
+    rest = _run_ipopt_mumps(prog, second, shifted if progress is not None else None, exact)
+    rest.nit += run.nit
+    rest.solve_time += run.solve_time
+    return rest
 
 
 _IPOPT_ITERATION = re.compile(r"^\s*(\d+)r?\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s+([-+0-9.eE]+)\s", re.M)
