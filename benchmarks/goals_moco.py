@@ -1,5 +1,6 @@
-"""OpenSim Moco 4.6's solutions of small problems with the goals moco_lab added for the 3-D walking issue — Moco's
-``MocoJointReactionGoal`` and ``MocoControlTrackingGoal`` — stored as the reference ``tests/test_goals_moco.py``
+"""OpenSim Moco 4.6's solutions of small problems with goals and path constraints moco_lab added — Moco's
+``MocoJointReactionGoal``, ``MocoControlTrackingGoal``, ``MocoControlBoundConstraint`` and
+``MocoStateBoundConstraint`` — stored as the reference ``tests/test_goals_moco.py``
 compares with (the stored-reference pattern).
 
 Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the swing-up of
@@ -9,7 +10,10 @@ Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the 
 * ``joint_reaction`` (implicit multibody dynamics): effort (weight 1) plus ``MocoJointReactionGoal`` on the elbow
   ``/jointset/j1``, loads on the parent, expressed in the joint frame, its force-x and force-y (weight 0.1);
 * ``control_tracking`` (explicit): effort (weight 0.01) plus ``MocoControlTrackingGoal`` (weight 1) of a reference
-  table (:data:`REFERENCE`: ``/tau0`` = 10 sin 2πt + 8, ``/tau1`` = −6 cos πt, 26 rows; Moco splines it).
+  table (:data:`REFERENCE`: ``/tau0`` = 10 sin 2πt + 8, ``/tau1`` = −6 cos πt, 26 rows; Moco splines it);
+* ``control_bound``, ``state_bound``, ``control_equality`` (explicit, effort weight 1): Moco's
+  ``MocoControlBoundConstraint`` and ``MocoStateBoundConstraint`` with bounds that are functions of time
+  (:data:`BOUNDS`).
 
 Writes ``benchmarks/reference/goals_moco.json``: per problem Moco's status, objective, goal values, iterations, time,
 states and controls, with the environment (versions, machine, date) and the settings.
@@ -83,6 +87,59 @@ def solve_control_tracking() -> dict:
     return mr._solve_study(study)
 
 
+#: Moco's bound constraints on the swing-up (explicit dynamics, effort weight 1): a time-varying upper and a constant
+#: lower bound on both torques (active: /tau0 above 80 - 60 t early, /tau1 below -40 at the end); a lower bound on the
+#: elbow's speed that rises with time (active near t = 0.2 s); /tau1 held equal to a cubic of time (close to the
+#: unconstrained optimum's elbow torque, within 2 N·m: pinned far from it, the swing-up has no solution).
+#: Functions as ``[type, numbers]``: ``["Constant", v]``, ``["LinearFunction", slope, intercept]``,
+#: ``["PolynomialFunction", c0, c1, ...]`` (highest power first, as OpenSim).
+BOUNDS = {
+    "control_bound": {"kind": "control", "paths": ["/tau0", "/tau1"], "lower": ["Constant", -40.0],
+                      "upper": ["LinearFunction", -60.0, 80.0], "equality_with_lower": False},
+    "state_bound": {"kind": "state", "paths": ["/jointset/j1/q1/speed"], "lower": ["LinearFunction", 4.0, -5.5],
+                    "upper": None, "equality_with_lower": False},
+    "control_equality": {"kind": "control", "paths": ["/tau1"],
+                         "lower": ["PolynomialFunction", 140.0, -510.0, 335.0, -25.0],
+                         "upper": None, "equality_with_lower": True},
+}
+
+
+def _opensim_function(spec: list):
+    osim = mr.osim
+    kind, *numbers = spec
+    if kind == "Constant":
+        return osim.Constant(numbers[0])
+    if kind == "LinearFunction":
+        return osim.LinearFunction(numbers[0], numbers[1])
+    coefficients = osim.Vector(len(numbers), 0.0)
+    for i, c in enumerate(numbers):
+        coefficients.set(i, c)
+    return osim.PolynomialFunction(coefficients)
+
+
+def solve_bound(name: str) -> dict:
+    """One of :data:`BOUNDS` as Moco's ``MocoControlBoundConstraint`` / ``MocoStateBoundConstraint``."""
+    osim = mr.osim
+    spec = BOUNDS[name]
+    study, problem = _study("explicit", 1.0)
+    if spec["kind"] == "control":
+        constraint = osim.MocoControlBoundConstraint()
+        for path in spec["paths"]:
+            constraint.addControlPath(path)
+    else:
+        constraint = osim.MocoStateBoundConstraint()
+        for path in spec["paths"]:
+            constraint.addStatePath(path)
+    constraint.setName(name)
+    if spec["lower"] is not None:
+        constraint.setLowerBound(_opensim_function(spec["lower"]))
+    if spec["upper"] is not None:
+        constraint.setUpperBound(_opensim_function(spec["upper"]))
+    constraint.setEqualityWithLower(spec["equality_with_lower"])
+    problem.addPathConstraint(constraint)
+    return mr._solve_study(study)
+
+
 def _goal_values(result: dict) -> dict:
     """Moco's goal breakdown from its console log (``<name>: <value>`` after "Breakdown of objective")."""
     values, on = {}, False
@@ -102,7 +159,9 @@ def _goal_values(result: dict) -> dict:
 def main() -> None:
     path, _ = stored_reference("goals_moco")
     results = {}
-    for name, solve in (("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking)):
+    cases = [("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking),
+             *((name, lambda name=name: solve_bound(name)) for name in BOUNDS)]
+    for name, solve in cases:
         r = solve()
         results[name] = {"success": bool(r["success"]), "status": r["status"], "objective": r["objective"],
                          "goals": _goal_values(r), "nit": r["nit"], "solve_time": r["solve_time"],
@@ -116,7 +175,8 @@ def main() -> None:
                                                                        "effort_weight": 1.0},
                 "control_tracking": {"mode": "explicit", "effort_weight": EFFORT_WEIGHT_TRACKING,
                                      "tracking_weight": TRACKING_WEIGHT, "reference_time": t.tolist(),
-                                     "reference": {k: v.tolist() for k, v in columns.items()}}}
+                                     "reference": {k: v.tolist() for k, v in columns.items()}},
+                **{name: {"mode": "explicit", "effort_weight": 1.0, **spec} for name, spec in BOUNDS.items()}}
     path.write_text(json.dumps({"environment": environment(), "settings": settings, "results": results}, indent=1)
                     + "\n")
     print(f"wrote {path}")

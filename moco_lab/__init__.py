@@ -49,6 +49,7 @@ from .modeling.forces import (
 from .modeling.model import Coordinate, Model, ModelBuilder
 from .modeling.osim import OsimFormatError, read_osim
 from .modeling.passive import PassiveJointMoment
+from .ocp.bound_constraints import ControlBoundConstraint, StateBoundConstraint
 from .ocp.goals import (
     AverageSpeedGoal,
     ContactGroup,
@@ -85,7 +86,8 @@ __all__ = [
     "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal", "ControlTrackingGoal", "UserGoal", "Coordinate",
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
-    "Parameter", "PathConstraint", "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
+    "Parameter", "PathConstraint", "ControlBoundConstraint", "StateBoundConstraint",
+    "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",
     "AverageSpeedGoal", "ContactGroup",

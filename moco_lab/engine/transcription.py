@@ -250,6 +250,7 @@ class Transcription:
             if b.native is not None:
                 b.native(terms)
         self._add_path_constraints()
+        self._add_bound_constraints()
         # the all-grid-point evaluation cache (see NodeCache); chunks look up their variables in it
         all_vars = prog.decision_variables()
         self._full_index = {
@@ -757,6 +758,23 @@ class Transcription:
                     return np.atleast_1d(np.asarray(out, dtype=z.dtype))
 
                 self.prog.AddConstraint(con, pc.lower, pc.upper, vars_k, description=f"path {pc.name}")
+
+    def _add_bound_constraints(self):
+        """Moco's control and state bound constraints (:mod:`moco_lab.ocp.bound_constraints`): linear rows at the
+        mesh points, ``lower(t) <= v <= upper(t)`` (``Problem.validate`` has refused time-varying bounds on a free
+        time grid, so ``t`` is known here, or the bounds are constants)."""
+        p = self.problem
+        t0, tf = p.time_initial.lower, p.time_final.lower
+        for c in p.bound_constraints:
+            columns = c.check_names(self.control_names if c.kind == "control" else self.state_names)
+            if not columns:
+                continue  # as Moco: no paths, no constraint
+            V = self.X if c.kind == "control" else self.Y
+            for k in np.flatnonzero(self.grid.is_mesh):
+                lo, hi = c.bounds_at(t0 + self.grid.tau[k] * (tf - t0) if c.time_varying() else t0)
+                n = len(columns)
+                self.prog.AddLinearConstraint(np.eye(n), np.full(n, lo), np.full(n, hi), V[k, columns]).evaluator(
+                ).set_description(f"bound {c.name}")
 
     # ------------------------------------------------------------ evaluation
     def unpack(self, values: np.ndarray) -> dict:

@@ -24,6 +24,7 @@ from pydrake.multibody.plant import MultibodyPlant
 from ..modeling.model import Model
 from ..util.bounds import Bounds
 from ..util.names import did_you_mean
+from .bound_constraints import BoundConstraint
 from .goals import Goal, goal_from_dict
 
 if TYPE_CHECKING:
@@ -145,6 +146,8 @@ class Problem:
         self._control_patterns: list[tuple[str, VariableInfo]] = []
         self.goals: list[Goal] = []
         self.path_constraints: list[PathConstraint] = []
+        #: :class:`~moco_lab.ocp.bound_constraints.ControlBoundConstraint` and ``StateBoundConstraint`` objects
+        self.bound_constraints: list[BoundConstraint] = []
         self.parameters: list[Parameter] = []
 
     # ------------------------------------------------------------------ model
@@ -287,8 +290,22 @@ class Problem:
         """Remove the goal named ``name``."""
         self.goals.remove(self.get_goal(name))
 
-    def add_path_constraint(self, name: str, func: Callable, lower: ArrayLike, upper: ArrayLike) -> PathConstraint:
-        """Add ``lower <= func(t, states, controls, parameters) <= upper`` at mesh points."""
+    def add_path_constraint(self, name: str | BoundConstraint, func: Callable | None = None,
+                            lower: ArrayLike | None = None, upper: ArrayLike | None = None
+                            ) -> PathConstraint | BoundConstraint:
+        """Add ``lower <= func(t, states, controls, parameters) <= upper`` at mesh points, or a
+        :class:`~moco_lab.ocp.bound_constraints.ControlBoundConstraint` / ``StateBoundConstraint`` (pass it alone,
+        as Moco's ``addPathConstraint``)."""
+        if isinstance(name, BoundConstraint):
+            if func is not None or lower is not None or upper is not None:
+                raise TypeError(f"add_path_constraint: a {type(name).__name__} is passed alone")
+            if any(c.name == name.name for c in (*self.path_constraints, *self.bound_constraints)):
+                raise ValueError(f"A path constraint named {name.name!r} already exists")
+            self.bound_constraints.append(name)
+            return name
+        if func is None or lower is None or upper is None:
+            raise TypeError("add_path_constraint(name, func, lower, upper): func, lower and upper are needed (or pass "
+                            "a ControlBoundConstraint or StateBoundConstraint alone)")
         pc = PathConstraint(name, func, lower, upper)
         self.path_constraints.append(pc)
         return pc
@@ -328,11 +345,22 @@ class Problem:
         names = [g.name for g in self.goals]
         if len(set(names)) != len(names):
             raise ValueError(f"Goal names must be unique: {names}")
+        fixed_times = self.time_initial.lower == self.time_initial.upper and self.time_final.lower == self.time_final.upper
+        for c in self.bound_constraints:
+            c.check_names(self.control_names() if c.kind == "control" else self.state_names())
+            if c.time_varying() and not fixed_times:
+                raise ValueError(f"{type(c).__name__} {c.name!r}: its bounds vary with time and this problem's initial "
+                                 "or final time is free, so the bounds would move with the final time; moco_lab "
+                                 "takes time-varying bounds on a fixed time grid (set_time_bounds with single "
+                                 "values) or constant bounds on a free one")
 
     def to_dict(self) -> dict:
         """A JSON-ready description (used by :meth:`Study.save`)."""
         if self.path_constraints:
             raise TypeError("Path constraints hold Python functions; this problem cannot be saved to a file.")
+        if self.bound_constraints:
+            raise TypeError("Study files do not hold bound constraints (ControlBoundConstraint, StateBoundConstraint) "
+                            "yet; save the code that adds them.")
         return {
             "time_bounds": [self.time_initial.as_list() if self.time_initial else None,
                             self.time_final.as_list() if self.time_final else None],
