@@ -1,6 +1,6 @@
 """OpenSim Moco 4.6's solutions of small problems with goals and path constraints moco_lab added — Moco's
-``MocoJointReactionGoal``, ``MocoControlTrackingGoal``, ``MocoControlBoundConstraint`` and
-``MocoStateBoundConstraint`` — stored as the reference ``tests/test_goals_moco.py``
+``MocoJointReactionGoal``, ``MocoControlTrackingGoal``, ``MocoControlBoundConstraint``,
+``MocoStateBoundConstraint`` and the output goals — stored as the reference ``tests/test_goals_moco.py``
 compares with (the stored-reference pattern).
 
 Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the swing-up of
@@ -13,7 +13,9 @@ Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the 
   table (:data:`REFERENCE`: ``/tau0`` = 10 sin 2πt + 8, ``/tau1`` = −6 cos πt, 26 rows; Moco splines it);
 * ``control_bound``, ``state_bound``, ``control_equality`` (explicit, effort weight 1): Moco's
   ``MocoControlBoundConstraint`` and ``MocoStateBoundConstraint`` with bounds that are functions of time
-  (:data:`BOUNDS`).
+  (:data:`BOUNDS`);
+* ``output_*`` (explicit): Moco's ``MocoOutputGoal`` (a component, a vector's norm squared, two outputs combined),
+  ``MocoOutputTrackingGoal`` and ``MocoOutputExtremumGoal`` next to effort (:data:`OUTPUTS`).
 
 Writes ``benchmarks/reference/goals_moco.json``: per problem Moco's status, objective, goal values, iterations, time,
 states and controls, with the environment (versions, machine, date) and the settings.
@@ -140,6 +142,48 @@ def solve_bound(name: str) -> dict:
     return mr._solve_study(study)
 
 
+#: Moco's output goals on the swing-up (explicit dynamics), each added to effort (weight ``effort_weight``), output
+#: paths as Moco writes them. ``tracking_function`` as :data:`BOUNDS`' functions.
+OUTPUTS = {
+    "output_com_height": {"type": "OutputGoal", "weight": 500.0, "effort_weight": 1.0, "output_path": "|com_position",
+                          "output_index": 1, "exponent": 1},
+    "output_com_speed": {"type": "OutputGoal", "weight": 200.0, "effort_weight": 1.0, "output_path": "|com_velocity",
+                         "output_index": -1, "exponent": 2},
+    # the horizontal "extrapolated centre of mass" x + v/ω with ω = 1/s: two outputs added, one component
+    "output_composite": {"type": "OutputGoal", "weight": 50.0, "effort_weight": 1.0, "output_path": "|com_position",
+                         "second_output_path": "|com_velocity", "operation": "addition", "output_index": 0,
+                         "exponent": 2},
+    # (Moco 4.6 cannot evaluate the actuators' 'actuation' outputs in its goals on this model: stale-cache errors)
+    "output_tracking": {"type": "OutputTrackingGoal", "weight": 1000.0, "effort_weight": 1.0,
+                        "output_path": "|com_position", "output_index": 1, "exponent": 2,
+                        "tracking_function": ["LinearFunction", 1.0, 0.0]},
+    "output_extremum": {"type": "OutputExtremumGoal", "weight": 100.0, "effort_weight": 1.0,
+                        "output_path": "|com_velocity", "output_index": 0, "exponent": 2,
+                        "extremum_type": "maximum", "smoothing_factor": 1.0},
+}
+
+
+def solve_output(name: str) -> dict:
+    """One of :data:`OUTPUTS` as Moco's ``MocoOutputGoal`` / ``MocoOutputTrackingGoal`` / ``MocoOutputExtremumGoal``."""
+    osim = mr.osim
+    spec = OUTPUTS[name]
+    study, problem = _study("explicit", spec["effort_weight"])
+    goal = getattr(osim, "Moco" + spec["type"])(name, spec["weight"])
+    goal.setOutputPath(spec["output_path"])
+    if spec.get("second_output_path"):
+        goal.setSecondOutputPath(spec["second_output_path"])
+        goal.setOperation(spec["operation"])
+    goal.setExponent(spec["exponent"])
+    goal.setOutputIndex(spec["output_index"])
+    if "tracking_function" in spec:
+        goal.setTrackingFunction(_opensim_function(spec["tracking_function"]))
+    if "extremum_type" in spec:
+        goal.setExtremumType(spec["extremum_type"])
+        goal.setSmoothingFactor(spec["smoothing_factor"])
+    problem.addGoal(goal)
+    return mr._solve_study(study)
+
+
 def _goal_values(result: dict) -> dict:
     """Moco's goal breakdown from its console log (``<name>: <value>`` after "Breakdown of objective")."""
     values, on = {}, False
@@ -160,7 +204,8 @@ def main() -> None:
     path, _ = stored_reference("goals_moco")
     results = {}
     cases = [("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking),
-             *((name, lambda name=name: solve_bound(name)) for name in BOUNDS)]
+             *((name, lambda name=name: solve_bound(name)) for name in BOUNDS),
+             *((name, lambda name=name: solve_output(name)) for name in OUTPUTS)]
     for name, solve in cases:
         r = solve()
         results[name] = {"success": bool(r["success"]), "status": r["status"], "objective": r["objective"],
@@ -176,7 +221,8 @@ def main() -> None:
                 "control_tracking": {"mode": "explicit", "effort_weight": EFFORT_WEIGHT_TRACKING,
                                      "tracking_weight": TRACKING_WEIGHT, "reference_time": t.tolist(),
                                      "reference": {k: v.tolist() for k, v in columns.items()}},
-                **{name: {"mode": "explicit", "effort_weight": 1.0, **spec} for name, spec in BOUNDS.items()}}
+                **{name: {"mode": "explicit", "effort_weight": 1.0, **spec} for name, spec in BOUNDS.items()},
+                **{name: {"mode": "explicit", **spec} for name, spec in OUTPUTS.items()}}
     path.write_text(json.dumps({"environment": environment(), "settings": settings, "results": results}, indent=1)
                     + "\n")
     print(f"wrote {path}")

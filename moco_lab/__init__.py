@@ -65,6 +65,7 @@ from .ocp.goals import (
     SumSquaredStateGoal,
     UserGoal,
 )
+from .ocp.output_goals import OutputExtremumGoal, OutputGoal, OutputTrackingGoal
 from .ocp.problem import Parameter, PathConstraint, Problem
 from .results.periodic import create_periodic_trajectory
 from .results.trajectory import Solution, Trajectory, read_trajectory
@@ -86,7 +87,8 @@ __all__ = [
     "FinalTimeGoal", "NamedValues", "PeriodicityGoal", "StateTrackingGoal", "ControlTrackingGoal", "UserGoal", "Coordinate",
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
-    "Parameter", "PathConstraint", "ControlBoundConstraint", "StateBoundConstraint",
+    "Parameter", "PathConstraint", "ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "OutputTrackingGoal",
+    "OutputExtremumGoal",
     "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",

@@ -46,6 +46,12 @@ def _solve(name: str) -> tuple[dict, ml.Solution]:
     elif name == "control_tracking":
         reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
         study.problem.add_goal(ml.ControlTrackingGoal("tracking", s["tracking_weight"], reference=reference))
+    elif name.startswith("output"):
+        options = {k: s[k] for k in ("output_path", "second_output_path", "operation", "exponent", "output_index",
+                                     "extremum_type", "smoothing_factor") if k in s}
+        if "tracking_function" in s:
+            options["tracking_function"] = _function(s["tracking_function"])
+        study.problem.add_goal(getattr(ml, s["type"])(name, s["weight"], **options))
     else:
         kind = ml.ControlBoundConstraint if s["kind"] == "control" else ml.StateBoundConstraint
         study.problem.add_path_constraint(kind(name, s["paths"], lower_bound=_function(s["lower"]),
@@ -64,7 +70,8 @@ def test_reference_has_its_provenance():
 
 
 @pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "control_bound", "state_bound",
-                                  "control_equality"])
+                                  "control_equality", "output_com_height", "output_com_speed", "output_composite",
+                                  "output_tracking", "output_extremum"])
 def test_same_optimum_as_moco(name):
     """Same problem, same transcription, both solved to 1e-8: the objectives agree to 1e-8 relative (the solvers'
     tolerance; measured 0 to 4e-16: the same optima), each goal's value to Moco's printed 6 digits (its console

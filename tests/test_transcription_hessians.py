@@ -215,3 +215,33 @@ def test_joint_reaction_goals():
     study.solver.multibody_dynamics_mode = "implicit"
     study.solver.num_mesh_intervals = 3
     check_hessians(study.transcribe(), np.random.default_rng(16))
+
+
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_output_goals(mode):
+    """Moco's output goals on muscle, contact and centre-of-mass outputs, on a free final time: a scalar to the power
+    3 (``|v|³``), two outputs multiplied and divided, a vector's norm, its norm squared after a
+    subtraction, a component tracking a cubic of time (its time derivatives enter), a smooth maximum."""
+    from moco_lab.modeling.functions import PolynomialFunction
+
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    # outputs that are not zero at the random points (a slack tendon's force is, and would hide its terms); weights
+    # large enough that each goal's terms stand above the check's tolerance, which scales with the chunk's gradient
+    p.add_goal(ml.OutputGoal("cube", 300.0, output_path="/forceset/vasti|lengthening_speed", exponent=3))
+    p.add_goal(ml.OutputGoal("product", 2e3, output_path="/forceset/hams/length",
+                             second_output_path="/forceset/hams/lengthening_speed", operation="multiplication",
+                             exponent=2))
+    p.add_goal(ml.OutputGoal("ratio", 1e3, output_path="/forceset/gas/length", second_output_path="/forceset/hams/length",
+                             operation="division"))
+    p.add_goal(ml.OutputGoal("com_speed", 500.0, output_path="|com_velocity"))
+    p.add_goal(ml.OutputGoal("offset", 500.0, output_path="/forceset/heel/point", second_output_path="|com_position",
+                             operation="subtraction", exponent=2))
+    p.add_goal(ml.OutputTrackingGoal("height", 2e3, output_path="|com_position", output_index=1, exponent=2,
+                                     tracking_function=PolynomialFunction([0.3, -0.2, 0.1, 0.9])))
+    p.add_goal(ml.OutputExtremumGoal("peak", 700.0, output_path="/forceset/heel/force", output_index=1,
+                                     extremum_type="maximum", smoothing_factor=0.5, exponent=2))
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    check_hessians(study.transcribe(), np.random.default_rng(17))

@@ -103,6 +103,9 @@ class _GoalContext:
             raise KeyError(did_you_mean(name, list(outputs), "model output"))
         return name
 
+    def output_size(self, name: str) -> int | None:
+        return len(self._tr.kernel.system.outputs[name])
+
     def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         return self._tr.kernel.system.add_point_output(name, body, location)
 

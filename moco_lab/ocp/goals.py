@@ -135,6 +135,10 @@ class GoalContext:
         """Ask for a model output at the grid points (``KeyError`` with suggestions if there is none)."""
         raise NotImplementedError
 
+    def output_size(self, name: str) -> int | None:
+        """The number of components of output ``name`` (None where the context does not know it)."""
+        raise NotImplementedError
+
     def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         """Ask for the position and velocity of a point fixed on a body; returns the two output names."""
         raise NotImplementedError

@@ -115,6 +115,9 @@ class _NamesOnlyContext:
     def output(self, name: str) -> str:
         return name
 
+    def output_size(self, name: str) -> int | None:
+        return None
+
     def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         if body not in ("ground", "world", *self.model.body_paths, *self.model.body_paths.values()):
             raise KeyError(did_you_mean(body, ["ground", *self.model.body_paths], "body"))
