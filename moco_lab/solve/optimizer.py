@@ -335,8 +335,10 @@ def _read_ipopt_statistics(stats: str) -> tuple[int | None, dict]:
     return (int(found.group(1)) if found else None), optimality
 
 
-def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progress, exact) -> OptimizerRun:
-    """:func:`run_optimizer` with IPOPT + MUMPS (:mod:`moco_lab.solve.ipopt_mumps`)."""
+def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progress, exact,
+                     after: OptimizerRun | None = None) -> OptimizerRun:
+    """:func:`run_optimizer` with IPOPT + MUMPS (:mod:`moco_lab.solve.ipopt_mumps`); ``after``: an earlier stage
+    this one continues (its iterations and time come first in the reports, its last point is this one's first)."""
     from .ipopt_mumps import solve_with_mumps
 
     stats_file = tempfile.NamedTemporaryFile(prefix="moco_lab_ipopt_mumps_", suffix=".txt", delete=False)
@@ -351,8 +353,11 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
     x0 = np.nan_to_num(np.asarray(prog.GetInitialGuess(prog.decision_variables()), float), nan=0.0)
     start = _time.perf_counter()
 
+    done, spent = (after.nit, after.solve_time) if after is not None else (0, 0.0)
+
     def iteration(k, objective, inf_pr):
-        _report(Progress(k, objective, inf_pr, _time.perf_counter() - start), settings, progress)
+        if k > 0 or after is None:  # a continued run's iteration 0 is the last one reported already
+            _report(Progress(done + k, objective, inf_pr, spent + _time.perf_counter() - start), settings, progress)
 
     try:
         result = solve_with_mumps(prog, x0, options, exact, iteration)
@@ -382,13 +387,7 @@ def _run_staged(prog: MathematicalProgram, settings: SolverSettings, progress, e
     limit = 3000 if settings.optim_max_iterations is None else settings.optim_max_iterations
     second = dataclasses.replace(settings, optim_max_iterations=limit - run.nit, guess=None)
     prog.SetInitialGuess(prog.decision_variables(), run.x)
-
-    def shifted(info: Progress) -> None:
-        if info.iteration > 0:  # the restart's iteration 0 is the first stage's last point, already reported
-            progress(dataclasses.replace(info, iteration=info.iteration + run.nit,
-                                         elapsed=info.elapsed + run.solve_time))
-
-    rest = _run_ipopt_mumps(prog, second, shifted if progress is not None else None, exact)
+    rest = _run_ipopt_mumps(prog, second, progress, exact, after=run)
     rest.nit += run.nit
     rest.solve_time += run.solve_time
     return rest
