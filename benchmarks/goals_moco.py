@@ -15,7 +15,9 @@ Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the 
   ``MocoControlBoundConstraint`` and ``MocoStateBoundConstraint`` with bounds that are functions of time
   (:data:`BOUNDS`);
 * ``output_*`` (explicit): Moco's ``MocoOutputGoal`` (a component, a vector's norm squared, two outputs combined),
-  ``MocoOutputTrackingGoal`` and ``MocoOutputExtremumGoal`` next to effort (:data:`OUTPUTS`).
+  ``MocoOutputTrackingGoal`` and ``MocoOutputExtremumGoal`` next to effort (:data:`OUTPUTS`); Moco's
+  ``MocoInitialOutputGoal``, ``MocoFinalOutputGoal`` and ``MocoOutputPeriodicityGoal`` (a cost and an endpoint
+  constraint) with the speeds free at the ends they read (:data:`ENDPOINT_OUTPUTS`).
 
 Writes ``benchmarks/reference/goals_moco.json``: per problem Moco's status, objective, goal values, iterations, time,
 states and controls, with the environment (versions, machine, date) and the settings.
@@ -163,12 +165,35 @@ OUTPUTS = {
 }
 
 
+#: Moco's endpoint output goals on the swing-up with the speeds free at the end(s) the goal reads (``free``:
+#: "initial", "final" or both): the COM's final velocity, its initial vertical velocity, the horizontal COM velocity
+#: periodic as an endpoint constraint, and the change of the COM speed (each end's norm) as a cost.
+ENDPOINT_OUTPUTS = {
+    "output_final": {"type": "FinalOutputGoal", "weight": 10.0, "effort_weight": 1.0, "output_path": "|com_velocity",
+                     "output_index": -1, "exponent": 2, "free": ["final"]},
+    "output_initial": {"type": "InitialOutputGoal", "weight": 10.0, "effort_weight": 1.0,
+                       "output_path": "|com_velocity", "output_index": 1, "exponent": 2, "free": ["initial"]},
+    "output_periodic": {"type": "OutputPeriodicityGoal", "weight": 1.0, "effort_weight": 1.0,
+                        "output_path": "|com_velocity", "output_index": 0, "exponent": 1,
+                        "goal_mode": "endpoint_constraint", "free": ["initial", "final"]},
+    "output_periodic_norm": {"type": "OutputPeriodicityGoal", "weight": 5.0, "effort_weight": 1.0,
+                             "output_path": "|com_velocity", "output_index": -1, "exponent": 2,
+                             "free": ["initial", "final"]},
+}
+OUTPUTS.update(ENDPOINT_OUTPUTS)
+
+
 def solve_output(name: str) -> dict:
     """One of :data:`OUTPUTS` as Moco's ``MocoOutputGoal`` / ``MocoOutputTrackingGoal`` / ``MocoOutputExtremumGoal``."""
     osim = mr.osim
     spec = OUTPUTS[name]
     study, problem = _study("explicit", spec["effort_weight"])
+    for path in ("/jointset/j0/q0/speed", "/jointset/j1/q1/speed"):
+        problem.setStateInfo(path, [-50, 50], [] if "initial" in spec.get("free", ()) else 0,
+                             [] if "final" in spec.get("free", ()) else 0)
     goal = getattr(osim, "Moco" + spec["type"])(name, spec["weight"])
+    if spec.get("goal_mode") == "endpoint_constraint":
+        goal.setMode("endpoint_constraint")
     goal.setOutputPath(spec["output_path"])
     if spec.get("second_output_path"):
         goal.setSecondOutputPath(spec["second_output_path"])

@@ -65,7 +65,14 @@ from .ocp.goals import (
     SumSquaredStateGoal,
     UserGoal,
 )
-from .ocp.output_goals import OutputExtremumGoal, OutputGoal, OutputTrackingGoal
+from .ocp.output_goals import (
+    FinalOutputGoal,
+    InitialOutputGoal,
+    OutputExtremumGoal,
+    OutputGoal,
+    OutputPeriodicityGoal,
+    OutputTrackingGoal,
+)
 from .ocp.problem import Parameter, PathConstraint, Problem
 from .results.periodic import create_periodic_trajectory
 from .results.trajectory import Solution, Trajectory, read_trajectory
@@ -88,7 +95,7 @@ __all__ = [
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
     "Parameter", "PathConstraint", "ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "OutputTrackingGoal",
-    "OutputExtremumGoal",
+    "OutputExtremumGoal", "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal",
     "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",

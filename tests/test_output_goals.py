@@ -3,6 +3,7 @@ Agreement with OpenSim Moco 4.6 is in tests/test_goals_moco.py, second derivativ
 tests/test_transcription_hessians.py."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import moco_lab as ml
@@ -61,3 +62,35 @@ def test_saved_and_read_back():
                                  extremum_type="maximum", smoothing_factor=0.5)
     again = ml.ocp.goal_from_dict(goal.to_dict())
     assert type(again) is ml.OutputExtremumGoal and again.to_dict() == goal.to_dict()
+
+
+def test_endpoint_output_goals_at_a_solution():
+    """The endpoint output goals' values at a solution equal the model's outputs there, evaluated afresh by
+    ``ml.analyze`` (the goals' own code not involved): the final COM speed squared times the weight, and the
+    horizontal COM velocity's change held within its endpoint-constraint bounds (active: its optimum without the
+    constraint changes by more). Tolerances: the solve's constraint tolerance 1e-8."""
+    study = ml.examples.double_pendulum_study("hermite-simpson", "explicit", 10, tol=1e-8)
+    p = study.problem
+    for path in ("/jointset/j0/q0/speed", "/jointset/j1/q1/speed"):
+        p.set_state_info(path, (-50, 50), None, None)
+    p.add_goal(ml.FinalOutputGoal("final", 10.0, output_path="|com_velocity", exponent=2))
+    p.add_goal(ml.OutputPeriodicityGoal("periodic", output_path="|com_velocity", output_index=0,
+                                        mode="endpoint_constraint", bounds=(-0.5, 0.5)))
+    sol = study.solve()
+    assert sol.success
+    table = ml.analyze(p.model, sol, "/com_velocity")
+    v = np.column_stack([table[f"/com_velocity_{c}"] for c in "xyz"])
+    assert sol.goal_values["final"] == pytest.approx(10.0 * float(v[-1] @ v[-1]), rel=1e-10)
+    change = v[-1, 0] - v[0, 0]
+    assert -0.5 - 1e-8 <= change <= 0.5 + 1e-8 and abs(abs(change) - 0.5) < 1e-6  # the bound binds
+    assert sol.goal_values["periodic"] == 0.0  # a constraint adds nothing to the objective
+
+
+def test_endpoint_goals_saved_and_read_back():
+    for goal in (ml.InitialOutputGoal("i", 2.0, output_path="|com_position", output_index=1, exponent=3),
+                 ml.OutputPeriodicityGoal("p", output_path="|com_velocity", mode="endpoint_constraint",
+                                          bounds=(-1.0, 2.0))):
+        again = ml.ocp.goal_from_dict(goal.to_dict())
+        assert type(again) is type(goal) and again.to_dict() == goal.to_dict()
+    with pytest.raises(ValueError, match=r"bounds must be \(lower, upper\)"):
+        ml.FinalOutputGoal("f", output_path="|com_position", mode="endpoint_constraint", bounds=(1.0, 0.0))

@@ -221,7 +221,8 @@ def test_joint_reaction_goals():
 def test_output_goals(mode):
     """Moco's output goals on muscle, contact and centre-of-mass outputs, on a free final time: a scalar to the power
     3 (``|v|³``), two outputs multiplied and divided, a vector's norm, its norm squared after a
-    subtraction, a component tracking a cubic of time (its time derivatives enter), a smooth maximum."""
+    subtraction, a component tracking a cubic of time (its time derivatives enter), a smooth maximum; and the endpoint
+    output goals (initial, final, periodicity; a cost and an endpoint constraint)."""
     from moco_lab.modeling.functions import PolynomialFunction
 
     study = exact(ml.Study())
@@ -241,6 +242,15 @@ def test_output_goals(mode):
                                      tracking_function=PolynomialFunction([0.3, -0.2, 0.1, 0.9])))
     p.add_goal(ml.OutputExtremumGoal("peak", 700.0, output_path="/forceset/heel/force", output_index=1,
                                      extremum_type="maximum", smoothing_factor=0.5, exponent=2))
+    # endpoint output goals: a norm squared at the end, a component cubed at the start, each end's norm's change
+    # squared, and (as an endpoint constraint) the change of the product of two outputs
+    p.add_goal(ml.FinalOutputGoal("final_speed", 300.0, output_path="|com_velocity", exponent=2))
+    p.add_goal(ml.InitialOutputGoal("initial_height", 500.0, output_path="|com_position", output_index=1, exponent=3))
+    p.add_goal(ml.OutputPeriodicityGoal("speed_change", 400.0, output_path="/forceset/heel/point",
+                                        second_output_path="|com_position", operation="subtraction", exponent=2))
+    p.add_goal(ml.OutputPeriodicityGoal("work", output_path="/forceset/hams/length",
+                                        second_output_path="/forceset/hams/lengthening_speed",
+                                        operation="multiplication", mode="endpoint_constraint", bounds=(-1.0, 1.0)))
     study.solver.multibody_dynamics_mode = mode
     study.solver.num_mesh_intervals = 3
     study.solver.chunk_size = 2

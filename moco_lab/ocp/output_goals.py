@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 
 from ..modeling.functions import OpenSimFunction
+from ..symbolic.jet import Jet, jet_abs_power, jet_sqrt
 from ..util.checks import finite_number
-from .goals import GOAL_TYPES, BoundGoal, Goal, GoalContext, NodeData
+from .goals import GOAL_TYPES, BoundGoal, EndpointData, Goal, GoalContext, NodeData
 
-__all__ = ["OutputGoal", "OutputTrackingGoal", "OutputExtremumGoal", "OUTPUT_OPERATIONS", "moco_output_name"]
+__all__ = ["OutputGoal", "OutputTrackingGoal", "OutputExtremumGoal", "InitialOutputGoal", "FinalOutputGoal",
+           "OutputPeriodicityGoal", "OUTPUT_OPERATIONS", "moco_output_name"]
 
 #: Moco's operations combining two outputs.
 OUTPUT_OPERATIONS = ("addition", "subtraction", "multiplication", "division")
@@ -46,53 +48,57 @@ def moco_output_name(path: str) -> str:
 class _OutputValue:
     """``v`` at the grid points from one or two outputs (module docstring), with its exact derivatives."""
 
-    def __init__(self, owner: str, first: str, second: str | None, operation: str, index: int, size: int):
-        self.owner, self.first, self.second, self.operation, self.index = owner, first, second, operation, index
-        self.size = size
+    def __init__(self, first: str, second: str | None, operation: str, index: int, size: int):
+        self.first, self.second, self.operation, self.index, self.size = first, second, operation, index, size
 
     def names(self) -> tuple:
         return (self.first,) if self.second is None else (self.first, self.second)
 
-    def __call__(self, d: NodeData) -> tuple[np.ndarray, dict, list]:
-        """``v`` (n,), ``∂v/∂output`` {name: (n, k)} and the second derivatives as ``(name_a, i, name_b, j, values)``
-        (each unordered pair once)."""
+    def _combined(self, d: NodeData):
+        """``w`` (n, k) and its derivatives: ``∂w/∂first``, ``∂w/∂second`` (element by element), the cross and the
+        second-second second derivatives (None where zero)."""
         r1 = np.asarray(d.outputs[self.first], float)
         n, k = r1.shape
         if self.second is None:
-            w, dw1, dw2 = r1, np.ones((n, k)), None
-            cross, second2 = None, None
-        else:
-            r2 = np.asarray(d.outputs[self.second], float)
-            op = self.operation
-            if op == "addition":
-                w, dw1, dw2 = r1 + r2, np.ones((n, k)), np.ones((n, k))
-                cross, second2 = None, None
-            elif op == "subtraction":
-                w, dw1, dw2 = r1 - r2, np.ones((n, k)), -np.ones((n, k))
-                cross, second2 = None, None
-            elif op == "multiplication":
-                w, dw1, dw2 = r1 * r2, r2, r1
-                cross, second2 = np.ones((n, k)), None
-            else:
-                w, dw1, dw2 = r1 / r2, 1.0 / r2, -r1 / r2 ** 2
-                cross, second2 = -1.0 / r2 ** 2, 2.0 * r1 / r2 ** 3
-        # v from w: one component, or the norm
+            return r1, np.ones((n, k)), None, None, None
+        r2 = np.asarray(d.outputs[self.second], float)
+        op = self.operation
+        if op == "addition":
+            return r1 + r2, np.ones((n, k)), np.ones((n, k)), None, None
+        if op == "subtraction":
+            return r1 - r2, np.ones((n, k)), -np.ones((n, k)), None, None
+        if op == "multiplication":
+            return r1 * r2, r2, r1, np.ones((n, k)), None
+        return r1 / r2, 1.0 / r2, -r1 / r2 ** 2, -1.0 / r2 ** 2, 2.0 * r1 / r2 ** 3
+
+    def _reduced(self, w: np.ndarray):
+        """``v`` from ``w``: one component or the norm; ``∂v/∂w`` (n, k) and, for the norm, ``∂²v/∂w²``."""
+        n, k = w.shape
         if k == 1 or self.index >= 0:
             c = 0 if k == 1 else self.index
-            v = w[:, c]
             gw = np.zeros((n, k))
             gw[:, c] = 1.0
-            Hw = None
-        else:
-            v = np.sqrt(np.sum(w * w, axis=1))
-            safe = np.where(v > 0, v, 1.0)
-            gw = w / safe[:, None]
-            # (I - ŵŵᵀ) / |w|
-            Hw = (np.eye(k)[None, :, :] - gw[:, :, None] * gw[:, None, :]) / safe[:, None, None]
+            return w[:, c], gw, None
+        v = np.sqrt(np.sum(w * w, axis=1))
+        safe = np.where(v > 0, v, 1.0)
+        gw = w / safe[:, None]
+        return v, gw, (np.eye(k)[None, :, :] - gw[:, :, None] * gw[:, None, :]) / safe[:, None, None]  # (I − ŵŵᵀ)/|w|
+
+    def __call__(self, d: NodeData) -> tuple[np.ndarray, dict]:
+        """``v`` (n,) and ``∂v/∂output`` {name: (n, k)}."""
+        w, dw1, dw2, _, _ = self._combined(d)
+        v, gw, _ = self._reduced(w)
         grad = {self.first: gw * dw1}
         if self.second is not None:
             grad[self.second] = gw * dw2
-        # second derivatives of v with respect to the output components
+        return v, grad
+
+    def second_derivatives(self, d: NodeData) -> list:
+        """The second derivatives of ``v`` in the output components, as ``(name_a, i, name_b, j, values (n,))``
+        (each unordered pair once, zeros left out)."""
+        w, dw1, dw2, cross, second2 = self._combined(d)
+        _, gw, Hw = self._reduced(w)
+        k = w.shape[1]
         terms = []
         sources = [(self.first, dw1)] + ([(self.second, dw2)] if self.second is not None else [])
         if Hw is not None:
@@ -111,7 +117,27 @@ class _OutputValue:
                 terms.append((self.first, i, self.second, i, gw[:, i] * cross[:, i]))
             if second2 is not None:
                 terms.append((self.second, i, self.second, i, gw[:, i] * second2[:, i]))
-        return v, grad, terms
+        return terms
+
+    def generic(self, outputs: dict, squared_norm: bool = False):
+        """``v`` at one grid point for any numbers (floats or :class:`~moco_lab.symbolic.jet.Jet`):
+        ``outputs[name]`` the output's components; ``squared_norm``: ``|w|²`` instead of the norm."""
+        r1 = list(outputs[self.first])
+        if self.second is None:
+            w = r1
+        else:
+            r2 = list(outputs[self.second])
+            op = self.operation
+            w = [a + b if op == "addition" else a - b if op == "subtraction" else a * b if op == "multiplication"
+                 else a / b for a, b in zip(r1, r2)]
+        if len(w) == 1 or self.index >= 0:
+            return w[0 if len(w) == 1 else self.index]
+        total = sum(c * c for c in w)
+        if squared_norm:
+            return total
+        if float(total.value if isinstance(total, Jet) else total) == 0.0:
+            return Jet(0.0) if isinstance(total, Jet) else 0.0  # the norm's kink: zero slope, as the integrands take it
+        return jet_sqrt(total)
 
 
 def _power(z: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -166,21 +192,22 @@ class _OutputGoalBase(Goal):
             if size == 6 and self.output_index == -1 and self.operation in ("multiplication", "division"):
                 raise ValueError(f"{owner}: multiplication and division are not supported with 6-component "
                                  "(spatial vector) outputs without an index.")
-        return _OutputValue(owner, first, second, self.operation, self.output_index, size or 0)
+        return _OutputValue(first, second, self.operation, self.output_index, size or 0)
 
     def _integrand(self, ctx: GoalContext, shape, value: _OutputValue | None = None):
         """A BoundGoal integrating ``shape(v, t) -> (f, ∂f/∂v, ∂²f/∂v², ∂f/∂t, ∂²f/∂v∂t, ∂²f/∂t²)``."""
         value = value or self._value(ctx)
 
         def integrand(d: NodeData, jac: bool):
-            v, gv, _ = value(d)
+            v, gv = value(d)
             f, fv, _, ft, _, _ = shape(v, d.t)
             if not jac:
                 return f, {}
             return f, {"outputs": {name: fv[:, None] * g for name, g in gv.items()}, "t": ft}
 
         def hessian(d: NodeData):
-            v, gv, terms = value(d)
+            v, gv = value(d)
+            terms = value.second_derivatives(d)
             _, fv, fvv, _, fvt, ftt = shape(v, d.t)
             out = []
             comps = [(name, i) for name in value.names() for i in range(gv[name].shape[1])]
@@ -316,4 +343,82 @@ class OutputExtremumGoal(_OutputGoalBase):
         return d
 
 
-GOAL_TYPES.update({c.__name__: c for c in (OutputGoal, OutputExtremumGoal)})
+class _EndpointOutputGoal(_OutputGoalBase):
+    """A goal on the output's value at the ends of the motion (Moco's ``MocoInitialOutputGoal``,
+    ``MocoFinalOutputGoal``, ``MocoOutputPeriodicityGoal``): a cost (default) or, with
+    ``mode="endpoint_constraint"``, a value held within ``bounds`` (default 0)."""
+
+    #: the ends read, and their signs: the value is ``P(Σ sign · v(end))``
+    ends: tuple = ()
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        value = self._value(ctx)
+        p, ends = self.exponent, self.ends
+        # a vector's norm squared without the square root (smooth where the vector vanishes), as Moco's |w|·|w|
+        squared = p == 2 and len(ends) == 1 and value.size != 1 and self.output_index == -1
+
+        def generic(E: EndpointData):
+            total = 0.0
+            for end, sign in ends:
+                row = getattr(E, end).outputs
+                v = value.generic({name: row[name][0] for name in value.names()}, squared_norm=squared)
+                total = total + sign * v
+            if squared or p == 1:
+                return total
+            return total * total if p == 2 else jet_abs_power(total, p)
+
+        def endpoint(E: EndpointData, jac: bool):
+            if not jac:
+                return np.array([float(generic(E))]), {}
+            # exact first derivatives: the generic value on Jets seeded at the output components of the ends read
+            seeded, keys = {}, []
+            for end, _ in ends:
+                row = getattr(E, end).outputs
+                outputs = {name: np.asarray(row[name], float)[0] for name in value.names()}
+                keys += [(end, name, i) for name in outputs for i in range(outputs[name].size)]
+                seeded[end] = outputs
+            seeds = Jet.variables([seeded[end][name][i] for end, name, i in keys])
+            jets = {end: {name: [None] * seeded[end][name].size for name in seeded[end]} for end in seeded}
+            for (end, name, i), jet in zip(keys, seeds):
+                jets[end][name][i] = jet
+            ones = {end: NodeData(None, None, None, None, None, {n: [c] for n, c in jets[end].items()})
+                    for end in jets}
+            g = generic(EndpointData(E.t0, E.tf, E.P, E.integral, ones.get("first", E.first), ones.get("last", E.last)))
+            grad = g.gradient(len(seeds)) if isinstance(g, Jet) else np.zeros(len(seeds))
+            d = {end: {"outputs": {name: np.zeros((1, 1, seeded[end][name].size)) for name in seeded[end]}}
+                 for end in seeded}
+            for (end, name, i), gi in zip(keys, grad):
+                d[end]["outputs"][name][0, 0, i] = gi
+            return np.array([float(g.value if isinstance(g, Jet) else g)]), d
+
+        return self._bound(ctx, outputs=value.names(), endpoint=endpoint,
+                           endpoint_generic=lambda E: [generic(E)])
+
+
+class InitialOutputGoal(_EndpointOutputGoal):
+    """``P(v(t0))``: an output's value at the start (Moco's ``MocoInitialOutputGoal``), as a cost or held within
+    ``bounds`` with ``mode="endpoint_constraint"``. Parameters as :class:`OutputGoal`, plus ``mode`` and
+    ``bounds``."""
+
+    default_name = "initial_output"
+    ends = (("first", 1.0),)
+
+
+class FinalOutputGoal(_EndpointOutputGoal):
+    """``P(v(tf))``: an output's value at the end (Moco's ``MocoFinalOutputGoal``); as :class:`InitialOutputGoal`."""
+
+    default_name = "final_output"
+    ends = (("last", 1.0),)
+
+
+class OutputPeriodicityGoal(_EndpointOutputGoal):
+    """``P(v(tf) − v(t0))``: the change of an output over the motion (Moco's ``MocoOutputPeriodicityGoal``; the
+    exponent applies to the difference, each end's value a norm where ``output_index`` is -1); as
+    :class:`InitialOutputGoal`."""
+
+    default_name = "output_periodicity"
+    ends = (("last", 1.0), ("first", -1.0))
+
+
+GOAL_TYPES.update({c.__name__: c for c in (OutputGoal, OutputExtremumGoal, InitialOutputGoal, FinalOutputGoal,
+                                           OutputPeriodicityGoal)})

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Jet", "jet_sqrt"]
+__all__ = ["Jet", "jet_sqrt", "jet_abs_power"]
 
 
 class Jet:
@@ -136,3 +136,11 @@ class Jet:
 def jet_sqrt(x: Any) -> Any:
     """``√x`` for a :class:`Jet` or a number."""
     return x.sqrt() if isinstance(x, Jet) else float(np.sqrt(x))
+
+
+def jet_abs_power(x: Any, p: float) -> Any:
+    """``|x|^p`` (``p >= 2``) for a :class:`Jet` or a number."""
+    if not isinstance(x, Jet):
+        return abs(float(x)) ** p
+    a = abs(x.value)
+    return x._apply(a ** p, p * a ** (p - 1) * float(np.sign(x.value)), p * (p - 1) * a ** (p - 2))
