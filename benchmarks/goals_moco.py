@@ -17,7 +17,9 @@ Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the 
 * ``output_*`` (explicit): Moco's ``MocoOutputGoal`` (a component, a vector's norm squared, two outputs combined),
   ``MocoOutputTrackingGoal`` and ``MocoOutputExtremumGoal`` next to effort (:data:`OUTPUTS`); Moco's
   ``MocoInitialOutputGoal``, ``MocoFinalOutputGoal`` and ``MocoOutputPeriodicityGoal`` (a cost and an endpoint
-  constraint) with the speeds free at the ends they read (:data:`ENDPOINT_OUTPUTS`).
+  constraint) with the speeds free at the ends they read (:data:`ENDPOINT_OUTPUTS`);
+* ``output_constraint``, ``output_bound_constraint``, ``frame_distance*`` (explicit, effort weight 1): Moco's
+  ``MocoOutputConstraint``, ``MocoOutputBoundConstraint`` and ``MocoFrameDistanceConstraint`` (:data:`PATH_CONSTRAINTS`).
 
 Writes ``benchmarks/reference/goals_moco.json``: per problem Moco's status, objective, goal values, iterations, time,
 states and controls, with the environment (versions, machine, date) and the settings.
@@ -209,6 +211,55 @@ def solve_output(name: str) -> dict:
     return mr._solve_study(study)
 
 
+#: Moco's output path constraints on the swing-up (explicit dynamics, effort weight 1), each binding: the COM's
+#: speed squared below 12 (``MocoOutputConstraint``, bounds by ``MocoConstraintInfo``) and below 16 − 10 t
+#: (``MocoOutputBoundConstraint``); the outer mass at least 1.3 m from the pivot, and at least 1.25 m along the
+#: diagonal (1, 1, 0) (``MocoFrameDistanceConstraint``; unconstrained: 1.14 m and 1.12 m).
+PATH_CONSTRAINTS = {
+    "output_constraint": {"type": "OutputConstraint", "output_path": "|com_velocity", "output_index": -1,
+                          "exponent": 2, "bounds": [0.0, 12.0]},
+    "output_bound_constraint": {"type": "OutputBoundConstraint", "output_path": "|com_velocity", "output_index": -1,
+                                "exponent": 2, "lower": None, "upper": ["LinearFunction", -10.0, 16.0],
+                                "equality_with_lower": False},
+    "frame_distance": {"type": "FrameDistanceConstraint", "pairs": [["/ground", "/bodyset/b1", 1.3, 10.0]],
+                       "projection": "none", "projection_vector": None},
+    "frame_distance_vector": {"type": "FrameDistanceConstraint", "pairs": [["/ground", "/bodyset/b1", 1.25, 10.0]],
+                              "projection": "vector", "projection_vector": [1.0, 1.0, 0.0]},
+}
+
+
+def solve_path_constraint(name: str) -> dict:
+    """One of :data:`PATH_CONSTRAINTS` as Moco's ``MocoOutputConstraint`` / ``MocoOutputBoundConstraint`` /
+    ``MocoFrameDistanceConstraint``."""
+    osim = mr.osim
+    spec = PATH_CONSTRAINTS[name]
+    study, problem = _study("explicit", 1.0)
+    constraint = getattr(osim, "Moco" + spec["type"])()
+    constraint.setName(name)
+    if spec["type"] == "FrameDistanceConstraint":
+        for f1, f2, lo, hi in spec["pairs"]:
+            constraint.addFramePair(osim.MocoFrameDistanceConstraintPair(f1, f2, lo, hi))
+        constraint.setProjection(spec["projection"])
+        if spec["projection_vector"] is not None:
+            constraint.setProjectionVector(osim.Vec3(*spec["projection_vector"]))
+    else:
+        constraint.setOutputPath(spec["output_path"])
+        constraint.setExponent(spec["exponent"])
+        constraint.setOutputIndex(spec["output_index"])
+        if spec["type"] == "OutputConstraint":
+            bounds = osim.StdVectorMocoBounds()
+            bounds.append(osim.MocoBounds(*spec["bounds"]))
+            constraint.updConstraintInfo().setBounds(bounds)
+        else:
+            if spec["lower"] is not None:
+                constraint.setLowerBound(_opensim_function(spec["lower"]))
+            if spec["upper"] is not None:
+                constraint.setUpperBound(_opensim_function(spec["upper"]))
+            constraint.setEqualityWithLower(spec["equality_with_lower"])
+    problem.addPathConstraint(constraint)
+    return mr._solve_study(study)
+
+
 def _goal_values(result: dict) -> dict:
     """Moco's goal breakdown from its console log (``<name>: <value>`` after "Breakdown of objective")."""
     values, on = {}, False
@@ -230,7 +281,8 @@ def main() -> None:
     results = {}
     cases = [("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking),
              *((name, lambda name=name: solve_bound(name)) for name in BOUNDS),
-             *((name, lambda name=name: solve_output(name)) for name in OUTPUTS)]
+             *((name, lambda name=name: solve_output(name)) for name in OUTPUTS),
+             *((name, lambda name=name: solve_path_constraint(name)) for name in PATH_CONSTRAINTS)]
     for name, solve in cases:
         r = solve()
         results[name] = {"success": bool(r["success"]), "status": r["status"], "objective": r["objective"],
@@ -247,7 +299,8 @@ def main() -> None:
                                      "tracking_weight": TRACKING_WEIGHT, "reference_time": t.tolist(),
                                      "reference": {k: v.tolist() for k, v in columns.items()}},
                 **{name: {"mode": "explicit", "effort_weight": 1.0, **spec} for name, spec in BOUNDS.items()},
-                **{name: {"mode": "explicit", **spec} for name, spec in OUTPUTS.items()}}
+                **{name: {"mode": "explicit", **spec} for name, spec in OUTPUTS.items()},
+                **{name: {"mode": "explicit", "effort_weight": 1.0, **spec} for name, spec in PATH_CONSTRAINTS.items()}}
     path.write_text(json.dumps({"environment": environment(), "settings": settings, "results": results}, indent=1)
                     + "\n")
     print(f"wrote {path}")

@@ -65,6 +65,7 @@ from .ocp.goals import (
     SumSquaredStateGoal,
     UserGoal,
 )
+from .ocp.output_constraints import FrameDistanceConstraint, FrameDistancePair, OutputBoundConstraint, OutputConstraint
 from .ocp.output_goals import (
     FinalOutputGoal,
     InitialOutputGoal,
@@ -95,7 +96,8 @@ __all__ = [
     "CoordinateActuator", "Model", "ModelBuilder", "SpringGeneralizedForce", "KinematicConstraint",
     "HolonomicConstraint", "CoordinateCouplerConstraint", "PointOnCurveConstraint", "FixedDistanceConstraint",
     "Parameter", "PathConstraint", "ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "OutputTrackingGoal",
-    "OutputExtremumGoal", "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal",
+    "OutputExtremumGoal", "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint",
+    "OutputBoundConstraint", "FrameDistanceConstraint", "FrameDistancePair",
     "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",

@@ -61,7 +61,7 @@ def test_bad_input_is_named():
         study.problem.add_path_constraint(ml.StateBoundConstraint("c", []))
     with pytest.raises(TypeError, match="passed alone"):
         study.problem.add_path_constraint(ml.StateBoundConstraint("d", []), lambda *a: 0, 0, 1)
-    with pytest.raises(TypeError, match="do not hold bound constraints"):
+    with pytest.raises(TypeError, match="do not hold Moco.s path constraints"):
         study.to_dict()
     # a bound that moves with time on a free time grid would depend on the final time: refused by name
     study = _swing_up()

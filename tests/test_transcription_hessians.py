@@ -255,3 +255,26 @@ def test_output_goals(mode):
     study.solver.num_mesh_intervals = 3
     study.solver.chunk_size = 2
     check_hessians(study.transcribe(), np.random.default_rng(17))
+
+
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_output_path_constraints(mode):
+    """Moco's output and frame-distance path constraints (rows at the mesh points) on a free final time: a scalar
+    cubed, a vector's norm, two outputs multiplied and squared, and two frame pairs' distances projected onto a
+    plane (one pair with ground)."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    p.add_path_constraint(ml.OutputConstraint("cube", output_path="/forceset/vasti|lengthening_speed", exponent=3,
+                                              bounds=(-1, 1)))
+    p.add_path_constraint(ml.OutputConstraint("speed", output_path="|com_velocity", bounds=(0, 3)))
+    p.add_path_constraint(ml.OutputBoundConstraint("product", output_path="/forceset/hams/length",
+                                                   second_output_path="/forceset/hams/lengthening_speed",
+                                                   operation="multiplication", exponent=2, upper_bound=2.0))
+    p.add_path_constraint(ml.FrameDistanceConstraint("apart", [("/ground", "/bodyset/shank", 0.1, 2.0),
+                                                               ("/bodyset/thigh", "/bodyset/shank", 0.0, 1.0)],
+                                                     projection="plane", projection_vector=(0.3, 1.0, 0.2)))
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    check_hessians(study.transcribe(), np.random.default_rng(17))
+

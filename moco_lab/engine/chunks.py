@@ -106,9 +106,17 @@ class Chunk:
         self.ndef = self.L * tr.ny * (1 if tr.scheme == "trapezoidal" else 2)
         self.nres_rows = self.owned.size * tr.nres
         self.nint = len(self.partial)
-        self.nout = self.ndef + self.nres_rows + self.nkin_rows + self.proj_nodes.size * tr.layout.nxt + self.nint
+        # output path constraint rows at the owned mesh points (node by node, each constraint row in turn)
+        self.path_nodes = np.array([k for k in self.owned if tr.grid.is_mesh[self.g[k]]], int) \
+            if tr.path_goals else np.zeros(0, int)
+        self.npath = self.path_nodes.size * len(tr.path_goals)
+        self.npre = self.ndef + self.nres_rows + self.nkin_rows + self.proj_nodes.size * tr.layout.nxt + self.nint
+        self.nout = self.npre + self.npath
         self.lower = np.zeros(self.nout)
         self.upper = np.zeros(self.nout)
+        for m, k in enumerate(self.path_nodes):
+            rows = slice(self.npre + m * len(tr.path_goals), self.npre + (m + 1) * len(tr.path_goals))
+            self.lower[rows], self.upper[rows] = tr.path_bounds(int(self.g[k]))
         self.sparsity = self._structure()
 
     def _node_cols(self, k):
@@ -191,14 +199,21 @@ class Chunk:
             r += pn.size * nxt
         # partial integrals: J_c − ∫_chunk s dt = 0
         integ = {}
-        if self.nint:
+        if self.nint or self.npath:
             T = t0 + self.tau * dur
             data, douts = self._data(z, B, P, T, jac)
+        if self.nint:
             for j, b in enumerate(tr.integral_goals):
                 s, ds = b.integrand(data, jac)
                 Sq = float(self.quad @ s)
                 out[r + j] = z[self.off + self.nloc * nb + j] - dur * Sq
                 integ[b.name] = (s, ds, Sq)
+        # output path constraints: each row's value at the path nodes
+        npg, paths = len(tr.path_goals), []
+        for j, b in enumerate(tr.path_goals if self.npath else ()):
+            s, ds = b.integrand(data, jac)
+            out[self.npre + j:self.nout:npg] = np.asarray(s, float)[self.path_nodes]
+            paths.append(ds)
         if not jac:
             return out, None
         J = np.zeros((self.nout, self.nvar))
@@ -267,6 +282,14 @@ class Chunk:
             J[row, 2:self.off] = -dur * (self.quad @ dP)
             J[row, self.off:self.off + self.nloc * nb] = -(dur * self.quad[:, None] * dB).reshape(-1)
             J[row, self.off + self.nloc * nb + j] = 1.0
+        for j, ds in enumerate(paths):
+            dB, dP, dT = tr.chain_goal_derivative(ds, douts, self.nloc)
+            for m, k in enumerate(self.path_nodes):
+                row = self.npre + m * npg + j
+                J[row, 0] = dT[k] * (1 - self.tau[k])
+                J[row, 1] = dT[k] * self.tau[k]
+                J[row, 2:self.off] = dP[k]
+                J[row, self.off + k * nb:self.off + (k + 1) * nb] = dB[k]
         return out, J
 
     # -------------------------------------------------------------- plain integral costs

@@ -341,6 +341,31 @@ class ChunkHessian:
         H[:, 0] -= factor * gS
         H[:, 1] += factor * gS
 
+    def _pointwise(self, H: np.ndarray, b, data_all, douts_all, B, P, weights: np.ndarray, ev) -> None:
+        """Add ``Σ_k w_k ∇² s(z_k, t_k)`` of row ``b``'s value at the chunk's path nodes (``weights`` (k,)), with
+        ``t_k = (1 − τ_k) t_0 + τ_k t_f``."""
+        c, tr = self.chunk, self.chunk.tr
+        nb, npar = tr.nb, tr.npar
+        _, Hs = integrand_hessian(tr, ev, b, c.g, B, P, data_all, douts_all)
+        nodes = c.path_nodes
+        w = np.asarray(weights, float)
+        Hs = Hs[nodes]
+        T = np.stack([1.0 - c.tau[nodes], c.tau[nodes]], axis=1)
+        e = nb + npar
+        self._add_nodes(H, w[:, None, None] * Hs[:, :e, :e], nodes)
+        rows = c.off + nodes[:, None] * nb + np.arange(nb)[None, :]
+        pc = 2 + np.arange(npar)
+        wT = w[:, None] * T
+        for ti in (0, 1):
+            node_part = wT[:, ti, None] * Hs[:, e, :nb]
+            H[ti, rows] += node_part
+            H[rows, ti] += node_part
+            if npar:
+                p_part = wT[:, ti] @ Hs[:, e, nb:e]
+                H[ti, pc] += p_part
+                H[pc, ti] += p_part
+        H[:2, :2] += np.einsum("k,ki,kj->ij", w * Hs[:, e, e], T, T)
+
     # ---------------------------------------------------------------- constraint rows
     def _constraint_dense(self, z: np.ndarray, lam: np.ndarray, ev: _Values | None = None) -> np.ndarray:
         c, tr = self.chunk, self.chunk.tr
@@ -396,11 +421,15 @@ class ChunkHessian:
             Hv[ti, :] += sign * cross
             Hv[:, ti] += sign * cross
         # partial integrals: I_c − dur Σ q s
-        if c.nint:
+        if c.nint or c.npath:
             T = t0 + c.tau * dur
             data, douts = c._data(z, B, P, T, True)
-            for j, bg in enumerate(tr.integral_goals):
-                self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev)
+        for j, bg in enumerate(tr.integral_goals):
+            self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev)
+        # output path constraint rows: Σ_k λ_k s(z_k, t_k) at the path nodes
+        npg = len(tr.path_goals)
+        for j, bg in enumerate(tr.path_goals if c.npath else ()):
+            self._pointwise(Hv, bg, data, douts, B, P, lam[c.npre + j:c.nout:npg], ev)
         return H
 
     def constraint(self, z: np.ndarray, lam: np.ndarray) -> np.ndarray:

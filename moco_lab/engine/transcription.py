@@ -241,7 +241,10 @@ class Transcription:
         ctx = _GoalContext(self)
         self.bound_goals: list[BoundGoal] = [g.bind(ctx) for g in problem.goals if g.enabled]
         self.bound_goals += self._solver_goals()
-        self.outputs = tuple(dict.fromkeys(n for b in self.bound_goals for n in b.outputs))
+        # Moco's output path constraints: rows at the mesh points, evaluated chunk by chunk like integrands
+        self.path_rows = [c.bind(ctx) for c in problem.output_constraints]
+        self.path_goals: list[BoundGoal] = [row for pr in self.path_rows for row in pr.rows]
+        self.outputs = tuple(dict.fromkeys(n for b in (*self.bound_goals, *self.path_goals) for n in b.outputs))
         self.integral_costs = [b for b in self.bound_goals if b.plain_integral_cost]
         self.integral_goals = [b for b in self.bound_goals if b.integrand is not None and not b.plain_integral_cost]
         self.cost_columns = self._cost_columns()
@@ -761,6 +764,17 @@ class Transcription:
                     return np.atleast_1d(np.asarray(out, dtype=z.dtype))
 
                 self.prog.AddConstraint(con, pc.lower, pc.upper, vars_k, description=f"path {pc.name}")
+
+    def path_bounds(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The output path constraints' row bounds at grid point ``k`` (``Problem.validate`` has refused bounds that
+        vary with time on a free time grid, so the grid's times are known here, or the bounds are constants)."""
+        p = self.problem
+        t0, tf = p.time_initial.lower, p.time_final.lower
+        t = t0 + self.grid.tau[k] * (tf - t0)
+        if not self.path_rows:
+            return np.zeros(0), np.zeros(0)
+        lows, highs = zip(*(pr.bounds(t) for pr in self.path_rows))
+        return np.concatenate(lows), np.concatenate(highs)
 
     def _add_bound_constraints(self):
         """Moco's control and state bound constraints (:mod:`moco_lab.ocp.bound_constraints`): linear rows at the

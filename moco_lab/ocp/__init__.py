@@ -1,6 +1,7 @@
 """The optimal control problem: model, bounds, goals, path constraints, parameters (Moco's ``MocoProblem``)."""
 from .bound_constraints import ControlBoundConstraint, StateBoundConstraint
 from .goals import ControlGoal, FinalTimeGoal, Goal, PeriodicityGoal, StateTrackingGoal, UserGoal, goal_from_dict
+from .output_constraints import FrameDistanceConstraint, FrameDistancePair, OutputBoundConstraint, OutputConstraint
 from .output_goals import (
     FinalOutputGoal,
     InitialOutputGoal,
@@ -12,6 +13,7 @@ from .output_goals import (
 from .problem import Parameter, PathConstraint, Problem, VariableInfo
 
 __all__ = ["ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "OutputTrackingGoal", "OutputExtremumGoal",
-           "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal",
+           "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint", "OutputBoundConstraint",
+           "FrameDistanceConstraint", "FrameDistancePair",
            "ControlGoal", "FinalTimeGoal", "Goal", "PeriodicityGoal",
            "StateTrackingGoal", "UserGoal", "goal_from_dict", "Parameter", "PathConstraint", "Problem", "VariableInfo"]

@@ -26,10 +26,11 @@ from typing import Any
 from ..modeling.functions import Constant, OpenSimFunction
 from ..util.names import did_you_mean
 
-__all__ = ["ControlBoundConstraint", "StateBoundConstraint", "BoundConstraint"]
+__all__ = ["ControlBoundConstraint", "StateBoundConstraint", "BoundConstraint", "as_time_function"]
 
 
-def _as_function(value: Any, who: str) -> OpenSimFunction | None:
+def as_time_function(value: Any, who: str) -> OpenSimFunction | None:
+    """``value`` as an OpenSim function of time (a number: a ``Constant``; None stays None)."""
     if value is None or isinstance(value, OpenSimFunction):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -58,8 +59,8 @@ class BoundConstraint:
         self.paths = list(self.paths)
         if not all(isinstance(p, str) for p in self.paths):
             raise TypeError(f"{who}: {self.kind}_paths must be a list of {self.kind} path names")
-        self.lower_bound = _as_function(self.lower_bound, f"{who}: lower_bound")
-        self.upper_bound = _as_function(self.upper_bound, f"{who}: upper_bound")
+        self.lower_bound = as_time_function(self.lower_bound, f"{who}: lower_bound")
+        self.upper_bound = as_time_function(self.upper_bound, f"{who}: upper_bound")
         if not isinstance(self.equality_with_lower, bool):
             raise TypeError(f"{who}: equality_with_lower must be True or False, got {self.equality_with_lower!r}")
         # Moco's own checks, with its wording

@@ -154,11 +154,14 @@ class _OutputGoalBase(Goal):
     """What :class:`OutputGoal`, :class:`OutputTrackingGoal` and :class:`OutputExtremumGoal` share (Moco's
     ``MocoOutputBase``)."""
 
+    #: the class named in error messages (the output path constraints, which use these goals for their rows)
+    owner_type: str | None = None
+
     def __init__(self, name: str | None = None, weight: float = 1.0, output_path: str = "",
                  second_output_path: str = "", operation: str = "", exponent: int = 1, output_index: int = -1,
                  enabled: bool = True, **options: Any):
         super().__init__(name, weight, enabled, **options)
-        owner = f"{type(self).__name__} {self.name!r}"
+        owner = f"{self.owner_type or type(self).__name__} {self.name!r}"
         if not isinstance(output_path, str) or not output_path:
             raise ValueError(f"{owner}: no output_path provided.")
         if isinstance(exponent, bool) or not isinstance(exponent, (int, np.integer)) or exponent < 1:
@@ -176,7 +179,7 @@ class _OutputGoalBase(Goal):
         self.exponent, self.output_index = int(exponent), int(output_index)
 
     def _value(self, ctx: GoalContext) -> _OutputValue:
-        owner = f"{type(self).__name__} {self.name!r}"
+        owner = f"{self.owner_type or type(self).__name__} {self.name!r}"
         first = ctx.output(moco_output_name(self.output_path))
         second = ctx.output(moco_output_name(self.second_output_path)) if self.second_output_path else None
         size = ctx.output_size(first)

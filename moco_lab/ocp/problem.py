@@ -26,6 +26,7 @@ from ..util.bounds import Bounds
 from ..util.names import did_you_mean
 from .bound_constraints import BoundConstraint
 from .goals import Goal, goal_from_dict
+from .output_constraints import OutputPathConstraint
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -151,6 +152,9 @@ class Problem:
         self.path_constraints: list[PathConstraint] = []
         #: :class:`~moco_lab.ocp.bound_constraints.ControlBoundConstraint` and ``StateBoundConstraint`` objects
         self.bound_constraints: list[BoundConstraint] = []
+        #: :class:`~moco_lab.ocp.output_constraints.OutputConstraint`, ``OutputBoundConstraint`` and
+        #: ``FrameDistanceConstraint`` objects
+        self.output_constraints: list[OutputPathConstraint] = []
         self.parameters: list[Parameter] = []
 
     # ------------------------------------------------------------------ model
@@ -293,18 +297,21 @@ class Problem:
         """Remove the goal named ``name``."""
         self.goals.remove(self.get_goal(name))
 
-    def add_path_constraint(self, name: str | BoundConstraint, func: Callable | None = None,
+    def add_path_constraint(self, name: str | BoundConstraint | OutputPathConstraint, func: Callable | None = None,
                             lower: ArrayLike | None = None, upper: ArrayLike | None = None
-                            ) -> PathConstraint | BoundConstraint:
-        """Add ``lower <= func(t, states, controls, parameters) <= upper`` at mesh points, or a
-        :class:`~moco_lab.ocp.bound_constraints.ControlBoundConstraint` / ``StateBoundConstraint`` (pass it alone,
-        as Moco's ``addPathConstraint``)."""
-        if isinstance(name, BoundConstraint):
+                            ) -> PathConstraint | BoundConstraint | OutputPathConstraint:
+        """Add ``lower <= func(t, states, controls, parameters) <= upper`` at mesh points, or one of Moco's path
+        constraints passed alone, as Moco's ``addPathConstraint``:
+        :class:`~moco_lab.ocp.bound_constraints.ControlBoundConstraint`, ``StateBoundConstraint``,
+        :class:`~moco_lab.ocp.output_constraints.OutputConstraint`, ``OutputBoundConstraint``,
+        ``FrameDistanceConstraint``."""
+        if isinstance(name, (BoundConstraint, OutputPathConstraint)):
             if func is not None or lower is not None or upper is not None:
                 raise TypeError(f"add_path_constraint: a {type(name).__name__} is passed alone")
-            if any(c.name == name.name for c in (*self.path_constraints, *self.bound_constraints)):
+            if any(c.name == name.name for c in (*self.path_constraints, *self.bound_constraints,
+                                                 *self.output_constraints)):
                 raise ValueError(f"A path constraint named {name.name!r} already exists")
-            self.bound_constraints.append(name)
+            (self.bound_constraints if isinstance(name, BoundConstraint) else self.output_constraints).append(name)
             return name
         if func is None or lower is None or upper is None:
             raise TypeError("add_path_constraint(name, func, lower, upper): func, lower and upper are needed (or pass "
@@ -349,8 +356,9 @@ class Problem:
         if len(set(names)) != len(names):
             raise ValueError(f"Goal names must be unique: {names}")
         fixed_times = self.time_initial.lower == self.time_initial.upper and self.time_final.lower == self.time_final.upper
-        for c in self.bound_constraints:
-            c.check_names(self.control_names() if c.kind == "control" else self.state_names())
+        for c in (*self.bound_constraints, *self.output_constraints):
+            if isinstance(c, BoundConstraint):
+                c.check_names(self.control_names() if c.kind == "control" else self.state_names())
             if c.time_varying() and not fixed_times:
                 raise ValueError(f"{type(c).__name__} {c.name!r}: its bounds vary with time and this problem's initial "
                                  "or final time is free, so the bounds would move with the final time; moco_lab "
@@ -361,8 +369,9 @@ class Problem:
         """A JSON-ready description (used by :meth:`Study.save`)."""
         if self.path_constraints:
             raise TypeError("Path constraints hold Python functions; this problem cannot be saved to a file.")
-        if self.bound_constraints:
-            raise TypeError("Study files do not hold bound constraints (ControlBoundConstraint, StateBoundConstraint) "
+        if self.bound_constraints or self.output_constraints:
+            raise TypeError("Study files do not hold Moco's path constraints (ControlBoundConstraint, "
+                            "StateBoundConstraint, OutputConstraint, OutputBoundConstraint, FrameDistanceConstraint) "
                             "yet; save the code that adds them.")
         return {
             "time_bounds": [self.time_initial.as_list() if self.time_initial else None,
