@@ -39,7 +39,8 @@ DEFAULT_KERNELS = ("Haswell", "SkylakeX", "Sandybridge", "Nehalem")
 SOLVE_TESTS = ("tests/test_gait10dof_track.py", "tests/test_squat.py", "tests/test_squat_moco.py",
                "tests/test_walking_2d.py", "tests/test_gait2d_walking.py", "tests/test_suspended_mass_moco.py",
                "tests/test_inverse_moco.py", "tests/test_kinematic_constraints_moco.py", "tests/test_against_moco.py",
-               "tests/test_verification.py", "tests/test_gait2d_dashboard.py", "tests/test_walking_2d_dashboard.py")
+               "tests/test_verification.py", "tests/test_walking_dashboard.py", "tests/test_walking_3d_inverse.py",
+               "tests/test_goals_moco.py")
 DEFAULT_TARGETS = ("lessons", "widgets") + SOLVE_TESTS
 
 
@@ -52,6 +53,13 @@ def cpu_flags() -> set[str]:
         if line.startswith("flags"):
             return set(line.split(":", 1)[1].split())
     return set()
+
+
+def check_targets(targets: list[str]) -> None:
+    """Every target exists (pytest would otherwise run nothing and the table would say nothing)."""
+    missing = [t for t in targets if not (ROOT / t.split("::")[0]).exists()]
+    if missing:
+        raise SystemExit(f"robustness: no such test file or folder: {', '.join(missing)}")
 
 
 def run_kernel(kernel: str, targets: list[str], log: Path, workers: str) -> dict:
@@ -180,6 +188,7 @@ def main() -> None:
     parser.add_argument("--workers", default="2", help="pytest-xdist workers (default 2)")
     parser.add_argument("--output", default=str(ROOT / "benchmarks" / "robustness.md"))
     args = parser.parse_args()
+    check_targets(args.targets)
     flags = cpu_flags()
     kernels = [k for k in args.kernels if not flags or KERNELS[k] in flags]
     skipped = [k for k in args.kernels if k not in kernels]
