@@ -18,6 +18,8 @@ Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the 
   ``MocoOutputTrackingGoal`` and ``MocoOutputExtremumGoal`` next to effort (:data:`OUTPUTS`); Moco's
   ``MocoInitialOutputGoal``, ``MocoFinalOutputGoal`` and ``MocoOutputPeriodicityGoal`` (a cost and an endpoint
   constraint) with the speeds free at the ends they read (:data:`ENDPOINT_OUTPUTS`);
+* ``translation_tracking`` (explicit): Moco's ``MocoTranslationTrackingGoal`` with a states reference
+  (:data:`TRANSLATION`);
 * ``output_constraint``, ``output_bound_constraint``, ``frame_distance*`` (explicit, effort weight 1): Moco's
   ``MocoOutputConstraint``, ``MocoOutputBoundConstraint`` and ``MocoFrameDistanceConstraint`` (:data:`PATH_CONSTRAINTS`).
 
@@ -260,6 +262,49 @@ def solve_path_constraint(name: str) -> dict:
     return mr._solve_study(study)
 
 
+#: Moco's ``MocoTranslationTrackingGoal`` on the swing-up (explicit, effort weight 0.1): both bodies' origins
+#: tracking their positions along a states reference (21 rows over [0, 1] s: the shoulder on a smoothstep from 0 to
+#: π/2, the elbow 0.6 sin πt, the swing-up's own end states), the outer body weighted 2.
+TRANSLATION = {"weight": 2000.0, "effort_weight": 0.1, "frame_paths": ["/bodyset/b0", "/bodyset/b1"],
+               "translation_weights": {"/bodyset/b1": 2.0}}
+
+
+def translation_states() -> tuple[np.ndarray, dict]:
+    """The states reference of :data:`TRANSLATION`: coordinates (and speeds) at 21 rows over [0, 1] s."""
+    t = np.linspace(0.0, 1.0, 21)
+    q0, u0 = math.pi / 2 * (3 * t ** 2 - 2 * t ** 3), math.pi / 2 * (6 * t - 6 * t ** 2)
+    q1, u1 = 0.6 * np.sin(math.pi * t), 0.6 * math.pi * np.cos(math.pi * t)
+    return t, {"/jointset/j0/q0/value": q0, "/jointset/j0/q0/speed": u0, "/jointset/j1/q1/value": q1,
+               "/jointset/j1/q1/speed": u1}
+
+
+def solve_translation_tracking() -> dict:
+    osim = mr.osim
+    study, problem = _study("explicit", TRANSLATION["effort_weight"])
+    t, columns = translation_states()
+    table = osim.TimeSeriesTable()
+    labels = osim.StdVectorString()
+    for name in columns:
+        labels.append(name)
+    table.setColumnLabels(labels)
+    for k, time in enumerate(t):
+        row = osim.RowVector(len(columns), 0.0)
+        for j, name in enumerate(columns):
+            row[j] = float(columns[name][k])
+        table.appendRow(float(time), row)
+    table.addTableMetaDataString("inDegrees", "no")
+    goal = osim.MocoTranslationTrackingGoal("translation", TRANSLATION["weight"])
+    goal.setStatesReference(osim.TableProcessor(table))
+    paths = osim.StdVectorString()
+    for path in TRANSLATION["frame_paths"]:
+        paths.append(path)
+    goal.setFramePaths(paths)
+    for frame, w in TRANSLATION["translation_weights"].items():
+        goal.setWeightForFrame(frame, w)
+    problem.addGoal(goal)
+    return mr._solve_study(study)
+
+
 def _goal_values(result: dict) -> dict:
     """Moco's goal breakdown from its console log (``<name>: <value>`` after "Breakdown of objective")."""
     values, on = {}, False
@@ -280,6 +325,7 @@ def main() -> None:
     path, _ = stored_reference("goals_moco")
     results = {}
     cases = [("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking),
+             ("translation_tracking", solve_translation_tracking),
              *((name, lambda name=name: solve_bound(name)) for name in BOUNDS),
              *((name, lambda name=name: solve_output(name)) for name in OUTPUTS),
              *((name, lambda name=name: solve_path_constraint(name)) for name in PATH_CONSTRAINTS)]
@@ -292,7 +338,10 @@ def main() -> None:
         print(f"{name}: {r['status']}, objective {r['objective']:.10g}, {r['nit']} iterations, goals "
               f"{results[name]['goals']}")
     t, columns = reference_table()
-    settings = {"scheme": SCHEME, "num_mesh_intervals": N, "optim_convergence_tolerance": TOL,
+    ts, states = translation_states()
+    settings = {"translation_tracking": {**TRANSLATION, "mode": "explicit", "reference_time": ts.tolist(),
+                                         "reference": {k: v.tolist() for k, v in states.items()}},
+                "scheme": SCHEME, "num_mesh_intervals": N, "optim_convergence_tolerance": TOL,
                 "optim_constraint_tolerance": TOL, "joint_reaction": {**REACTION, "mode": "implicit",
                                                                        "effort_weight": 1.0},
                 "control_tracking": {"mode": "explicit", "effort_weight": EFFORT_WEIGHT_TRACKING,

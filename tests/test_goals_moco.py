@@ -1,8 +1,8 @@
 """Moco's ``MocoJointReactionGoal``, ``MocoControlTrackingGoal``, ``MocoControlBoundConstraint``,
-``MocoStateBoundConstraint``, the output goals and the output and frame-distance path constraints against OpenSim
-Moco 4.6 on small problems (the
-double pendulum's swing-up, Hermite–Simpson, N = 30, tolerances 1e-8): Moco's solutions stored with their provenance
-by ``benchmarks/goals_moco.py`` (``benchmarks/reference/goals_moco.json``)."""
+``MocoStateBoundConstraint``, ``MocoTranslationTrackingGoal``, the output goals and the output and frame-distance
+path constraints against OpenSim Moco 4.6 on small problems (the double pendulum's swing-up, Hermite–Simpson, N = 30,
+tolerances 1e-8): Moco's solutions stored with their provenance by ``benchmarks/goals_moco.py``
+(``benchmarks/reference/goals_moco.json``)."""
 from __future__ import annotations
 
 import json
@@ -44,6 +44,11 @@ def _solve(name: str) -> tuple[dict, ml.Solution, ml.Study]:
         study.problem.add_goal(ml.JointReactionGoal("reaction", s["weight"], joint_path=s["joint_path"],
                                                     loads_frame=s["loads_frame"],
                                                     reaction_measures=s["reaction_measures"]))
+    elif name == "translation_tracking":
+        reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
+        study.problem.add_goal(ml.TranslationTrackingGoal("translation", s["weight"], frame_paths=s["frame_paths"],
+                                                          states_reference=reference,
+                                                          translation_weights=s["translation_weights"]))
     elif name == "control_tracking":
         reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
         study.problem.add_goal(ml.ControlTrackingGoal("tracking", s["tracking_weight"], reference=reference))
@@ -86,7 +91,7 @@ def test_reference_has_its_provenance():
     assert SETTINGS["num_mesh_intervals"] == 30 and SETTINGS["optim_convergence_tolerance"] == 1e-8
 
 
-@pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "control_bound", "state_bound",
+@pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "translation_tracking", "control_bound", "state_bound",
                                   "control_equality", "output_com_height", "output_com_speed", "output_composite",
                                   "output_tracking", "output_extremum", "output_final", "output_initial",
                                   "output_periodic", "output_periodic_norm", "output_constraint",
@@ -95,8 +100,9 @@ def test_same_optimum_as_moco(name):
     """Same problem, same transcription, both solved to 1e-8: the objectives agree to 1e-8 relative (the solvers'
     tolerance; measured 0 to 7e-16: the same optima), each goal's value to Moco's printed 6 digits (its console
     breakdown is the only record of them), the states and controls to 1e-6 of their range at every grid point
-    (measured 1e-9 to 2e-8). A reaction or a tracking term computed otherwise than Moco does would move the
-    objective by far more (the reaction term is 6e-4 of it, the tracking term 99 %); so would a bound enforced at other
+    (measured 1e-9 to 2e-8; 1.1e-7 for translation tracking, whose reference positions each tool computes and
+    splines itself). A reaction or a tracking term computed otherwise than Moco does would move the
+    objective by far more (the reaction term is 6e-4 of it, the tracking terms 99 % and 16 %); so would a bound enforced at other
     times or points than Moco's mesh points (the bounds raise the effort by 1.4 %, 2.7 % and 0.4 %), and an endpoint
     output goal reading another end or another combination (the endpoint goals' terms are 0.4–74 % of their
     objectives; with both ends free the swing-up needs no effort at all, the periodicity constraint makes it 68.2), or

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from moco_lab.ocp.goals import ContactTrackingGoal, StateTrackingGoal, _TableSplines, goal_from_dict
+from moco_lab.ocp.goals import ContactTrackingGoal, StateTrackingGoal, TableSplines, goal_from_dict
 
 
 def test_linear_interpolation_values_and_slopes():
@@ -11,7 +11,7 @@ def test_linear_interpolation_values_and_slopes():
     t = np.array([0.0, 1.0, 3.0])
     y = np.array([[0.0, 1.0], [2.0, 1.0], [0.0, 5.0]])
     T = np.array([-1.0, 0.5, 1.0, 2.0, 3.0, 4.0])
-    values, slopes = _TableSplines(t, y, "linear")(T)
+    values, slopes = TableSplines(t, y, "linear")(T)
     np.testing.assert_allclose(values[:, 0], [0, 1, 2, 1, 0, 0], atol=1e-15)
     np.testing.assert_allclose(values[:, 1], [1, 1, 1, 3, 5, 5], atol=1e-15)
     np.testing.assert_allclose(slopes[:, 0], [0, 2, -1, -1, -1, 0], atol=1e-15)
@@ -21,7 +21,7 @@ def test_linear_interpolation_values_and_slopes():
 def test_spline_and_linear_differ_between_samples_and_agree_at_them():
     t = np.linspace(0.0, 1.0, 11)
     y = np.sin(3 * t)[:, None]
-    spline, linear = _TableSplines(t, y), _TableSplines(t, y, "linear")
+    spline, linear = TableSplines(t, y), TableSplines(t, y, "linear")
     np.testing.assert_allclose(spline(t)[0], linear(t)[0], atol=1e-12)
     mid = t[2:-3] + 0.05  # the interior: a natural spline's end conditions cost accuracy in the end intervals
     # the quintic spline is within 3e-4 of sin between samples here (measured 1.0e-4); the chord is off by up to

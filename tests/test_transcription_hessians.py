@@ -278,3 +278,18 @@ def test_output_path_constraints(mode):
     study.solver.chunk_size = 2
     check_hessians(study.transcribe(), np.random.default_rng(17))
 
+
+def test_translation_tracking():
+    """Moco's translation tracking on a free final time (the reference's slopes and curvature enter through time):
+    two bodies' origins, one weighted, from a translation table."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    t = np.linspace(-0.53, 1.61, 13)  # beyond the time range, knots off the grid (no kinks to difference)
+    wave = np.column_stack([0.1 * np.sin(3 * t), 0.8 + 0.05 * np.cos(2 * t), 0.02 * t])
+    p.add_goal(ml.TranslationTrackingGoal("frames", 300.0, translation_reference=(t, {"/bodyset/thigh": wave,
+                                                                                      "/bodyset/shank": wave - 0.4}),
+                                          translation_weights={"/bodyset/shank": 2.0}))
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    check_hessians(study.transcribe(), np.random.default_rng(17))
+

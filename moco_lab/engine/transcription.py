@@ -109,6 +109,17 @@ class _GoalContext:
     def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         return self._tr.kernel.system.add_point_output(name, body, location)
 
+    def output_values(self, name: str, states: dict) -> np.ndarray:
+        coords = self._tr.model.coordinates
+        missing = [c.value_path for c in coords if c.value_path not in states]
+        if missing:
+            raise KeyError(f"the states reference has no column for the coordinate {missing[0]!r}"
+                           + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        n = len(states[coords[0].value_path])
+        Q = np.column_stack([np.asarray(states[c.value_path], float) for c in coords]).reshape(n, len(coords))
+        U = np.column_stack([np.asarray(states.get(c.speed_path, np.zeros(n)), float) for c in coords]).reshape(Q.shape)
+        return np.asarray(self._tr.kernel.outputs((name,), Q, U)[name], float).reshape(n, -1)
+
     def joint_reaction_output(self, joint: str, loads_frame: str, expressed_in: str | None) -> str:
         tr = self._tr
         if not (tr.layout.nacc or tr.prescribed is not None):

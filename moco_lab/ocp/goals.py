@@ -143,6 +143,12 @@ class GoalContext:
         """Ask for the position and velocity of a point fixed on a body; returns the two output names."""
         raise NotImplementedError
 
+    def output_values(self, name: str, states: dict) -> np.ndarray:
+        """The values ``(n, k)`` of output ``name`` (one that depends on the coordinates and speeds only, e.g. a
+        point's position) along a states table ``{state: (n,)}`` (speeds missing: 0); contexts that compute nothing
+        return zeros."""
+        raise NotImplementedError
+
     def joint_reaction_output(self, joint: str, loads_frame: str, expressed_in: str | None) -> str:
         """Ask for a joint's reaction load ``[moment (3), force (3)]`` (see
         :meth:`moco_lab.engine.system.SymbolicSystem.add_joint_reaction_output`); a ``ValueError`` if the
@@ -440,7 +446,9 @@ class FinalTimeGoal(Goal):
 
 
 # ----------------------------------------------------------------------------------------- states
-def _reference(reference, owner: str):
+def read_reference(reference: ReferenceLike, owner: str) -> tuple[np.ndarray, dict] | None:
+    """A tracking goal's reference as ``(time (n,), {column: (n,)})``, checked (increasing time, no NaN), with
+    errors naming ``owner``; None stays None."""
     if reference is None:
         return None
     time, cols, _ = reference_columns(reference, f"{owner} reference")
@@ -471,7 +479,7 @@ def _check_interpolation(interpolation: str, owner: str) -> str:
     return interpolation
 
 
-class _TableSplines:
+class TableSplines:
     """A reference table's columns as functions of time. ``"spline"``: as Moco's tracking goals make them
     (``GCVSplineSet``: natural quintic interpolating splines, lower odd degree for tables of fewer than six rows,
     :func:`~moco_lab.results.tables.interpolating_spline`); ``"linear"``: straight lines between the samples. Outside
@@ -516,7 +524,7 @@ class _TableSplines:
         return curve(np.clip(T, self.t0, self.t1)).reshape(T.size, -1) * inside[:, None]
 
 
-def _tracking_terms(kind: str, idx: np.ndarray, w: np.ndarray, splines: _TableSplines):
+def _tracking_terms(kind: str, idx: np.ndarray, w: np.ndarray, splines: TableSplines):
     """Integrand and Hessian of ``Σ_k w_k (v_k(t) − r_k(t))²`` over the columns ``idx`` (each at most once) of the
     node block ``kind`` (``"Y"`` states or ``"X"`` controls), ``r`` the reference splines; ``t`` enters through
     the references (a free initial or final time)."""
@@ -581,7 +589,7 @@ class StateTrackingGoal(Goal):
 
     def set_reference(self, reference: ReferenceLike) -> None:
         """Set the reference (a trajectory, an ``.sto`` path or ``(time, {column: values})``)."""
-        self.reference = _reference(reference, f"StateTrackingGoal {self.name!r}")
+        self.reference = read_reference(reference, f"StateTrackingGoal {self.name!r}")
 
     def set_weight(self, state: str, weight: float) -> None:
         """Weight of one tracked state (0 leaves it out)."""
@@ -611,7 +619,7 @@ class StateTrackingGoal(Goal):
             raise ValueError(f"{owner}: no reference column matches a state to track")
         idx = np.array([i for i, _, _ in tracked])
         w = np.array([wt for _, wt, _ in tracked])
-        splines = _TableSplines(time, np.column_stack([c for _, _, c in tracked]), self.interpolation)
+        splines = TableSplines(time, np.column_stack([c for _, _, c in tracked]), self.interpolation)
         integrand, hessian = _tracking_terms("Y", idx, w, splines)
         return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"Y": idx})
 
@@ -665,7 +673,7 @@ class ControlTrackingGoal(Goal):
 
     def set_reference(self, reference: ReferenceLike) -> None:
         """Set the reference (a trajectory, an ``.sto`` path or ``(time, {column: values})``)."""
-        self.reference = _reference(reference, f"ControlTrackingGoal {self.name!r}")
+        self.reference = read_reference(reference, f"ControlTrackingGoal {self.name!r}")
 
     def set_reference_label(self, control: str, label: str) -> None:
         """Track ``control`` against the reference column ``label`` (Moco's ``setReferenceLabel``)."""
@@ -705,7 +713,7 @@ class ControlTrackingGoal(Goal):
             raise ValueError(f"{owner}: no control to track")
         idx = np.array([i for i, _, _ in tracked])
         w = np.array([wt for _, wt, _ in tracked])
-        splines = _TableSplines(time, np.column_stack([c for _, _, c in tracked]))
+        splines = TableSplines(time, np.column_stack([c for _, _, c in tracked]))
         integrand, hessian = _tracking_terms("X", idx, w, splines)
         return self._bound(ctx, integrand=integrand, hessian=hessian, columns={"X": idx})
 
@@ -1005,7 +1013,7 @@ class ContactTrackingGoal(Goal):
                                      "pass reference=")
                 reference = loads.datafile
             forces = {f.name: f for f in loads.forces}
-        self.reference = None if reference is None else _reference(reference, owner)
+        self.reference = None if reference is None else read_reference(reference, owner)
         self.groups = []
         for g in groups:
             g = g if isinstance(g, ContactGroup) else ContactGroup(list(g[0]), g[1])
@@ -1044,7 +1052,7 @@ class ContactTrackingGoal(Goal):
             missing = [c for c in g.columns if c not in cols]
             if missing:
                 raise KeyError(f"{owner}: " + did_you_mean(missing[0], list(cols), "reference column"))
-            groups.append((names, _TableSplines(time, np.column_stack([cols[c] for c in g.columns]),
+            groups.append((names, TableSplines(time, np.column_stack([cols[c] for c in g.columns]),
                                                 self.interpolation)))
         if self.projection == "none":
             Pm = np.eye(3)
@@ -1126,7 +1134,7 @@ class MarkerTrackingGoal(Goal):
                  weights: dict[str, float] | None = None, enabled: bool = True, **options: Any):
         super().__init__(name, weight, enabled, **options)
         self.markers = {str(k): (str(b), tuple(float(v) for v in loc)) for k, (b, loc) in (markers or {}).items()}
-        self.reference = None if reference is None else _reference(reference, f"MarkerTrackingGoal {self.name!r}")
+        self.reference = None if reference is None else read_reference(reference, f"MarkerTrackingGoal {self.name!r}")
         self.weights = {str(k): float(v) for k, v in (weights or {}).items()}
 
     def bind(self, ctx: GoalContext) -> BoundGoal:
@@ -1145,7 +1153,7 @@ class MarkerTrackingGoal(Goal):
                                + did_you_mean(f"{name}_x", list(cols), "reference column"))
             pos, _ = ctx.point_output(f"/markerset/{name}", body, loc)
             table = np.column_stack([cols[f"{name}_{'xyz'[j]}"] for j in axes])
-            tracked.append((pos, axes, _TableSplines(time, table), self.weights.get(name, 1.0)))
+            tracked.append((pos, axes, TableSplines(time, table), self.weights.get(name, 1.0)))
         outputs = tuple(t[0] for t in tracked)
 
         def integrand(d: NodeData, jac: bool):
@@ -1388,9 +1396,10 @@ def goal_from_dict(d: dict) -> Goal:
     kind = d.pop("type")
     if kind not in GOAL_TYPES:
         raise ValueError(f"Unknown goal type {kind!r}; known: {sorted(GOAL_TYPES)}")
-    if "reference" in d and isinstance(d["reference"], dict):
-        ref = d.pop("reference")
-        d["reference"] = (np.asarray(ref["time"]), {k: np.asarray(v) for k, v in ref["columns"].items()})
+    for key in ("reference", "translation_reference", "states_reference"):
+        if key in d and isinstance(d[key], dict):
+            ref = d.pop(key)
+            d[key] = (np.asarray(ref["time"]), {k: np.asarray(v) for k, v in ref["columns"].items()})
     if kind == "PeriodicityGoal":
         d["pairs"] = [tuple(p) for p in d.get("pairs", [])]
         d.pop("bounds", None)

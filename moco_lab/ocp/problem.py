@@ -124,6 +124,10 @@ class _NamesOnlyContext:
             raise KeyError(did_you_mean(body, ["ground", *self.model.body_paths], "body"))
         return f"{name}/position", f"{name}/velocity"
 
+    def output_values(self, name: str, states: dict) -> np.ndarray:
+        n = len(next(iter(states.values()))) if states else 0
+        return np.zeros((n, 3))
+
     def joint_reaction_output(self, joint: str, loads_frame: str, expressed_in: str | None) -> str:
         model = self.model
         known = model.joint_paths()
