@@ -20,6 +20,8 @@ Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the 
   constraint) with the speeds free at the ends they read (:data:`ENDPOINT_OUTPUTS`);
 * ``translation_tracking`` (explicit): Moco's ``MocoTranslationTrackingGoal`` with a states reference
   (:data:`TRANSLATION`);
+* ``parameter_expression`` (explicit): Moco's ``MocoExpressionBasedParameterGoal`` on two optimized parameters
+  (:data:`PARAMETER_EXPRESSION`);
 * ``output_constraint``, ``output_bound_constraint``, ``frame_distance*`` (explicit, effort weight 1): Moco's
   ``MocoOutputConstraint``, ``MocoOutputBoundConstraint`` and ``MocoFrameDistanceConstraint`` (:data:`PATH_CONSTRAINTS`).
 
@@ -305,6 +307,27 @@ def solve_translation_tracking() -> dict:
     return mr._solve_study(study)
 
 
+#: Moco's ``MocoExpressionBasedParameterGoal`` on the swing-up (explicit, effort weight 1): both actuators' optimal
+#: forces optimized (``MocoParameter``, bounds [0.5, 4]; effort alone pushes them to the upper bound), the goal an
+#: expression of both that pulls them back.
+PARAMETER_EXPRESSION = {"weight": 100.0, "expression": "square(f0 - 1.5) + 0.5*f0*f1^2 + exp(-f1)",
+                        "parameters": {"f0": ["/tau0", "optimal_force"], "f1": ["/tau1", "optimal_force"]},
+                        "bounds": [0.5, 4.0]}
+
+
+def solve_parameter_expression() -> dict:
+    osim = mr.osim
+    spec = PARAMETER_EXPRESSION
+    study, problem = _study("explicit", 1.0)
+    goal = osim.MocoExpressionBasedParameterGoal("expression", spec["weight"], spec["expression"])
+    for variable, (component, prop) in spec["parameters"].items():
+        parameter = osim.MocoParameter(variable, component, prop, osim.MocoBounds(*spec["bounds"]))
+        problem.addParameter(parameter)
+        goal.addParameter(parameter, variable)
+    problem.addGoal(goal)
+    return mr._solve_study(study)
+
+
 def _goal_values(result: dict) -> dict:
     """Moco's goal breakdown from its console log (``<name>: <value>`` after "Breakdown of objective")."""
     values, on = {}, False
@@ -326,6 +349,7 @@ def main() -> None:
     results = {}
     cases = [("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking),
              ("translation_tracking", solve_translation_tracking),
+             ("parameter_expression", solve_parameter_expression),
              *((name, lambda name=name: solve_bound(name)) for name in BOUNDS),
              *((name, lambda name=name: solve_output(name)) for name in OUTPUTS),
              *((name, lambda name=name: solve_path_constraint(name)) for name in PATH_CONSTRAINTS)]
@@ -333,13 +357,15 @@ def main() -> None:
         r = solve()
         results[name] = {"success": bool(r["success"]), "status": r["status"], "objective": r["objective"],
                          "goals": _goal_values(r), "nit": r["nit"], "solve_time": r["solve_time"],
+                         "parameters": r["parameters"],
                          "time": r["time"].tolist(), "states": {k: v.tolist() for k, v in r["states"].items()},
                          "controls": {k: v.tolist() for k, v in r["controls"].items()}}
         print(f"{name}: {r['status']}, objective {r['objective']:.10g}, {r['nit']} iterations, goals "
               f"{results[name]['goals']}")
     t, columns = reference_table()
     ts, states = translation_states()
-    settings = {"translation_tracking": {**TRANSLATION, "mode": "explicit", "reference_time": ts.tolist(),
+    settings = {"parameter_expression": {**PARAMETER_EXPRESSION, "mode": "explicit", "effort_weight": 1.0},
+                "translation_tracking": {**TRANSLATION, "mode": "explicit", "reference_time": ts.tolist(),
                                          "reference": {k: v.tolist() for k, v in states.items()}},
                 "scheme": SCHEME, "num_mesh_intervals": N, "optim_convergence_tolerance": TOL,
                 "optim_constraint_tolerance": TOL, "joint_reaction": {**REACTION, "mode": "implicit",

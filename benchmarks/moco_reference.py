@@ -303,6 +303,7 @@ def _solve_study(study) -> dict:
         "derivatives": _columns(solution.getDerivativeNames(),
                                 solution.getDerivativeMat),
         "final_time": float(solution.getFinalTime()),
+        "parameters": {str(n): float(solution.getParameter(n)) for n in solution.getParameterNames()},
         "moco_solver_duration": float(solution.getSolverDuration()),
         "log": console["log"],
     }

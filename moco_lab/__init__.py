@@ -75,6 +75,7 @@ from .ocp.output_goals import (
     OutputPeriodicityGoal,
     OutputTrackingGoal,
 )
+from .ocp.parameter_goals import ExpressionBasedParameterGoal
 from .ocp.problem import Parameter, PathConstraint, Problem
 from .results.periodic import create_periodic_trajectory
 from .results.trajectory import Solution, Trajectory, read_trajectory
@@ -99,6 +100,7 @@ __all__ = [
     "Parameter", "PathConstraint", "ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "OutputTrackingGoal",
     "OutputExtremumGoal", "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint",
     "OutputBoundConstraint", "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal",
+    "ExpressionBasedParameterGoal",
     "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",

@@ -1,8 +1,8 @@
 """Moco's ``MocoJointReactionGoal``, ``MocoControlTrackingGoal``, ``MocoControlBoundConstraint``,
-``MocoStateBoundConstraint``, ``MocoTranslationTrackingGoal``, the output goals and the output and frame-distance
-path constraints against OpenSim Moco 4.6 on small problems (the double pendulum's swing-up, Hermite–Simpson, N = 30,
-tolerances 1e-8): Moco's solutions stored with their provenance by ``benchmarks/goals_moco.py``
-(``benchmarks/reference/goals_moco.json``)."""
+``MocoStateBoundConstraint``, ``MocoTranslationTrackingGoal``, ``MocoExpressionBasedParameterGoal``, the output goals
+and the output and frame-distance path constraints against OpenSim Moco 4.6 on small problems (the double pendulum's
+swing-up, Hermite–Simpson, N = 30, tolerances 1e-8): Moco's solutions stored with their provenance by
+``benchmarks/goals_moco.py`` (``benchmarks/reference/goals_moco.json``)."""
 from __future__ import annotations
 
 import json
@@ -44,6 +44,11 @@ def _solve(name: str) -> tuple[dict, ml.Solution, ml.Study]:
         study.problem.add_goal(ml.JointReactionGoal("reaction", s["weight"], joint_path=s["joint_path"],
                                                     loads_frame=s["loads_frame"],
                                                     reaction_measures=s["reaction_measures"]))
+    elif name == "parameter_expression":
+        for variable, (component, prop) in s["parameters"].items():
+            study.problem.add_parameter(variable, f"{component}/{prop}", tuple(s["bounds"]))
+        study.problem.add_goal(ml.ExpressionBasedParameterGoal("expression", s["weight"], s["expression"],
+                                                               parameters={v: v for v in s["parameters"]}))
     elif name == "translation_tracking":
         reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
         study.problem.add_goal(ml.TranslationTrackingGoal("translation", s["weight"], frame_paths=s["frame_paths"],
@@ -91,7 +96,8 @@ def test_reference_has_its_provenance():
     assert SETTINGS["num_mesh_intervals"] == 30 and SETTINGS["optim_convergence_tolerance"] == 1e-8
 
 
-@pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "translation_tracking", "control_bound", "state_bound",
+@pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "translation_tracking", "parameter_expression",
+                                  "control_bound", "state_bound",
                                   "control_equality", "output_com_height", "output_com_speed", "output_composite",
                                   "output_tracking", "output_extremum", "output_final", "output_initial",
                                   "output_periodic", "output_periodic_norm", "output_constraint",
@@ -114,6 +120,8 @@ def test_same_optimum_as_moco(name):
     constraints = {g.name for g in study.problem.goals if g.mode == "endpoint_constraint"}  # Moco lists costs only
     assert set(moco["goals"]) == set(lab.goal_values) - constraints
     np.testing.assert_allclose(np.asarray(lab.time), moco["time"], atol=1e-12)
+    for parameter, value in moco["parameters"].items():  # optimized parameters: to 1e-6 relative, as trajectories
+        assert lab.parameters[parameter] == pytest.approx(value, rel=1e-6), parameter
     assert_same_trajectories([("states", {k: np.array(v) for k, v in moco["states"].items()}, lab.states),
                               ("controls", {k: np.array(v) for k, v in moco["controls"].items()}, lab.controls)],
                              1e-6)

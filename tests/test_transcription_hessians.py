@@ -293,3 +293,19 @@ def test_translation_tracking():
     study.solver.chunk_size = 2
     check_hessians(study.transcribe(), np.random.default_rng(17))
 
+
+def test_parameter_expression_goal():
+    """Moco's expression of parameters (the legs' muscle strengths and a body mass), as a cost and as an endpoint
+    constraint, with the smooth functions of OpenSim's expression language."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    p.add_parameter("f_vasti", "/forceset/vasti/max_isometric_force", (500.0, 3000.0))
+    p.add_parameter("m_shank", "/bodyset/shank/mass", (2.0, 5.0))
+    p.add_goal(ml.ExpressionBasedParameterGoal("cost", 3.0, "square(f/1000 - 1.5)*m + sqrt(m)*exp(-f/2000) + sin(m)",
+                                               parameters={"f": "f_vasti", "m": "m_shank"}))
+    p.add_goal(ml.ExpressionBasedParameterGoal("limit", expression="f*m/1000 + atan(m)^2", mode="endpoint_constraint",
+                                               bounds=(0.0, 20.0), parameters={"f": "f_vasti", "m": "m_shank"}))
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    check_hessians(study.transcribe(), np.random.default_rng(17))
+

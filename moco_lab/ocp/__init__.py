@@ -11,10 +11,12 @@ from .output_goals import (
     OutputPeriodicityGoal,
     OutputTrackingGoal,
 )
+from .parameter_goals import ExpressionBasedParameterGoal
 from .problem import Parameter, PathConstraint, Problem, VariableInfo
 
 __all__ = ["ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "OutputTrackingGoal", "OutputExtremumGoal",
            "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint", "OutputBoundConstraint",
            "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal",
+           "ExpressionBasedParameterGoal",
            "ControlGoal", "FinalTimeGoal", "Goal", "PeriodicityGoal",
            "StateTrackingGoal", "UserGoal", "goal_from_dict", "Parameter", "PathConstraint", "Problem", "VariableInfo"]

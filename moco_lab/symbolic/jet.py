@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Jet", "jet_sqrt", "jet_abs_power"]
+__all__ = ["Jet", "jet_sqrt", "jet_abs_power", "jet_math"]
 
 
 class Jet:
@@ -124,6 +124,17 @@ class Jet:
         v = self.value
         return self._apply(v ** c, c * v ** (c - 1), c * (c - 1) * v ** (c - 2) if c != 1 else 0.0)
 
+    def __rpow__(self, c):
+        """``c ** self`` for a number ``c > 0``."""
+        c = float(c)
+        f = c ** self.value
+        log_c = float(np.log(c))
+        return self._apply(f, f * log_c, f * log_c * log_c)
+
+    def __abs__(self):
+        v = self.value
+        return self._apply(abs(v), float(np.sign(v)), 0.0)
+
     def sqrt(self) -> "Jet":
         """``√self``."""
         r = float(np.sqrt(self.value))
@@ -144,3 +155,67 @@ def jet_abs_power(x: Any, p: float) -> Any:
         return abs(float(x)) ** p
     a = abs(x.value)
     return x._apply(a ** p, p * a ** (p - 1) * float(np.sign(x.value)), p * (p - 1) * a ** (p - 2))
+
+
+class _JetMath:
+    """numpy's elementary functions for :class:`Jet` numbers (and plain numbers): exact first and second
+    derivatives, so that formulas written for ``xp`` (e.g. :mod:`moco_lab.modeling.lepton`'s expressions) take Jets."""
+
+    @staticmethod
+    def _unary(x: Any, f, d1, d2) -> Any:
+        if not isinstance(x, Jet):
+            return float(f(float(x)))
+        v = x.value
+        return x._apply(float(f(v)), float(d1(v)), float(d2(v)))
+
+    def sqrt(self, x):
+        return jet_sqrt(x)
+
+    def exp(self, x):
+        return self._unary(x, np.exp, np.exp, np.exp)
+
+    def log(self, x):
+        return self._unary(x, np.log, lambda v: 1 / v, lambda v: -1 / v ** 2)
+
+    def sin(self, x):
+        return self._unary(x, np.sin, np.cos, lambda v: -np.sin(v))
+
+    def cos(self, x):
+        return self._unary(x, np.cos, lambda v: -np.sin(v), lambda v: -np.cos(v))
+
+    def tan(self, x):
+        return self._unary(x, np.tan, lambda v: 1 / np.cos(v) ** 2, lambda v: 2 * np.tan(v) / np.cos(v) ** 2)
+
+    def arcsin(self, x):
+        return self._unary(x, np.arcsin, lambda v: (1 - v * v) ** -0.5, lambda v: v * (1 - v * v) ** -1.5)
+
+    def arccos(self, x):
+        return self._unary(x, np.arccos, lambda v: -(1 - v * v) ** -0.5, lambda v: -v * (1 - v * v) ** -1.5)
+
+    def arctan(self, x):
+        return self._unary(x, np.arctan, lambda v: 1 / (1 + v * v), lambda v: -2 * v / (1 + v * v) ** 2)
+
+    def sinh(self, x):
+        return self._unary(x, np.sinh, np.cosh, np.sinh)
+
+    def cosh(self, x):
+        return self._unary(x, np.cosh, np.sinh, np.cosh)
+
+    def tanh(self, x):
+        return self._unary(x, np.tanh, lambda v: 1 - np.tanh(v) ** 2,
+                           lambda v: -2 * np.tanh(v) * (1 - np.tanh(v) ** 2))
+
+    @staticmethod
+    def _value(x: Any) -> float:
+        return x.value if isinstance(x, Jet) else float(x)
+
+    def minimum(self, a, b):
+        return a if self._value(a) <= self._value(b) else b
+
+    def maximum(self, a, b):
+        return a if self._value(a) >= self._value(b) else b
+
+
+#: :class:`_JetMath`'s one instance, to pass as ``xp``
+jet_math = _JetMath()
+
