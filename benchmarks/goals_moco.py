@@ -20,6 +20,8 @@ Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the 
   constraint) with the speeds free at the ends they read (:data:`ENDPOINT_OUTPUTS`);
 * ``translation_tracking`` (explicit): Moco's ``MocoTranslationTrackingGoal`` with a states reference
   (:data:`TRANSLATION`);
+* ``marker_final`` (explicit): Moco's ``MocoMarkerFinalGoal`` with the elbow's final angle free
+  (:data:`MARKER_FINAL`);
 * ``parameter_expression`` (explicit): Moco's ``MocoExpressionBasedParameterGoal`` on two optimized parameters
   (:data:`PARAMETER_EXPRESSION`);
 * ``output_constraint``, ``output_bound_constraint``, ``frame_distance*`` (explicit, effort weight 1): Moco's
@@ -328,6 +330,28 @@ def solve_parameter_expression() -> dict:
     return mr._solve_study(study)
 
 
+#: Moco's ``MocoMarkerFinalGoal`` on the swing-up (explicit, effort weight 1) with the elbow's final angle free: a
+#: marker on the outer body brought towards a place in ground at the end.
+MARKER_FINAL = {"weight": 50.0, "marker": "tip", "body": "b1", "location": [0.3, 0.2, 0.0],
+                "reference_location": [0.8, 1.6, 0.0]}
+
+
+def solve_marker_final() -> dict:
+    osim = mr.osim
+    spec = MARKER_FINAL
+    study, problem = _study("explicit", 1.0)
+    model = mr.build_double_pendulum_model()
+    model.addMarker(osim.Marker(spec["marker"], model.getBodySet().get(spec["body"]), osim.Vec3(*spec["location"])))
+    model.finalizeConnections()
+    problem.setModel(model)
+    problem.setStateInfo("/jointset/j1/q1/value", [-10, 10], 0, [])
+    goal = osim.MocoMarkerFinalGoal("marker_final", spec["weight"])
+    goal.setPointName(f"/markerset/{spec['marker']}")
+    goal.setReferenceLocation(osim.Vec3(*spec["reference_location"]))
+    problem.addGoal(goal)
+    return mr._solve_study(study)
+
+
 def _goal_values(result: dict) -> dict:
     """Moco's goal breakdown from its console log (``<name>: <value>`` after "Breakdown of objective")."""
     values, on = {}, False
@@ -349,7 +373,7 @@ def main() -> None:
     results = {}
     cases = [("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking),
              ("translation_tracking", solve_translation_tracking),
-             ("parameter_expression", solve_parameter_expression),
+             ("parameter_expression", solve_parameter_expression), ("marker_final", solve_marker_final),
              *((name, lambda name=name: solve_bound(name)) for name in BOUNDS),
              *((name, lambda name=name: solve_output(name)) for name in OUTPUTS),
              *((name, lambda name=name: solve_path_constraint(name)) for name in PATH_CONSTRAINTS)]
@@ -364,7 +388,8 @@ def main() -> None:
               f"{results[name]['goals']}")
     t, columns = reference_table()
     ts, states = translation_states()
-    settings = {"parameter_expression": {**PARAMETER_EXPRESSION, "mode": "explicit", "effort_weight": 1.0},
+    settings = {"marker_final": {**MARKER_FINAL, "mode": "explicit", "effort_weight": 1.0},
+                "parameter_expression": {**PARAMETER_EXPRESSION, "mode": "explicit", "effort_weight": 1.0},
                 "translation_tracking": {**TRANSLATION, "mode": "explicit", "reference_time": ts.tolist(),
                                          "reference": {k: v.tolist() for k, v in states.items()}},
                 "scheme": SCHEME, "num_mesh_intervals": N, "optim_convergence_tolerance": TOL,

@@ -74,3 +74,22 @@ def test_saved_and_read_back():
                                       translation_weights={"/bodyset/b1": 2.0})
     again = ml.ocp.goal_from_dict(goal.to_dict())
     assert type(again) is ml.TranslationTrackingGoal and again.to_dict() == goal.to_dict()
+
+
+def test_marker_final_bad_input_is_named():
+    from moco_lab.modeling.markers import Marker
+
+    with pytest.raises(ValueError, match="no point_name provided"):
+        ml.MarkerFinalGoal("m")
+    with pytest.raises(ValueError, match="reference_location must be 3 finite numbers"):
+        ml.MarkerFinalGoal("m", point_name="tip", reference_location=(0.0, 1.0))
+    with pytest.raises(ValueError, match="cannot be an endpoint constraint"):
+        ml.MarkerFinalGoal("m", point_name="tip", mode="endpoint_constraint")
+    study = _study()
+    study.problem.model.markers["tip"] = Marker("tip", "b1", (0.3, 0.2, 0.0))
+    study.problem.add_goal(ml.MarkerFinalGoal("m", point_name="/markerset/tpi"))
+    with pytest.raises(KeyError, match="/markerset/tip"):
+        study.transcribe()
+    goal = ml.MarkerFinalGoal("m", 2.0, point_name="tip", reference_location=(1.0, 2.0, 0.0))
+    again = ml.ocp.goal_from_dict(goal.to_dict())
+    assert type(again) is ml.MarkerFinalGoal and again.to_dict() == goal.to_dict()

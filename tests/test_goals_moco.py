@@ -1,8 +1,8 @@
 """Moco's ``MocoJointReactionGoal``, ``MocoControlTrackingGoal``, ``MocoControlBoundConstraint``,
-``MocoStateBoundConstraint``, ``MocoTranslationTrackingGoal``, ``MocoExpressionBasedParameterGoal``, the output goals
-and the output and frame-distance path constraints against OpenSim Moco 4.6 on small problems (the double pendulum's
-swing-up, Hermite–Simpson, N = 30, tolerances 1e-8): Moco's solutions stored with their provenance by
-``benchmarks/goals_moco.py`` (``benchmarks/reference/goals_moco.json``)."""
+``MocoStateBoundConstraint``, ``MocoTranslationTrackingGoal``, ``MocoExpressionBasedParameterGoal``,
+``MocoMarkerFinalGoal``, the output goals and the output and frame-distance path constraints against OpenSim Moco 4.6
+on small problems (the double pendulum's swing-up, Hermite–Simpson, N = 30, tolerances 1e-8): Moco's solutions stored
+with their provenance by ``benchmarks/goals_moco.py`` (``benchmarks/reference/goals_moco.json``)."""
 from __future__ import annotations
 
 import json
@@ -14,6 +14,7 @@ from moco_compare import assert_same_objective, assert_same_trajectories
 
 import moco_lab as ml
 from moco_lab.modeling import functions
+from moco_lab.modeling.markers import Marker
 
 STORED = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "goals_moco.json")
                     .read_text())
@@ -44,6 +45,11 @@ def _solve(name: str) -> tuple[dict, ml.Solution, ml.Study]:
         study.problem.add_goal(ml.JointReactionGoal("reaction", s["weight"], joint_path=s["joint_path"],
                                                     loads_frame=s["loads_frame"],
                                                     reaction_measures=s["reaction_measures"]))
+    elif name == "marker_final":
+        study.problem.model.markers[s["marker"]] = Marker(s["marker"], s["body"], tuple(s["location"]))
+        study.problem.set_state_info("/jointset/j1/q1/value", (-10, 10), 0, None)
+        study.problem.add_goal(ml.MarkerFinalGoal("marker_final", s["weight"], point_name=f"/markerset/{s['marker']}",
+                                                  reference_location=s["reference_location"]))
     elif name == "parameter_expression":
         for variable, (component, prop) in s["parameters"].items():
             study.problem.add_parameter(variable, f"{component}/{prop}", tuple(s["bounds"]))
@@ -97,7 +103,7 @@ def test_reference_has_its_provenance():
 
 
 @pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "translation_tracking", "parameter_expression",
-                                  "control_bound", "state_bound",
+                                  "marker_final", "control_bound", "state_bound",
                                   "control_equality", "output_com_height", "output_com_speed", "output_composite",
                                   "output_tracking", "output_extremum", "output_final", "output_initial",
                                   "output_periodic", "output_periodic_norm", "output_constraint",

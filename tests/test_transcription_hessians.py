@@ -19,6 +19,7 @@ from test_transcription_jacobians import leg_model, leg_problem, prescribed_leg,
 
 import moco_lab as ml
 from moco_lab.engine.transcription import Transcription
+from moco_lab.modeling.markers import Marker
 from moco_lab.solve.ipopt_mumps import _Program
 
 
@@ -281,11 +282,13 @@ def test_output_path_constraints(mode):
 
 def test_translation_tracking():
     """Moco's translation tracking on a free final time (the reference's slopes and curvature enter through time):
-    two bodies' origins, one weighted, from a translation table."""
+    two bodies' origins, one weighted, from a translation table; and a marker's final distance from a place."""
     study = exact(ml.Study())
     p = study.problem = leg_problem(leg_model(contact=True), goals=False)
     t = np.linspace(-0.53, 1.61, 13)  # beyond the time range, knots off the grid (no kinks to difference)
     wave = np.column_stack([0.1 * np.sin(3 * t), 0.8 + 0.05 * np.cos(2 * t), 0.02 * t])
+    p.model.markers["toe"] = Marker("toe", "shank", (0.1, -0.46, 0.0))
+    p.add_goal(ml.MarkerFinalGoal("reach", 200.0, point_name="/markerset/toe", reference_location=(0.3, 0.1, 0.05)))
     p.add_goal(ml.TranslationTrackingGoal("frames", 300.0, translation_reference=(t, {"/bodyset/thigh": wave,
                                                                                       "/bodyset/shank": wave - 0.4}),
                                           translation_weights={"/bodyset/shank": 2.0}))

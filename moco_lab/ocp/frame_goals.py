@@ -1,10 +1,11 @@
-"""Goals on frames of the model: Moco's ``MocoTranslationTrackingGoal``.
+"""Goals on frames and points of the model: Moco's ``MocoTranslationTrackingGoal`` and ``MocoMarkerFinalGoal``.
 
 :class:`TranslationTrackingGoal` tracks the origins of frames (bodies by their OpenSim path, e.g.
 ``/bodyset/calcn_r``) in ground: ``∫ Σ_f w_f ‖p_f(q) − r_f(t)‖² dt``. The reference positions ``r_f`` come from a
 translation table or, as Moco does with a ``states_reference``, from a states table: the model's frames are placed at
 each row's coordinates and their positions become the table. Either table is splined as Moco's ``GCVSplineSet``
-splines it (natural quintic interpolating splines). First and second derivatives are exact.
+splines it (natural quintic interpolating splines). :class:`MarkerFinalGoal` brings a marker to a place at the end:
+``‖p(t_f) − r‖²``. First and second derivatives are exact.
 """
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..util.names import did_you_mean
-from .goals import GOAL_TYPES, BoundGoal, Goal, GoalContext, NodeData, TableSplines, read_reference
+from .goals import GOAL_TYPES, BoundGoal, EndpointData, Goal, GoalContext, NodeData, TableSplines, read_reference
 
-__all__ = ["TranslationTrackingGoal"]
+__all__ = ["TranslationTrackingGoal", "MarkerFinalGoal"]
 
 _AXES = ("x", "y", "z")
 
@@ -144,4 +145,57 @@ class TranslationTrackingGoal(Goal):
         return d
 
 
-GOAL_TYPES.update({"TranslationTrackingGoal": TranslationTrackingGoal})
+class MarkerFinalGoal(Goal):
+    """``‖p(t_f) − r‖²``: a marker's distance from a place in ground at the end, squared (Moco's
+    ``MocoMarkerFinalGoal``; a cost).
+
+    Parameters
+    ----------
+    point_name : str
+        The marker: its path as OpenSim writes it (``/markerset/toe``) or its name.
+    reference_location : (3,)
+        The place in ground (m); default the origin.
+    """
+
+    default_name = "marker_final"
+    supports_endpoint_constraint = False
+
+    def __init__(self, name: str | None = None, weight: float = 1.0, point_name: str = "",
+                 reference_location: Sequence[float] = (0.0, 0.0, 0.0), enabled: bool = True, **options: Any):
+        super().__init__(name, weight, enabled, **options)
+        owner = f"MarkerFinalGoal {self.name!r}"
+        if not isinstance(point_name, str) or not point_name:
+            raise ValueError(f"{owner}: no point_name provided (a marker's path, e.g. '/markerset/toe')")
+        ref = np.asarray(reference_location, float).reshape(-1)
+        if ref.shape != (3,) or not np.all(np.isfinite(ref)):
+            raise ValueError(f"{owner}: reference_location must be 3 finite numbers (m), got {reference_location!r}")
+        self.point_name, self.reference_location = point_name, ref
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        owner = f"MarkerFinalGoal {self.name!r}"
+        markers = getattr(ctx.model, "markers", {})
+        name = self.point_name.rsplit("/", 1)[-1] if self.point_name.startswith("/markerset/") else self.point_name
+        if name not in markers:
+            raise KeyError(f"{owner}: " + did_you_mean(self.point_name, [f"/markerset/{m}" for m in markers],
+                                                       "marker"))
+        marker = markers[name]
+        pos, _ = ctx.point_output(f"/markerset/{name}", marker.body, marker.location)
+        ref = self.reference_location
+
+        def endpoint(E: EndpointData, jac: bool):
+            e = np.asarray(E.last.outputs[pos], float)[0] - ref
+            value = np.array([float(e @ e)])
+            return (value, {"last": {"outputs": {pos: (2 * e)[None, None, :]}}}) if jac else (value, {})
+
+        def endpoint_generic(E: EndpointData):
+            p = E.last.outputs[pos][0]
+            return [sum((p[i] - ref[i]) * (p[i] - ref[i]) for i in range(3))]
+
+        return self._bound(ctx, outputs=(pos,), endpoint=endpoint, endpoint_generic=endpoint_generic)
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "point_name": self.point_name,
+                "reference_location": self.reference_location.tolist()}
+
+
+GOAL_TYPES.update({"TranslationTrackingGoal": TranslationTrackingGoal, "MarkerFinalGoal": MarkerFinalGoal})
