@@ -456,7 +456,8 @@ class Model:
         """Properties that can be optimized as time-invariant parameters, by path.
 
         Body masses (``<body path>/mass``; the rotational inertia scales with
-        the mass, as Drake's ``SetMass`` does) and every force element's
+        the mass, as Drake's ``SetMass`` does — OpenSim and Moco keep it, so a
+        body with rotational inertia differs from Moco's mass parameter) and every force element's
         properties (``<element path>/<property>``, e.g.
         ``/forceset/spring/stiffness``, ``/forceset/vasti/max_isometric_force``).
         """

@@ -17,7 +17,8 @@ translate along ground axes (the pelvis's do).
 
 **Segment masses.** With the motion fixed, the wrench is *linear* in the body masses when each body's inertia
 scales with its mass and its centre of mass stays where it is (a body's inertial load ``m_i (a_i − g)`` and
-``ḣ_i``; Drake's ``SetMass`` and Moco's mass parameters scale the same way). Each body's share is computed exactly
+``ḣ_i``; Drake's ``SetMass`` and moco_lab's mass parameters scale the same way — OpenSim's ``Body::setMass`` and
+Moco's mass parameters keep the rotational inertia instead). Each body's share is computed exactly
 from the engine's equations with the masses as parameters. Bodies are grouped (by default the two sides of a
 segment share one factor: ``femur_r`` and ``femur_l`` → ``femur``), and the group factors σ are the maximum-a-
 posteriori estimate of
