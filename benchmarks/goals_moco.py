@@ -79,10 +79,9 @@ def solve_joint_reaction() -> dict:
     return mr._solve_study(study)
 
 
-def solve_control_tracking() -> dict:
+def _time_series_table(t: np.ndarray, columns: dict):
+    """``opensim.TimeSeriesTable`` of ``columns`` (name -> values) at times ``t``."""
     osim = mr.osim
-    study, problem = _study("explicit", EFFORT_WEIGHT_TRACKING)
-    t, columns = reference_table()
     table = osim.TimeSeriesTable()
     labels = osim.StdVectorString()
     for name in columns:
@@ -93,6 +92,14 @@ def solve_control_tracking() -> dict:
         for j, name in enumerate(columns):
             row[j] = float(columns[name][k])
         table.appendRow(float(time), row)
+    return table
+
+
+def solve_control_tracking() -> dict:
+    osim = mr.osim
+    study, problem = _study("explicit", EFFORT_WEIGHT_TRACKING)
+    t, columns = reference_table()
+    table = _time_series_table(t, columns)
     goal = osim.MocoControlTrackingGoal("tracking", TRACKING_WEIGHT)
     goal.setReference(osim.TableProcessor(table))
     problem.addGoal(goal)
@@ -286,16 +293,7 @@ def solve_translation_tracking() -> dict:
     osim = mr.osim
     study, problem = _study("explicit", TRANSLATION["effort_weight"])
     t, columns = translation_states()
-    table = osim.TimeSeriesTable()
-    labels = osim.StdVectorString()
-    for name in columns:
-        labels.append(name)
-    table.setColumnLabels(labels)
-    for k, time in enumerate(t):
-        row = osim.RowVector(len(columns), 0.0)
-        for j, name in enumerate(columns):
-            row[j] = float(columns[name][k])
-        table.appendRow(float(time), row)
+    table = _time_series_table(t, columns)
     table.addTableMetaDataString("inDegrees", "no")
     goal = osim.MocoTranslationTrackingGoal("translation", TRANSLATION["weight"])
     goal.setStatesReference(osim.TableProcessor(table))
