@@ -55,6 +55,13 @@ def cpu_flags() -> set[str]:
     return set()
 
 
+def _pythonpath() -> str:
+    """This repository first on the path of every process the run starts, notebook kernels included: a kernel
+    starts in the notebook's folder and would otherwise import whatever moco_lab the environment has installed
+    (another checkout's, in an environment shared between clones), and the table would describe that code."""
+    return os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def check_targets(targets: list[str]) -> None:
     """Every target exists (pytest would otherwise run nothing and the table would say nothing)."""
     missing = [t for t in targets if not (ROOT / t.split("::")[0]).exists()]
@@ -64,7 +71,8 @@ def check_targets(targets: list[str]) -> None:
 
 def run_kernel(kernel: str, targets: list[str], log: Path, workers: str) -> dict:
     """The fast-mode pytest run of ``targets`` under ``kernel``; returns its outcome."""
-    env = {**os.environ, "OPENBLAS_CORETYPE": kernel, "MOCO_LAB_FAST": "1", "MOCO_LAB_SOLVE_LOG": str(log)}
+    env = {**os.environ, "OPENBLAS_CORETYPE": kernel, "MOCO_LAB_FAST": "1", "MOCO_LAB_SOLVE_LOG": str(log),
+           "PYTHONPATH": _pythonpath()}
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers, "--dist", "loadfile",
            "-rf", *targets]
     print(f"[{kernel}] {' '.join(cmd[2:])}", flush=True)
@@ -82,7 +90,8 @@ def run_learner(kernel: str, log: Path) -> dict:
     from nbclient import NotebookClient
 
     env_before = dict(os.environ)
-    os.environ.update({"OPENBLAS_CORETYPE": kernel, "MOCO_LAB_FAST": "0", "MOCO_LAB_SOLVE_LOG": str(log)})
+    os.environ.update({"OPENBLAS_CORETYPE": kernel, "MOCO_LAB_FAST": "0", "MOCO_LAB_SOLVE_LOG": str(log),
+                       "PYTHONPATH": _pythonpath()})
     errors = {}
     try:
         for path in sorted((ROOT / "lessons").glob("*.ipynb")):
