@@ -136,6 +136,15 @@ def _opensim_function(spec: list):
     return osim.PolynomialFunction(coefficients)
 
 
+def _set_bound_functions(constraint, spec: dict) -> None:
+    """A Moco bound constraint's ``lower``/``upper`` functions and ``equality_with_lower`` from ``spec``."""
+    if spec["lower"] is not None:
+        constraint.setLowerBound(_opensim_function(spec["lower"]))
+    if spec["upper"] is not None:
+        constraint.setUpperBound(_opensim_function(spec["upper"]))
+    constraint.setEqualityWithLower(spec["equality_with_lower"])
+
+
 def solve_bound(name: str) -> dict:
     """One of :data:`BOUNDS` as Moco's ``MocoControlBoundConstraint`` / ``MocoStateBoundConstraint``."""
     osim = mr.osim
@@ -150,11 +159,7 @@ def solve_bound(name: str) -> dict:
         for path in spec["paths"]:
             constraint.addStatePath(path)
     constraint.setName(name)
-    if spec["lower"] is not None:
-        constraint.setLowerBound(_opensim_function(spec["lower"]))
-    if spec["upper"] is not None:
-        constraint.setUpperBound(_opensim_function(spec["upper"]))
-    constraint.setEqualityWithLower(spec["equality_with_lower"])
+    _set_bound_functions(constraint, spec)
     problem.addPathConstraint(constraint)
     return mr._solve_study(study)
 
@@ -264,11 +269,7 @@ def solve_path_constraint(name: str) -> dict:
             bounds.append(osim.MocoBounds(*spec["bounds"]))
             constraint.updConstraintInfo().setBounds(bounds)
         else:
-            if spec["lower"] is not None:
-                constraint.setLowerBound(_opensim_function(spec["lower"]))
-            if spec["upper"] is not None:
-                constraint.setUpperBound(_opensim_function(spec["upper"]))
-            constraint.setEqualityWithLower(spec["equality_with_lower"])
+            _set_bound_functions(constraint, spec)
     problem.addPathConstraint(constraint)
     return mr._solve_study(study)
 
