@@ -282,14 +282,14 @@ class Chunk:
             J[row, 2:self.off] = -dur * (self.quad @ dP)
             J[row, self.off:self.off + self.nloc * nb] = -(dur * self.quad[:, None] * dB).reshape(-1)
             J[row, self.off + self.nloc * nb + j] = 1.0
-        for j, ds in enumerate(paths):
+        pn = self.path_nodes
+        for j, ds in enumerate(paths):  # all path nodes of one constraint row at once
             dB, dP, dT = tr.chain_goal_derivative(ds, douts, self.nloc)
-            for m, k in enumerate(self.path_nodes):
-                row = self.npre + m * npg + j
-                J[row, 0] = dT[k] * (1 - self.tau[k])
-                J[row, 1] = dT[k] * self.tau[k]
-                J[row, 2:self.off] = dP[k]
-                J[row, self.off + k * nb:self.off + (k + 1) * nb] = dB[k]
+            rows = self.npre + np.arange(pn.size) * npg + j
+            J[rows, 0] = dT[pn] * (1 - self.tau[pn])
+            J[rows, 1] = dT[pn] * self.tau[pn]
+            J[rows, 2:self.off] = dP[pn]
+            J[rows[:, None], self.off + pn[:, None] * nb + np.arange(nb)[None, :]] = dB[pn]
         return out, J
 
     # -------------------------------------------------------------- plain integral costs

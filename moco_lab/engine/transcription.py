@@ -776,30 +776,33 @@ class Transcription:
 
                 self.prog.AddConstraint(con, pc.lower, pc.upper, vars_k, description=f"path {pc.name}")
 
-    def path_bounds(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The output path constraints' row bounds at grid point ``k`` (``Problem.validate`` has refused bounds that
-        vary with time on a free time grid, so the grid's times are known here, or the bounds are constants)."""
+    def bounds_time(self, k: int) -> float:
+        """Grid point ``k``'s time for bounds that are functions of time (``Problem.validate`` has refused such
+        bounds on a free time grid, so the times are known; on a free grid the bounds are constants and any time
+        serves)."""
         p = self.problem
         t0, tf = p.time_initial.lower, p.time_final.lower
-        t = t0 + self.grid.tau[k] * (tf - t0)
+        return t0 + self.grid.tau[k] * (tf - t0)
+
+    def path_bounds(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The output path constraints' row bounds at grid point ``k``."""
         if not self.path_rows:
             return np.zeros(0), np.zeros(0)
+        t = self.bounds_time(k)
         lows, highs = zip(*(pr.bounds(t) for pr in self.path_rows))
         return np.concatenate(lows), np.concatenate(highs)
 
     def _add_bound_constraints(self):
         """Moco's control and state bound constraints (:mod:`moco_lab.ocp.bound_constraints`): linear rows at the
-        mesh points, ``lower(t) <= v <= upper(t)`` (``Problem.validate`` has refused time-varying bounds on a free
-        time grid, so ``t`` is known here, or the bounds are constants)."""
+        mesh points, ``lower(t) <= v <= upper(t)`` (``t``: :meth:`bounds_time`)."""
         p = self.problem
-        t0, tf = p.time_initial.lower, p.time_final.lower
         for c in p.bound_constraints:
             columns = c.check_names(self.control_names if c.kind == "control" else self.state_names)
             if not columns:
                 continue  # as Moco: no paths, no constraint
             V = self.X if c.kind == "control" else self.Y
             for k in np.flatnonzero(self.grid.is_mesh):
-                lo, hi = c.bounds_at(t0 + self.grid.tau[k] * (tf - t0) if c.time_varying() else t0)
+                lo, hi = c.bounds_at(self.bounds_time(k))
                 n = len(columns)
                 self.prog.AddLinearConstraint(np.eye(n), np.full(n, lo), np.full(n, hi), V[k, columns]).evaluator(
                 ).set_description(f"bound {c.name}")
