@@ -50,7 +50,7 @@ def _solve(name: str) -> tuple[dict, ml.Solution, ml.Study]:
         study.problem.set_state_info("/jointset/j1/q1/value", (-10, 10), 0, None)
         study.problem.add_goal(ml.MarkerFinalGoal("marker_final", s["weight"], point_name=f"/markerset/{s['marker']}",
                                                   reference_location=s["reference_location"]))
-    elif name == "parameter_expression":
+    elif name in ("parameter_expression", "body_mass"):
         for variable, (component, prop) in s["parameters"].items():
             study.problem.add_parameter(variable, f"{component}/{prop}", tuple(s["bounds"]))
         study.problem.add_goal(ml.ExpressionBasedParameterGoal("expression", s["weight"], s["expression"],
@@ -103,7 +103,7 @@ def test_reference_has_its_provenance():
 
 
 @pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "translation_tracking", "parameter_expression",
-                                  "marker_final", "control_bound", "state_bound",
+                                  "body_mass", "marker_final", "control_bound", "state_bound",
                                   "control_equality", "output_com_height", "output_com_speed", "output_composite",
                                   "output_tracking", "output_extremum", "output_final", "output_initial",
                                   "output_periodic", "output_periodic_norm", "output_constraint",

@@ -52,7 +52,7 @@ def test_model_builder_and_properties():
     assert model.state_names() == ["/jointset/rail/x/value", "/jointset/rail/x/speed"]
     assert model.coordinates[0].range == (-1, 1)
     assert set(model.properties()) == {
-        "/bodyset/cart/mass", "/forceset/spring/stiffness", "/forceset/spring/viscosity",
+        "/bodyset/cart/mass", "/bodyset/cart/mass_scale", "/forceset/spring/stiffness", "/forceset/spring/viscosity",
         "/forceset/spring/rest_length", "/forceset/push/optimal_force"}
     # (3 kg) xdd = -12 (x - 0.5) + 2 * control
     assert accelerations(model, [1.0], [0.0], [1.0]) == pytest.approx([(-6.0 + 2.0) / 3.0])

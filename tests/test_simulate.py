@@ -205,6 +205,37 @@ def test_body_mass_parameter_halves_the_distance():
     assert simulate(model, traj)[SQ][-1] == pytest.approx(2.5, abs=1e-9)
 
 
+@pytest.mark.parametrize("prop, inertia", [("mass", 1.0), ("mass_scale", 3.0)])
+def test_mass_parameters_mean_the_same_in_engine_and_simulator(prop, inertia):
+    """``<body>/mass`` is OpenSim's property (Moco's mass parameter): the rotational inertia about the centre of mass is
+    kept; ``<body>/mass_scale`` makes the body denser: mass and inertia scale together. Both bodies of the double
+    pendulum (1 kg, central inertia 1 kg·m²) made 3 kg through either parameter must equal the pendulum built with
+    3 kg and the expected inertia (1 or 3 kg·m²): in the engine's accelerations (the transcription's equations) and in
+    Drake's simulation (another implementation of the dynamics; simulate() sets the plant context's spatial
+    inertia). The two meanings differ by far more than the tolerances (round-off; the integrator's accuracy)."""
+    from moco_lab.engine.kernel import Kernel
+
+    model = ml.models.double_pendulum()
+    reference = ml.models.double_pendulum(mass=3.0, inertia=inertia)
+    paths = [f"/bodyset/b0/{prop}", f"/bodyset/b1/{prop}"]
+    values = 3.0  # kg through mass, a factor of 3 on 1 kg through mass_scale
+    Q, U = np.array([[0.3, -0.7]]), np.array([[0.5, 1.2]])
+    X = np.zeros((1, len(model.control_names())))
+    A_param, _ = Kernel(model, paths).forward(Q, U, X, np.array([[values, values]]))
+    A_ref, _ = Kernel(reference).forward(Q, U, X, None)
+    A_other, _ = Kernel(ml.models.double_pendulum(mass=3.0, inertia=4.0 - inertia)).forward(Q, U, X, None)
+    np.testing.assert_allclose(A_param, A_ref, rtol=1e-12, atol=1e-12)
+    assert np.abs(A_param - A_other).max() > 0.1  # the other meaning is far away
+    t = np.linspace(0.0, 0.5, 6)
+    start = {name: np.zeros(t.size) for name in model.state_names()}
+    start[model.state_names()[0]][:] = 0.3
+    traj = ml.Trajectory(t, states=start, controls={name: np.zeros(t.size) for name in model.control_names()})
+    sim = simulate(model, traj, parameters=dict.fromkeys(paths, values))
+    sim_ref = simulate(reference, traj)
+    for name in model.state_names():
+        np.testing.assert_allclose(sim[name], sim_ref[name], rtol=0, atol=1e-7, err_msg=name)
+
+
 def test_force_parameter_changes_damping():
     # Viscosity c = 2: udot = -2u + 1, so u = (1 - e^{-2t}) / 2.
     model = ml.models.linear_problem("kirk")

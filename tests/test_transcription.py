@@ -57,17 +57,27 @@ def test_chunk_jacobians_match_finite_differences(scheme, mode):
         np.testing.assert_allclose(g, fd_jacobian(lambda zz: chunk.cost(zz, False)[0], zc)[0], rtol=1e-5, atol=1e-6)
 
 
-def test_kernel_matches_drake_forward_dynamics():
-    from pydrake.multibody.tree import MultibodyForces
+@pytest.mark.parametrize("prop", ["mass", "mass_scale"])
+def test_kernel_matches_drake_forward_dynamics(prop):
+    """The engine's forward dynamics with the outer body's mass a parameter against Drake's: ``mass`` (OpenSim's:
+    the central inertia kept) against the plant context with that mass and the same central inertia, ``mass_scale``
+    against Drake's ``SetMass`` (mass and inertia scaled together)."""
+    from pydrake.multibody.tree import MultibodyForces, SpatialInertia
 
     model = ml.models.double_pendulum()
-    kernel = Kernel(model, ["/bodyset/b1/mass"])
+    kernel = Kernel(model, [f"/bodyset/b1/{prop}"])
     rng = np.random.default_rng(0)
     Q, U, X = (rng.normal(size=(6, 2)) for _ in range(3))
     A, _ = kernel.forward(Q, U, X, np.array([1.7]))
     plant = model.plant
     ctx = plant.CreateDefaultContext()
-    plant.GetBodyByName("b1").SetMass(ctx, 1.7)
+    body = plant.GetBodyByName("b1")
+    if prop == "mass_scale":
+        body.SetMass(ctx, 1.7 * body.default_mass())
+    else:
+        com = body.default_spatial_inertia().get_com()
+        central = body.default_spatial_inertia().Shift(com).CalcRotationalInertia()
+        body.SetSpatialInertiaInBodyFrame(ctx, SpatialInertia.MakeFromCentralInertia(1.7, com, central))
     for k in range(6):
         plant.SetPositions(ctx, Q[k])
         plant.SetVelocities(ctx, U[k])

@@ -98,15 +98,19 @@ class SymbolicMultibody:
     a : sequence of Expr or None
         Accelerations ``u̇``; None derives kinematics and velocities only.
     masses : dict of body index -> Expr, optional
-        Body masses to use instead of the plant's (optimization parameters);
-        the rotational inertia scales with the mass (Drake's unit inertia is kept).
+        Body masses to use instead of the plant's (optimization parameters). The rotational inertia about the
+        centre of mass is kept, as OpenSim's ``Body::setMass`` and Moco's mass parameters keep it.
+    inertia_scales : dict of body index -> Expr, optional
+        Factors of bodies' rotational inertias about their centres of mass (a body scaled as a whole: its mass
+        in ``masses`` scaled by the same factor, as Drake's ``SetMass`` does, which keeps the unit inertia).
     """
 
     def __init__(self, tree: Tree, q: Sequence, u: Sequence, a: Sequence | None = None,
-                 masses: dict | None = None):
+                 masses: dict | None = None, inertia_scales: dict | None = None):
         self.tree = tree
         self.q, self.u, self.a = list(q), list(u), None if a is None else list(a)
         self.masses = dict(masses or {})
+        self.inertia_scales = dict(inertia_scales or {})
         world = tree.world
         zero = [0.0, 0.0, 0.0]
         I3 = _const_mat(np.eye(3))
@@ -280,13 +284,12 @@ class SymbolicMultibody:
             rc = _mv(R, _const_vec(b.com))
             a_com = _add(_add(self.ac[C], _cross(al, rc)), _cross(w, _cross(w, rc)))
             f = _scale(m, a_com)
-            scale = 1.0 if C not in self.masses else m / b.mass if b.mass else 0.0
             I_B = _const_mat(b.inertia_com)
             I_W = _mm(_mm(R, I_B), [[R[0][0], R[1][0], R[2][0]], [R[0][1], R[1][1], R[2][1]],
                                     [R[0][2], R[1][2], R[2][2]]])
             n = _add(_mv(I_W, al), _cross(w, _mv(I_W, w)))
-            if C in self.masses:
-                n = _scale(scale, n)
+            if C in self.inertia_scales:
+                n = _scale(self.inertia_scales[C], n)
             p_com = _add(self.p[C], rc)
             forces[C] = f
             moments[C] = _add(n, _cross(_sub(p_com, self.joint_origin[C]), f))

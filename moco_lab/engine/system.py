@@ -188,12 +188,20 @@ class SymbolicSystem:
         self.e_index = {n: k for k, n in enumerate(self.e_names)}
 
         self.tree = model.tree()
-        masses = {}
+        masses, inertia_scales = {}, {}
         for path, k in self.param_index.items():
             prop = props[path]
-            if prop.kind == "body_mass":
-                masses[self.tree.body_index(prop.target)] = self.p[k]
-        self.mb = SymbolicMultibody(self.tree, self.q, self.u, self.a, masses)
+            if prop.kind in ("body_mass", "body_scale"):
+                b = self.tree.body_index(prop.target)
+                if b in masses:
+                    raise ValueError(f"{path}: the body {prop.target!r} has another parameter on its mass; "
+                                     "optimize either its mass or its mass_scale")
+                if prop.kind == "body_mass":
+                    masses[b] = self.p[k]
+                else:
+                    masses[b] = self.p[k] * self.tree.bodies[b].mass
+                    inertia_scales[b] = self.p[k]
+        self.mb = SymbolicMultibody(self.tree, self.q, self.u, self.a, masses, inertia_scales)
 
         # force elements
         ctx = _Context(self)

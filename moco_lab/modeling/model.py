@@ -108,13 +108,14 @@ class Property:
     Attributes
     ----------
     path : str
-        ``<body path>/mass`` or ``<force element path>/<property>``.
+        ``<body path>/mass``, ``<body path>/mass_scale`` or ``<force element path>/<property>``.
     kind : str
-        ``"body_mass"`` or ``"force"`` (a force element's property).
+        ``"body_mass"`` (inertia kept), ``"body_scale"`` (mass and inertia scaled) or ``"force"`` (a force
+        element's property).
     target : str
         Drake body name, or force element path.
     attribute : str
-        ``"mass"`` or the element's property name.
+        ``"mass"``, ``"mass_scale"`` or the element's property name.
     default : float
         The current value.
     """
@@ -455,16 +456,21 @@ class Model:
     def properties(self) -> dict[str, Property]:
         """Properties that can be optimized as time-invariant parameters, by path.
 
-        Body masses (``<body path>/mass``; the rotational inertia scales with
-        the mass, as Drake's ``SetMass`` does — OpenSim and Moco keep it, so a
-        body with rotational inertia differs from Moco's mass parameter) and every force element's
+        Body masses (``<body path>/mass``, OpenSim's property: the rotational inertia about the centre of mass
+        is kept, as OpenSim's ``Body::setMass`` and Moco's mass parameters keep it), for each body with mass
+        ``<body path>/mass_scale`` (moco_lab's own, default 1: a factor of the body's mass and rotational
+        inertia together, the centre of mass where it is — the same body made denser, as Drake's ``SetMass``
+        scales it and as residual reduction adjusts segments) and every force element's
         properties (``<element path>/<property>``, e.g.
         ``/forceset/spring/stiffness``, ``/forceset/vasti/max_isometric_force``).
         """
         props: dict[str, Property] = {}
         for bname, bpath in self.body_paths.items():
             body = self.plant.GetBodyByName(bname)
-            props[f"{bpath}/mass"] = Property(f"{bpath}/mass", "body_mass", bname, "mass", float(body.default_mass()))
+            mass = float(body.default_mass())
+            props[f"{bpath}/mass"] = Property(f"{bpath}/mass", "body_mass", bname, "mass", mass)
+            if mass > 0:
+                props[f"{bpath}/mass_scale"] = Property(f"{bpath}/mass_scale", "body_scale", bname, "mass_scale", 1.0)
         for e in self.force_elements:
             for attr, value in e.properties().items():
                 props[f"{e.path}/{attr}"] = Property(f"{e.path}/{attr}", "force", e.path, attr, float(value))
@@ -480,7 +486,7 @@ class Model:
     def set_property(self, path: str, value: float) -> None:
         """Change a property by path (a body's mass or a force element's property)."""
         prop = self.property(path)
-        if prop.kind == "body_mass":
+        if prop.kind in ("body_mass", "body_scale"):
             raise ValueError(f"{path}: a body's mass is part of the MultibodyPlant, which is finalized; build the "
                              "model with the new mass, or optimize it as a parameter (problem.add_parameter)")
         self.force_element(prop.target).set_property(prop.attribute, float(value))

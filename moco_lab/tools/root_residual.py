@@ -15,11 +15,12 @@ joint reaction of that joint (``SymbolicSystem.add_joint_reaction_output``, chec
 (:func:`root_residual`). Its force equals the translational root coordinates' generalized forces when those
 translate along ground axes (the pelvis's do).
 
-**Segment masses.** With the motion fixed, the wrench is *linear* in the body masses when each body's inertia
-scales with its mass and its centre of mass stays where it is (a body's inertial load ``m_i (a_i − g)`` and
-``ḣ_i``; Drake's ``SetMass`` and moco_lab's mass parameters scale the same way — OpenSim's ``Body::setMass`` and
-Moco's mass parameters keep the rotational inertia instead). Each body's share is computed exactly
-from the engine's equations with the masses as parameters. Bodies are grouped (by default the two sides of a
+**Segment masses.** A segment's mass is adjusted as the same segment made denser: its rotational inertia scales
+with its mass and its centre of mass stays where it is (the model property ``<body>/mass_scale``, as Drake's
+``SetMass`` scales a body; OpenSim's ``mass`` property, ``Body::setMass`` and Moco's mass parameters keep the
+inertia instead). With the motion fixed, the wrench is then *linear* in the body masses (a body's inertial load
+``m_i (a_i − g)`` and ``ḣ_i`` both scale), and each body's share is computed exactly from the engine's equations
+with the factors as parameters. Bodies are grouped (by default the two sides of a
 segment share one factor: ``femur_r`` and ``femur_l`` → ``femur``), and the group factors σ are the maximum-a-
 posteriori estimate of
 
@@ -143,9 +144,13 @@ class _Evaluator:
         self.joint = root_joint(model)
         skeleton = model.skeleton(elements=True, constraints=False)
         props = skeleton.properties()
-        self.paths = [p for p, v in props.items() if v.kind == "body_mass"]
-        self.bodies = [props[p].target for p in self.paths]
-        self.mass = np.array([props[p].default for p in self.paths])
+        mass_paths = [p for p, v in props.items() if v.kind == "body_mass"]
+        self.bodies = [props[p].target for p in mass_paths]
+        self.mass = np.array([props[p].default for p in mass_paths])
+        # the parameters: a body's mass and rotational inertia scaled together (``<body>/mass_scale``, a factor
+        # of the model's values), a massless body's mass in kg (it has no inertia to scale)
+        self.paths = [p + "_scale" if m > 0 else p for p, m in zip(mass_paths, self.mass)]
+        self.unit = np.where(self.mass > 0, self.mass, 1.0)  # kg per unit of each parameter
         self.kernel = kernel_for(skeleton, tuple(self.paths))
         self.output = self.kernel.system.add_joint_reaction_output(self.joint, "child", "ground")
         self.gravity = float(np.linalg.norm(skeleton.tree().gravity))
@@ -160,11 +165,15 @@ class _Evaluator:
                                                          "a positive mass in kg")
         return out
 
+    def parameters(self, masses: np.ndarray) -> np.ndarray:
+        """The kernel's parameter row (1, nb) for body ``masses`` (kg)."""
+        return (np.asarray(masses, float) / self.unit)[None, :]
+
     def wrench(self, motion: tuple, masses: np.ndarray) -> tuple[np.ndarray, float]:
         """(n, 6): moment, force over ``motion = (time, q, u, a)`` (n rows each) with body ``masses``; and the mean
         COM height (m)."""
         t, Q, U, A = motion
-        out = self.kernel.outputs([self.output, "/com_position"], Q, U, P=masses[None, :], A=A,
+        out = self.kernel.outputs([self.output, "/com_position"], Q, U, P=self.parameters(masses), A=A,
                                   E=self.kernel.inputs_at(t))
         return out[self.output], float(np.mean(out["/com_position"][:, 1]))
 
@@ -576,7 +585,7 @@ class _KinematicsMassProblem:
         start = ev.residual(self.motion(Q0), ev.mass)
         self.scale6 = np.array([1.0 / (residual_sd * W0 * start.com_height)] * 3 + [1.0 / (residual_sd * W0)] * 3)
         self.prior = 1.0 / mass_sd
-        self.dsig = ev.mass[:, None] * self.Gm  # ∂m/∂σ (nb, ng)
+        self.dsig = (ev.mass / ev.unit)[:, None] * self.Gm  # ∂P/∂σ (nb, ng), P the kernel's parameters
 
     def masses(self, sigma: np.ndarray) -> np.ndarray:
         return self.ev.mass * (self.Gm @ sigma + self.ungrouped)
@@ -593,7 +602,7 @@ class _KinematicsMassProblem:
         T, nq, ng, n_x, dt = self.T, self.nq, self.ng, self.n_x, self.dt
         kernel, ev = self.ev.kernel, self.ev
         Qx, sigma = x[:T * nq].reshape(T, nq), x[T * nq:]
-        m = self.masses(sigma)[None, :]
+        m = self.ev.parameters(self.masses(sigma))
         P, JP, phi, dphi = self.kinematics(Qx)  # (T, M, 3), (T, M, 3, nq), (T, nl), (T, nl, nq)
         st, sm = self.st, self.sm
         r = [(self.c_m[sm, None] * (P[st, sm] - self.Yz[st, sm])).reshape(-1), self.D @ x]

@@ -38,6 +38,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
+from pydrake.multibody.tree import SpatialInertia
 from pydrake.systems.analysis import GetIntegrationSchemes, ResetIntegratorFromFlags, Simulator
 from pydrake.systems.framework import BasicVector, DiagramBuilder, LeafSystem
 
@@ -168,8 +169,9 @@ class ForceElementSystem(LeafSystem):
 
 
 def _split_parameters(model: Model, parameters: Mapping[str, float] | None):
-    """Split ``{property_path: value}`` into body masses and force-element values."""
-    masses: dict[str, float] = {}
+    """Split ``{property_path: value}`` into body masses (body name -> (kg, factor of the rotational inertia or
+    None: kept)) and force-element values."""
+    masses: dict[str, tuple[float, float | None]] = {}
     values: dict[str, float] = {}
     for path, value in (parameters or {}).items():
         prop = model.property(path)  # KeyError with suggestions for unknown paths
@@ -179,10 +181,14 @@ def _split_parameters(model: Model, parameters: Mapping[str, float] | None):
             raise TypeError(f"Parameter {path!r} must be a number, got {value!r}") from None
         if not math.isfinite(value):
             raise ValueError(f"Parameter {path!r} must be finite, got {value}")
-        if prop.kind == "body_mass":
+        if prop.kind in ("body_mass", "body_scale"):
             if value < 0:
                 raise ValueError(f"Parameter {path!r}: a body mass must be >= 0, got {value}")
-            masses[prop.target] = value
+            if prop.target in masses:
+                raise ValueError(f"Parameter {path!r}: the body {prop.target!r} has another parameter on its mass")
+            body = model.plant.GetBodyByName(prop.target)
+            masses[prop.target] = ((value, None) if prop.kind == "body_mass"
+                                   else (value * float(body.default_mass()), value))
         else:
             values[path] = value
     return masses, values
@@ -224,7 +230,8 @@ def simulate(
         Model property path -> value to apply (see :meth:`Model.properties`),
         e.g. ``{"/body/mass": 4.0, "/forceset/spring/viscosity": 0.5}``. Body
         masses are set on the simulation's plant context (the model itself is
-        not changed); force-element properties override the model's values.
+        not changed; ``mass`` keeps the rotational inertia about the centre of mass, as OpenSim does,
+        ``mass_scale`` scales mass and inertia together); force-element properties override the model's values.
         The trajectory's own ``parameters`` are keyed by *parameter name*, not
         property path, so they are not applied automatically: use
         :func:`simulate_solution` to map them through a problem.
@@ -357,8 +364,16 @@ def simulate(
         # moco_lab models actuation itself (Model.from_plant maps each Drake
         # JointActuator to a CoordinateActuator); Drake's own actuation is zero.
         plant.get_actuation_input_port().FixValue(plant_context, np.zeros(plant.num_actuators()))
-    for body_name, mass in masses.items():
-        plant.GetBodyByName(body_name).SetMass(plant_context, mass)
+    for body_name, (mass, factor) in masses.items():
+        body = plant.GetBodyByName(body_name)
+        if factor is not None:  # Drake's SetMass keeps the unit inertia: mass and inertia scale together
+            body.SetMass(plant_context, mass)
+            continue
+        # OpenSim's and Moco's mass: the rotational inertia about the centre of mass is kept
+        central = body.default_spatial_inertia()
+        com = central.get_com()
+        inertia = central.Shift(com).CalcRotationalInertia()
+        body.SetSpatialInertiaInBodyFrame(plant_context, SpatialInertia.MakeFromCentralInertia(mass, com, inertia))
 
     q0 = np.array(plant.GetPositions(plant_context), dtype=float)
     v0 = np.array(plant.GetVelocities(plant_context), dtype=float)
