@@ -20,6 +20,11 @@ Both on OpenSim's double pendulum (``ModelFactory.createDoublePendulum()``; the 
   constraint) with the speeds free at the ends they read (:data:`ENDPOINT_OUTPUTS`);
 * ``translation_tracking`` (explicit): Moco's ``MocoTranslationTrackingGoal`` with a states reference
   (:data:`TRANSLATION`);
+* ``angular_velocity_tracking``, ``orientation_tracking`` (explicit): Moco's ``MocoAngularVelocityTrackingGoal``
+  and ``MocoOrientationTrackingGoal`` with the same states reference (:data:`ANGULAR_VELOCITY`, :data:`ORIENTATION`);
+* ``acceleration_tracking``, ``acceleration_tracking_imu`` (implicit): Moco's ``MocoAccelerationTrackingGoal`` in
+  ground, and with gravity subtracted in the bodies' axes (:data:`ACCELERATION`);
+* ``generalized_force_tracking`` (implicit): Moco's ``MocoGeneralizedForceTrackingGoal`` (:data:`GENERALIZED_FORCE`);
 * ``marker_final`` (explicit): Moco's ``MocoMarkerFinalGoal`` with the elbow's final angle free
   (:data:`MARKER_FINAL`);
 * ``parameter_expression`` (explicit): Moco's ``MocoExpressionBasedParameterGoal`` on two optimized parameters
@@ -290,20 +295,138 @@ def translation_states() -> tuple[np.ndarray, dict]:
                "/jointset/j1/q1/speed": u1}
 
 
-def solve_translation_tracking() -> dict:
+def _solve_frame_tracking(goal_class: str, name: str, spec: dict, weights_key: str) -> dict:
+    """A frame-tracking goal of Moco's (``goal_class``) on the swing-up with :func:`translation_states` as its states
+    reference, ``spec``'s weight, frames and per-frame weights (``spec[weights_key]``)."""
     osim = mr.osim
-    study, problem = _study("explicit", TRANSLATION["effort_weight"])
+    study, problem = _study("explicit", spec["effort_weight"])
     t, columns = translation_states()
     table = _time_series_table(t, columns)
     table.addTableMetaDataString("inDegrees", "no")
-    goal = osim.MocoTranslationTrackingGoal("translation", TRANSLATION["weight"])
+    goal = getattr(osim, goal_class)(name, spec["weight"])
     goal.setStatesReference(osim.TableProcessor(table))
     paths = osim.StdVectorString()
-    for path in TRANSLATION["frame_paths"]:
+    for path in spec["frame_paths"]:
         paths.append(path)
     goal.setFramePaths(paths)
-    for frame, w in TRANSLATION["translation_weights"].items():
+    for frame, w in spec[weights_key].items():
         goal.setWeightForFrame(frame, w)
+    problem.addGoal(goal)
+    return mr._solve_study(study)
+
+
+def solve_translation_tracking() -> dict:
+    return _solve_frame_tracking("MocoTranslationTrackingGoal", "translation", TRANSLATION, "translation_weights")
+
+
+#: Moco's ``MocoAngularVelocityTrackingGoal`` on the swing-up (explicit, effort weight 0.1): both bodies' angular
+#: velocities in ground tracking those along the same states reference (Moco computes them from its coordinates and
+#: speeds), the inner body weighted 3.
+ANGULAR_VELOCITY = {"weight": 20.0, "effort_weight": 0.1, "frame_paths": ["/bodyset/b0", "/bodyset/b1"],
+                    "angular_velocity_weights": {"/bodyset/b0": 3.0}}
+
+
+def solve_angular_velocity_tracking() -> dict:
+    return _solve_frame_tracking("MocoAngularVelocityTrackingGoal", "angular_velocity", ANGULAR_VELOCITY,
+                                 "angular_velocity_weights")
+
+
+#: Moco's ``MocoOrientationTrackingGoal`` on the swing-up (explicit, effort weight 0.1): both bodies' orientations
+#: tracking those along the same states reference (Moco computes them from its coordinates, turns them into
+#: quaternions and splines those), the outer body weighted 2.
+ORIENTATION = {"weight": 30.0, "effort_weight": 0.1, "frame_paths": ["/bodyset/b0", "/bodyset/b1"],
+               "rotation_weights": {"/bodyset/b1": 2.0}}
+
+
+def solve_orientation_tracking() -> dict:
+    return _solve_frame_tracking("MocoOrientationTrackingGoal", "orientation", ORIENTATION, "rotation_weights")
+
+
+#: Moco's ``MocoAccelerationTrackingGoal`` on the swing-up (implicit: moco_lab needs the accelerations as
+#: variables; effort weight 0.1): both bodies' origins tracking the accelerations of the states reference's motion
+#: (:func:`acceleration_table`, exact derivatives of its coordinates), the outer one weighted 0.5; once in ground,
+#: once with gravity subtracted and in each body's axes (an accelerometer's reading).
+ACCELERATION = {"acceleration_tracking": {"weight": 0.05, "effort_weight": 0.1,
+                                          "frame_paths": ["/bodyset/b0", "/bodyset/b1"],
+                                          "acceleration_weights": {"/bodyset/b1": 0.5}, "gravity_offset": False,
+                                          "express_accelerations_in_tracking_frames": False},
+                "acceleration_tracking_imu": {"weight": 0.05, "effort_weight": 0.1,
+                                              "frame_paths": ["/bodyset/b0", "/bodyset/b1"],
+                                              "acceleration_weights": {"/bodyset/b1": 0.5}, "gravity_offset": True,
+                                              "express_accelerations_in_tracking_frames": True}}
+
+
+def acceleration_table() -> tuple[np.ndarray, dict]:
+    """The accelerations (n, 3) of both bodies' origins along :func:`translation_states`' motion, in ground: the
+    pendulum's links are 1 m along each body's x axis (b0 at (cos q0, sin q0), b1 one link further at the summed
+    angle)."""
+    t = np.linspace(0.0, 1.0, 21)
+    q0, u0, a0 = math.pi / 2 * (3 * t ** 2 - 2 * t ** 3), math.pi / 2 * (6 * t - 6 * t ** 2), math.pi / 2 * (6 - 12 * t)
+    q1, u1, a1 = 0.6 * np.sin(math.pi * t), 0.6 * math.pi * np.cos(math.pi * t), -0.6 * math.pi ** 2 * np.sin(math.pi * t)
+    s = q0 + q1
+    acc0 = np.column_stack([-np.sin(q0) * a0 - np.cos(q0) * u0 ** 2, np.cos(q0) * a0 - np.sin(q0) * u0 ** 2, 0 * t])
+    us, as_ = u0 + u1, a0 + a1
+    acc1 = acc0 + np.column_stack([-np.sin(s) * as_ - np.cos(s) * us ** 2, np.cos(s) * as_ - np.sin(s) * us ** 2, 0 * t])
+    return t, {"/bodyset/b0": acc0, "/bodyset/b1": acc1}
+
+
+def solve_acceleration_tracking(name: str) -> dict:
+    osim = mr.osim
+    spec = ACCELERATION[name]
+    study, problem = _study("implicit", spec["effort_weight"])
+    t, columns = acceleration_table()
+    table = osim.TimeSeriesTableVec3()
+    labels = osim.StdVectorString()
+    for frame in columns:
+        labels.append(frame)
+    table.setColumnLabels(labels)
+    for k, time in enumerate(t):
+        row = osim.RowVectorVec3(len(columns), osim.Vec3(0))
+        for j, frame in enumerate(columns):
+            row[j] = osim.Vec3(*map(float, columns[frame][k]))
+        table.appendRow(float(time), row)
+    goal = osim.MocoAccelerationTrackingGoal(name, spec["weight"])
+    goal.setAccelerationReference(table)
+    paths = osim.StdVectorString()
+    for path in spec["frame_paths"]:  # every column of the table: Moco 4.6 then tracks them all
+        paths.append(path)
+    goal.setFramePaths(paths)
+    for frame, w in spec["acceleration_weights"].items():
+        goal.setWeightForFrame(frame, w)
+    goal.setGravityOffset(spec["gravity_offset"])
+    goal.setExpressAccelerationsInTrackingFrames(spec["express_accelerations_in_tracking_frames"])
+    problem.addGoal(goal)
+    return mr._solve_study(study)
+
+
+#: Moco's ``MocoGeneralizedForceTrackingGoal`` on the swing-up (implicit; effort weight 0.1): the generalized forces
+#: beyond gravity and the elbow's actuator (``force_paths``: a regular expression) against the control reference's
+#: curves relabelled as OpenSim's inverse-dynamics columns, the elbow's weighted 0.5, each error normalized by its
+#: reference's peak.
+GENERALIZED_FORCE = {"weight": 5.0, "effort_weight": 0.1, "force_paths": [".*tau1"],
+                     "generalized_force_weights": {"q1_moment": 0.5}, "normalize_tracking_error": True}
+
+
+def generalized_force_table() -> tuple[np.ndarray, dict]:
+    """The reference of :data:`GENERALIZED_FORCE`: :func:`reference_table`'s curves as ``q0_moment``, ``q1_moment``."""
+    t, columns = reference_table()
+    return t, {"q0_moment": columns["/tau0"], "q1_moment": columns["/tau1"]}
+
+
+def solve_generalized_force_tracking() -> dict:
+    osim = mr.osim
+    spec = GENERALIZED_FORCE
+    study, problem = _study("implicit", spec["effort_weight"])
+    t, columns = generalized_force_table()
+    goal = osim.MocoGeneralizedForceTrackingGoal("generalized_forces", spec["weight"])
+    goal.setReference(osim.TableProcessor(_time_series_table(t, columns)))
+    paths = osim.StdVectorString()
+    for path in spec["force_paths"]:
+        paths.append(path)
+    goal.setForcePaths(paths)
+    for label, w in spec["generalized_force_weights"].items():
+        goal.setWeightForGeneralizedForce(label, w)
+    goal.setNormalizeTrackingError(spec["normalize_tracking_error"])
     problem.addGoal(goal)
     return mr._solve_study(study)
 
@@ -381,6 +504,10 @@ def main() -> None:
     results = {}
     cases = [("joint_reaction", solve_joint_reaction), ("control_tracking", solve_control_tracking),
              ("translation_tracking", solve_translation_tracking),
+             ("angular_velocity_tracking", solve_angular_velocity_tracking),
+             ("orientation_tracking", solve_orientation_tracking),
+             *((name, lambda name=name: solve_acceleration_tracking(name)) for name in ACCELERATION),
+             ("generalized_force_tracking", solve_generalized_force_tracking),
              ("parameter_expression", solve_parameter_expression),
              ("body_mass", lambda: solve_parameter_expression(BODY_MASS)), ("marker_final", solve_marker_final),
              *((name, lambda name=name: solve_bound(name)) for name in BOUNDS),
@@ -402,6 +529,17 @@ def main() -> None:
                 "body_mass": {**BODY_MASS, "mode": "explicit", "effort_weight": 1.0},
                 "translation_tracking": {**TRANSLATION, "mode": "explicit", "reference_time": ts.tolist(),
                                          "reference": {k: v.tolist() for k, v in states.items()}},
+                "angular_velocity_tracking": {**ANGULAR_VELOCITY, "mode": "explicit", "reference_time": ts.tolist(),
+                                              "reference": {k: v.tolist() for k, v in states.items()}},
+                "orientation_tracking": {**ORIENTATION, "mode": "explicit", "reference_time": ts.tolist(),
+                                         "reference": {k: v.tolist() for k, v in states.items()}},
+                **{name: {**spec, "mode": "implicit", "reference_time": acceleration_table()[0].tolist(),
+                          "reference": {k: v.tolist() for k, v in acceleration_table()[1].items()}}
+                   for name, spec in ACCELERATION.items()},
+                "generalized_force_tracking": {**GENERALIZED_FORCE, "mode": "implicit",
+                                               "reference_time": generalized_force_table()[0].tolist(),
+                                               "reference": {k: v.tolist()
+                                                             for k, v in generalized_force_table()[1].items()}},
                 "scheme": SCHEME, "num_mesh_intervals": N, "optim_convergence_tolerance": TOL,
                 "optim_constraint_tolerance": TOL, "joint_reaction": {**REACTION, "mode": "implicit",
                                                                        "effort_weight": 1.0},

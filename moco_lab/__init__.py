@@ -50,7 +50,14 @@ from .modeling.model import Coordinate, Model, ModelBuilder
 from .modeling.osim import OsimFormatError, read_osim
 from .modeling.passive import PassiveJointMoment
 from .ocp.bound_constraints import ControlBoundConstraint, StateBoundConstraint
-from .ocp.frame_goals import MarkerFinalGoal, TranslationTrackingGoal
+from .ocp.force_goals import GeneralizedForceTrackingGoal
+from .ocp.frame_goals import (
+    AccelerationTrackingGoal,
+    AngularVelocityTrackingGoal,
+    MarkerFinalGoal,
+    OrientationTrackingGoal,
+    TranslationTrackingGoal,
+)
 from .ocp.goals import (
     AverageSpeedGoal,
     ContactGroup,
@@ -100,7 +107,8 @@ __all__ = [
     "Parameter", "PathConstraint", "ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "OutputTrackingGoal",
     "OutputExtremumGoal", "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint",
     "OutputBoundConstraint", "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal",
-    "ExpressionBasedParameterGoal", "MarkerFinalGoal",
+    "AngularVelocityTrackingGoal", "AccelerationTrackingGoal", "OrientationTrackingGoal", "ExpressionBasedParameterGoal",
+    "MarkerFinalGoal", "GeneralizedForceTrackingGoal",
     "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",

@@ -60,6 +60,28 @@ def _solve(name: str) -> tuple[dict, ml.Solution, ml.Study]:
         study.problem.add_goal(ml.TranslationTrackingGoal("translation", s["weight"], frame_paths=s["frame_paths"],
                                                           states_reference=reference,
                                                           translation_weights=s["translation_weights"]))
+    elif name == "angular_velocity_tracking":
+        reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
+        study.problem.add_goal(ml.AngularVelocityTrackingGoal("angular_velocity", s["weight"],
+                                                              frame_paths=s["frame_paths"], states_reference=reference,
+                                                              angular_velocity_weights=s["angular_velocity_weights"]))
+    elif name == "orientation_tracking":
+        reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
+        study.problem.add_goal(ml.OrientationTrackingGoal("orientation", s["weight"], frame_paths=s["frame_paths"],
+                                                          states_reference=reference,
+                                                          rotation_weights=s["rotation_weights"]))
+    elif name.startswith("acceleration_tracking"):
+        reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
+        study.problem.add_goal(ml.AccelerationTrackingGoal(
+            name, s["weight"], frame_paths=s["frame_paths"], acceleration_reference=reference,
+            acceleration_weights=s["acceleration_weights"], gravity_offset=s["gravity_offset"],
+            express_accelerations_in_tracking_frames=s["express_accelerations_in_tracking_frames"]))
+    elif name == "generalized_force_tracking":
+        reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
+        study.problem.add_goal(ml.GeneralizedForceTrackingGoal(
+            "generalized_forces", s["weight"], reference=reference, force_paths=s["force_paths"],
+            generalized_force_weights=s["generalized_force_weights"],
+            normalize_tracking_error=s["normalize_tracking_error"]))
     elif name == "control_tracking":
         reference = (np.array(s["reference_time"]), {k: np.array(v) for k, v in s["reference"].items()})
         study.problem.add_goal(ml.ControlTrackingGoal("tracking", s["tracking_weight"], reference=reference))
@@ -102,7 +124,9 @@ def test_reference_has_its_provenance():
     assert SETTINGS["num_mesh_intervals"] == 30 and SETTINGS["optim_convergence_tolerance"] == 1e-8
 
 
-@pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "translation_tracking", "parameter_expression",
+@pytest.mark.parametrize("name", ["joint_reaction", "control_tracking", "translation_tracking",
+                                  "angular_velocity_tracking", "orientation_tracking", "acceleration_tracking",
+                                  "acceleration_tracking_imu", "generalized_force_tracking", "parameter_expression",
                                   "body_mass", "marker_final", "control_bound", "state_bound",
                                   "control_equality", "output_com_height", "output_com_speed", "output_composite",
                                   "output_tracking", "output_extremum", "output_final", "output_initial",
@@ -110,12 +134,14 @@ def test_reference_has_its_provenance():
                                   "output_bound_constraint", "frame_distance", "frame_distance_vector"])
 def test_same_optimum_as_moco(name):
     """Same problem, same transcription, both solved to 1e-8: the objectives agree to 1e-8 relative (the solvers'
-    tolerance; measured 0 to 7e-16: the same optima), each goal's value to Moco's printed 6 digits (its console
+    tolerance; measured 0 to 1.3e-15: the same optima), each goal's value to Moco's printed 6 digits (its console
     breakdown is the only record of them), the states and controls to 1e-6 of their range at every grid point
     (measured 1e-9 to 2e-8; 1.1e-7 for translation tracking, whose reference positions each tool computes and
-    splines itself). A reaction or a tracking term computed otherwise than Moco does would move the
-    objective by far more (the reaction term is 6e-4 of it, the tracking terms 99 % and 16 %); so would a bound enforced at other
-    times or points than Moco's mesh points (the bounds raise the effort by 1.4 %, 2.7 % and 0.4 %), and an endpoint
+    splines itself; 6.5e-8 with the body masses as parameters, whose derivatives Moco takes by finite differences).
+    The frame, acceleration and generalized-force tracking terms are 4–10 % of their objectives, the mass
+    expression 25 % (had the inertia followed the mass, the effort would differ by far more). A reaction or a
+    tracking term computed otherwise than Moco does would move the objective by far more (the reaction term is
+    6e-4 of it, the tracking terms 99 % and 16 %); so would a bound enforced at other times or points than Moco's mesh points (the bounds raise the effort by 1.4 %, 2.7 % and 0.4 %), and an endpoint
     output goal reading another end or another combination (the endpoint goals' terms are 0.4–74 % of their
     objectives; with both ends free the swing-up needs no effort at all, the periodicity constraint makes it 68.2), or
     an output or frame-distance constraint enforced elsewhere (each binds: effort +0.6 to +1.4 %)."""

@@ -15,7 +15,7 @@ kinematics), at random points inside the bounds with random multipliers. Toleran
 """
 import numpy as np
 import pytest
-from test_transcription_jacobians import leg_model, leg_problem, prescribed_leg, random_point
+from test_transcription_jacobians import check_bindings, leg_model, leg_problem, prescribed_leg, random_point
 
 import moco_lab as ml
 from moco_lab.engine.transcription import Transcription
@@ -281,8 +281,10 @@ def test_output_path_constraints(mode):
 
 
 def test_translation_tracking():
-    """Moco's translation tracking on a free final time (the reference's slopes and curvature enter through time):
-    two bodies' origins, one weighted, from a translation table; and a marker's final distance from a place."""
+    """Moco's translation, angular-velocity and orientation tracking on a free final time (the reference's slopes
+    and curvature enter through time): two bodies' origins, one weighted, from a translation table; the shank's
+    angular velocity (it depends on the speeds); both bodies' orientations; and a marker's final distance from a
+    place. The first derivatives against central differences too (test_transcription_jacobians.check_bindings)."""
     study = exact(ml.Study())
     p = study.problem = leg_problem(leg_model(contact=True), goals=False)
     t = np.linspace(-0.53, 1.61, 13)  # beyond the time range, knots off the grid (no kinks to difference)
@@ -292,9 +294,68 @@ def test_translation_tracking():
     p.add_goal(ml.TranslationTrackingGoal("frames", 300.0, translation_reference=(t, {"/bodyset/thigh": wave,
                                                                                       "/bodyset/shank": wave - 0.4}),
                                           translation_weights={"/bodyset/shank": 2.0}))
+    p.add_goal(ml.AngularVelocityTrackingGoal("spin", 40.0, angular_velocity_reference=(t, {
+        "/bodyset/shank": np.column_stack([0.1 * t, -0.2 * t, 2.0 * np.sin(2.5 * t)]),
+        "/bodyset/thigh": np.column_stack([0 * t, 0 * t, np.cos(t)])}), angular_velocity_weights={"/bodyset/thigh": 0.5}))
+    # orientations: a quaternion wandering in 3-D for the shank (its angle to the planar leg's orientation stays away
+    # from 0 and π), rotation matrices about z for the thigh
+    quat = np.column_stack([np.cos(0.7 * t), 0.3 * np.sin(t), 0.2 + 0 * t, 0.5 * np.sin(0.4 * t + 0.3)])
+    angle = 0.4 * np.sin(1.3 * t) - 0.2
+    about_z = np.zeros((t.size, 3, 3))
+    about_z[:, 0, 0] = about_z[:, 1, 1] = np.cos(angle)
+    about_z[:, 1, 0], about_z[:, 0, 1], about_z[:, 2, 2] = np.sin(angle), -np.sin(angle), 1.0
+    p.add_goal(ml.OrientationTrackingGoal("attitude", 25.0, rotation_reference=(t, {"/bodyset/shank": quat,
+                                                                                     "/bodyset/thigh": about_z}),
+                                          rotation_weights={"/bodyset/shank": 1.5}))
     study.solver.num_mesh_intervals = 3
     study.solver.chunk_size = 2
-    check_hessians(study.transcribe(), np.random.default_rng(17))
+    tr = study.transcribe()
+    check_hessians(tr, np.random.default_rng(17))
+    check_bindings(tr, np.random.default_rng(18))
+
+
+def test_acceleration_tracking():
+    """Moco's acceleration tracking (implicit dynamics: the accelerations are variables) on a free final time: both
+    bodies in ground, and the shank as an accelerometer (gravity subtracted, in its own axes). First derivatives
+    against central differences too."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    t = np.linspace(-0.53, 1.61, 13)
+    wave = np.column_stack([2.0 * np.sin(3 * t), -1.0 + 0.5 * np.cos(2 * t), 0.2 * t])
+    p.add_goal(ml.AccelerationTrackingGoal("ground", 0.3, acceleration_reference=(t, {"/bodyset/thigh": wave,
+                                                                                       "/bodyset/shank": -wave}),
+                                           acceleration_weights={"/bodyset/shank": 2.0}))
+    p.add_goal(ml.AccelerationTrackingGoal("imu", 0.2, acceleration_reference=(t, {"/bodyset/shank": wave}),
+                                           gravity_offset=True, express_accelerations_in_tracking_frames=True))
+    study.solver.multibody_dynamics_mode = "implicit"
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    tr = study.transcribe()
+    check_hessians(tr, np.random.default_rng(19))
+    check_bindings(tr, np.random.default_rng(20))
+
+
+def test_generalized_force_tracking():
+    """Moco's generalized-force tracking (implicit dynamics) on a free final time: what the motion needs beyond
+    gravity, the muscles (a pattern), the contact spheres and the knee's passive moment, three coordinates tracked
+    with weights by name and by pattern, errors normalized. First derivatives against central differences too."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    t = np.linspace(-0.53, 1.61, 13)
+    reference = (t, {"py_force": 700 + 100 * np.sin(3 * t), "rz_moment": 20 * np.cos(2 * t),
+                     "knee_angle_moment": -15 + 5 * t})
+    p.add_goal(ml.GeneralizedForceTrackingGoal("tau", 0.7, reference=reference,
+                                               force_paths=["/forceset/(vasti|hams|gas)", "/forceset/heel",
+                                                            "/forceset/toe", "/forceset/knee_rom"],
+                                               generalized_force_weights={"rz_moment": 2.0},
+                                               generalized_force_weights_pattern={"knee.*": 0.3},
+                                               normalize_tracking_error=True))
+    study.solver.multibody_dynamics_mode = "implicit"
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    tr = study.transcribe()
+    check_hessians(tr, np.random.default_rng(21))
+    check_bindings(tr, np.random.default_rng(22))
 
 
 def test_parameter_expression_goal():

@@ -212,9 +212,14 @@ class SymbolicSystem:
         applied = {True: [0.0] * nq, False: [0.0] * nq}
         point_forces = {True: [], False: []}
         moments = {True: [], False: []}
+        #: Per force element (by path): its generalized forces ``{q index: Expr}``, point forces and body moments.
+        self.element_loads: dict[str, tuple] = {}
         for element in model.force_elements:
             c = element.contribute(ctx)
             passive = not element.control_names() and not element.state_names()
+            self.element_loads[element.path] = (dict(c.generalized),
+                                                [(self.body_index(b), p, f) for b, p, f in c.point_forces],
+                                                [(self.body_index(b), m) for b, m in c.body_moments])
             for i, v in c.generalized.items():
                 applied[passive][i] = applied[passive][i] + v
             point_forces[passive] += [(self.body_index(b), p, f) for b, p, f in c.point_forces]
@@ -252,7 +257,8 @@ class SymbolicSystem:
         for cons in (model.constraints or []):
             self.phi += [g.lift(v) for v in cons.phi_expr(self.q, ctx.point_position)]
         tau_id = self.mb.inverse_dynamics()
-        residual = [g.lift(t) - f for t, f in zip(tau_id, self.applied)]
+        self.id_forces = [g.lift(t) for t in tau_id]  # M u̇ + c(q, u) − gravity's generalized forces
+        residual = [t - f for t, f in zip(self.id_forces, self.applied)]
         if self.phi:
             self.G = derivatives(self.phi, self.q)  # per row {q index: ∂φ/∂q}
             for l, row in enumerate(self.G):
@@ -400,6 +406,61 @@ class SymbolicSystem:
             force = [sum(R[i][k] * force[i] for i in range(3)) for k in range(3)]
         self.outputs[name] = [self.graph.lift(v) for v in [*moment, *force]]
         return name
+
+    def add_angular_velocity_output(self, name: str, body: str) -> str:
+        """Add output ``<name>/angular_velocity``: a body's angular velocity in ground (rad/s, ground axes)."""
+        b = self.body_index(body)
+        out = f"{name}/angular_velocity"
+        self.outputs[out] = [self.graph.lift(v) for v in self.mb.w[b]]
+        return out
+
+    def add_acceleration_output(self, name: str, body: str, gravity_offset: bool = False,
+                                expressed_in_body: bool = False) -> str:
+        """Add output ``<name>/linear_acceleration``: the acceleration of a body's origin in ground (m/s²), less
+        gravity with ``gravity_offset`` (what an accelerometer senses), in the body's axes with
+        ``expressed_in_body``, else ground's. Needs accelerations (implicit or prescribed kinematics)."""
+        b = self.body_index(body)
+        out = f"{name}/linear_acceleration" + ("_gravity_offset" if gravity_offset else "") + (
+            "_in_body" if expressed_in_body else "")
+        if out in self.outputs:
+            return out
+        acc = list(self.mb.ac[b])  # the multibody's accelerations are taken with the world accelerating at −g
+        if not gravity_offset:
+            acc = [acc[i] + float(self.tree.gravity[i]) for i in range(3)]
+        if expressed_in_body:
+            R = self.mb.R[b]
+            acc = [sum(R[i][k] * acc[i] for i in range(3)) for k in range(3)]
+        self.outputs[out] = [self.graph.lift(v) for v in acc]
+        return out
+
+    def add_generalized_force_output(self, name: str, force_paths: Sequence[str]) -> str:
+        """Add output ``<name>/generalized_forces`` (nq): the generalized forces that the accelerations need beyond
+        gravity and the force elements ``force_paths`` (``M u̇ + c(q, u) − g(q) − Σ_listed τ_e``, constraints
+        ignored: Simbody's ``calcResidualForceIgnoringConstraints`` with those forces applied, what Moco's
+        ``MocoGeneralizedForceTrackingGoal`` tracks). Needs accelerations (implicit or prescribed kinematics)."""
+        out = f"{name}/generalized_forces"
+        unknown = [p for p in force_paths if p not in self.element_loads]
+        if unknown:
+            raise KeyError(did_you_mean(unknown[0], list(self.element_loads), "force element"))
+        tau = list(self.id_forces)
+        point_forces, moments = [], []
+        for path in force_paths:
+            generalized, pf, bm = self.element_loads[path]
+            for i, v in generalized.items():
+                tau[i] = tau[i] - v
+            point_forces += pf
+            moments += bm
+        if point_forces or moments:
+            tau = [t - f for t, f in zip(tau, self.mb.generalized_forces(point_forces, moments))]
+        self.outputs[out] = [self.graph.lift(v) for v in tau]
+        return out
+
+    def add_rotation_output(self, name: str, body: str) -> str:
+        """Add output ``<name>/rotation``: a body's orientation in ground, the rotation matrix ``R_GB`` by rows (9)."""
+        b = self.body_index(body)
+        out = f"{name}/rotation"
+        self.outputs[out] = [self.graph.lift(v) for row in self.mb.R[b] for v in row]
+        return out
 
     def add_point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         """Add outputs ``<name>/position`` and ``<name>/velocity`` (world frame) of a point fixed on a body."""

@@ -109,6 +109,28 @@ class _GoalContext:
     def point_output(self, name: str, body: str, location: ArrayLike) -> tuple[str, str]:
         return self._tr.kernel.system.add_point_output(name, body, location)
 
+    def angular_velocity_output(self, name: str, body: str) -> str:
+        return self._tr.kernel.system.add_angular_velocity_output(name, body)
+
+    def rotation_output(self, name: str, body: str) -> str:
+        return self._tr.kernel.system.add_rotation_output(name, body)
+
+    def generalized_force_output(self, name: str, force_paths: list[str]) -> str:
+        tr = self._tr
+        if not (tr.layout.nacc or tr.prescribed is not None):
+            raise ValueError(f"the generalized forces ({name!r}) need the accelerations, which explicit multibody "
+                             "dynamics do not have as variables: set multibody_dynamics_mode='implicit' (Moco "
+                             "computes them in either mode), or prescribe the kinematics (Inverse)")
+        return tr.kernel.system.add_generalized_force_output(name, force_paths)
+
+    def acceleration_output(self, name: str, body: str, gravity_offset: bool, expressed_in_body: bool) -> str:
+        tr = self._tr
+        if not (tr.layout.nacc or tr.prescribed is not None):
+            raise ValueError(f"a frame's acceleration ({body!r}) needs the accelerations, which explicit multibody "
+                             "dynamics do not have as variables: set multibody_dynamics_mode='implicit' (Moco "
+                             "computes it in either mode), or prescribe the kinematics (Inverse)")
+        return tr.kernel.system.add_acceleration_output(name, body, gravity_offset, expressed_in_body)
+
     def output_values(self, name: str, states: dict) -> np.ndarray:
         coords = self._tr.model.coordinates
         missing = [c.value_path for c in coords if c.value_path not in states]

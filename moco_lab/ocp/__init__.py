@@ -1,6 +1,13 @@
 """The optimal control problem: model, bounds, goals, path constraints, parameters (Moco's ``MocoProblem``)."""
 from .bound_constraints import ControlBoundConstraint, StateBoundConstraint
-from .frame_goals import MarkerFinalGoal, TranslationTrackingGoal
+from .force_goals import GeneralizedForceTrackingGoal
+from .frame_goals import (
+    AccelerationTrackingGoal,
+    AngularVelocityTrackingGoal,
+    MarkerFinalGoal,
+    OrientationTrackingGoal,
+    TranslationTrackingGoal,
+)
 from .goals import ControlGoal, FinalTimeGoal, Goal, PeriodicityGoal, StateTrackingGoal, UserGoal, goal_from_dict
 from .output_constraints import FrameDistanceConstraint, FrameDistancePair, OutputBoundConstraint, OutputConstraint
 from .output_goals import (
@@ -16,7 +23,8 @@ from .problem import Parameter, PathConstraint, Problem, VariableInfo
 
 __all__ = ["ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "OutputTrackingGoal", "OutputExtremumGoal",
            "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint", "OutputBoundConstraint",
-           "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal",
+           "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal", "AngularVelocityTrackingGoal",
+           "AccelerationTrackingGoal", "OrientationTrackingGoal", "GeneralizedForceTrackingGoal",
            "ExpressionBasedParameterGoal", "MarkerFinalGoal",
            "ControlGoal", "FinalTimeGoal", "Goal", "PeriodicityGoal",
            "StateTrackingGoal", "UserGoal", "goal_from_dict", "Parameter", "PathConstraint", "Problem", "VariableInfo"]

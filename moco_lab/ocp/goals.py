@@ -143,6 +143,26 @@ class GoalContext:
         """Ask for the position and velocity of a point fixed on a body; returns the two output names."""
         raise NotImplementedError
 
+    def angular_velocity_output(self, name: str, body: str) -> str:
+        """Ask for a body's angular velocity in ground (ground axes); returns the output's name."""
+        raise NotImplementedError
+
+    def rotation_output(self, name: str, body: str) -> str:
+        """Ask for a body's orientation in ground (``R_GB`` by rows, 9 numbers); returns the output's name."""
+        raise NotImplementedError
+
+    def generalized_force_output(self, name: str, force_paths: list[str]) -> str:
+        """Ask for the generalized forces the accelerations need beyond gravity and the force elements
+        ``force_paths`` (see :meth:`moco_lab.engine.system.SymbolicSystem.add_generalized_force_output`); a
+        ``ValueError`` if the transcription has no accelerations to compute them from."""
+        raise NotImplementedError
+
+    def acceleration_output(self, name: str, body: str, gravity_offset: bool, expressed_in_body: bool) -> str:
+        """Ask for the acceleration of a body's origin (see
+        :meth:`moco_lab.engine.system.SymbolicSystem.add_acceleration_output`); a ``ValueError`` if the
+        transcription has no accelerations to compute it from."""
+        raise NotImplementedError
+
     def output_values(self, name: str, states: dict) -> np.ndarray:
         """The values ``(n, k)`` of output ``name`` (one that depends on the coordinates and speeds only, e.g. a
         point's position) along a states table ``{state: (n,)}`` (speeds missing: 0); contexts that compute nothing
@@ -1396,7 +1416,8 @@ def goal_from_dict(d: dict) -> Goal:
     kind = d.pop("type")
     if kind not in GOAL_TYPES:
         raise ValueError(f"Unknown goal type {kind!r}; known: {sorted(GOAL_TYPES)}")
-    for key in ("reference", "translation_reference", "states_reference"):
+    for key in ("reference", "translation_reference", "angular_velocity_reference", "rotation_reference",
+                "acceleration_reference", "states_reference"):
         if key in d and isinstance(d[key], dict):
             ref = d.pop(key)
             d[key] = (np.asarray(ref["time"]), {k: np.asarray(v) for k, v in ref["columns"].items()})

@@ -124,8 +124,25 @@ class _NamesOnlyContext:
             raise KeyError(did_you_mean(body, ["ground", *self.model.body_paths], "body"))
         return f"{name}/position", f"{name}/velocity"
 
+    def angular_velocity_output(self, name: str, body: str) -> str:
+        self.point_output(name, body, (0.0, 0.0, 0.0))
+        return f"{name}/angular_velocity"
+
+    def rotation_output(self, name: str, body: str) -> str:
+        self.point_output(name, body, (0.0, 0.0, 0.0))
+        return f"{name}/rotation"
+
+    def acceleration_output(self, name: str, body: str, gravity_offset: bool, expressed_in_body: bool) -> str:
+        self.point_output(name, body, (0.0, 0.0, 0.0))
+        return f"{name}/linear_acceleration"
+
+    def generalized_force_output(self, name: str, force_paths: list[str]) -> str:
+        return f"{name}/generalized_forces"
+
     def output_values(self, name: str, states: dict) -> np.ndarray:
         n = len(next(iter(states.values()))) if states else 0
+        if name.endswith("/rotation"):
+            return np.tile(np.eye(3).reshape(1, 9), (n, 1))
         return np.zeros((n, 3))
 
     def joint_reaction_output(self, joint: str, loads_frame: str, expressed_in: str | None) -> str:
