@@ -141,10 +141,11 @@ def test_same_optimum_as_moco(name):
     The frame, acceleration and generalized-force tracking terms are 4–10 % of their objectives, the mass
     expression 25 % (had the inertia followed the mass, the effort would differ by far more). A reaction or a
     tracking term computed otherwise than Moco does would move the objective by far more (the reaction term is
-    6e-4 of it, the tracking terms 99 % and 16 %); so would a bound enforced at other times or points than Moco's mesh points (the bounds raise the effort by 1.4 %, 2.7 % and 0.4 %), and an endpoint
-    output goal reading another end or another combination (the endpoint goals' terms are 0.4–74 % of their
-    objectives; with both ends free the swing-up needs no effort at all, the periodicity constraint makes it 68.2), or
-    an output or frame-distance constraint enforced elsewhere (each binds: effort +0.6 to +1.4 %)."""
+    6e-4 of it, the tracking terms 99 % and 16 %); so would a bound enforced at other times or points than Moco's
+    mesh points (the bounds raise the effort by 1.4 %, 2.7 % and 0.4 %), and an endpoint output goal reading another
+    end or another combination (the endpoint goals' terms are 0.4–74 % of their objectives; with both ends free the
+    swing-up needs no effort at all, the periodicity constraint makes it 68.2), or an output or frame-distance
+    constraint enforced elsewhere (each binds: effort +0.6 to +1.4 %)."""
     moco, lab, study = _solve(name)
     assert_same_objective(moco, lab, 1e-8)
     for goal, value in moco["goals"].items():
