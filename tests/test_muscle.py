@@ -678,7 +678,8 @@ def test_rigid_tendon_matches_opensim(osim, variant):
 @pytest.mark.opensim
 @pytest.mark.parametrize("variant", ["default", "pennated_damped"])
 def test_compliant_tendon_matches_opensim(osim, variant):
-    """Explicit ḟ_T, fiber kinematics and forces; implicit residual; equilibrium."""
+    """Explicit ḟ_T, fiber kinematics and forces; implicit residual; equilibrium (also with ḟ_T = 0 on the explicit
+    muscle, Moco's initial force equilibrium)."""
     extra = {} if variant == "default" else dict(pennation_angle_at_optimal=0.3, fiber_damping=0.01,
                                                  active_force_width_scale=1.5, tendon_strain_at_one_norm_force=0.1)
     explicit = _suspended_mass_like(**extra)
@@ -720,6 +721,10 @@ def test_compliant_tendon_matches_opensim(osim, variant):
                      (info.tendon_force, om.getTendonForce(state_e))]
             for o, t in pairs:
                 worst_exp = max(worst_exp, _rel_err(o, t, floor=1e-12))
+            # the force equilibrium with the tendon force held, as Moco's MocoInitialForceEquilibriumDGFGoal asks
+            # OpenSim's explicit-tendon muscle for it (moco_lab's muscles' "equilibrium_residual" output)
+            worst_res = max(worst_res, abs(m.calc_implicit_residual(act, lmt, vmt, ftn, 0.0)
+                                           - om.calcEquilibriumResidual(lmt, vmt, act, ftn, 0.0)))
         for m, om, ftn, dftn in zip(implicit, handles_i, ftns, dftns):
             lmt, vmt = om.getLength(state_i), om.getLengtheningSpeed(state_i)
             ours = m.calc_implicit_residual(act, lmt, vmt, ftn, dftn)

@@ -351,7 +351,7 @@ class PathMuscle(ForceElement):
 
     def output_units(self) -> dict[str, str]:
         return {"tendon_force": "N", "length": "m", "lengthening_speed": "m/s", "activation": "",
-                "excitation": ""}
+                "excitation": "", "equilibrium_residual": ""}
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         mus = self._muscle_for(ctx)
@@ -381,6 +381,11 @@ class PathMuscle(ForceElement):
                 out.add_generalized(i, -d * tension)
         out.outputs.update(tendon_force=tension, length=length, lengthening_speed=speed, activation=a,
                            excitation=e)
+        if ntf is not None and hasattr(mus, "calc_implicit_residual"):
+            # fiber-tendon force equilibrium with the tendon force held (ḟ_T = 0): OpenSim's
+            # DeGrooteFregly2016Muscle::calcEquilibriumResidual(l, v, a, f̃_T, 0), what Moco's
+            # MocoInitialForceEquilibriumDGFGoal holds at zero at the start
+            out.outputs["equilibrium_residual"] = mus.calc_implicit_residual(a, length, speed, ntf, 0.0, xp=ctx.xp)
         return out
 
     def _muscle_for(self, ctx: ForceContext):
