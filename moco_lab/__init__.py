@@ -73,7 +73,7 @@ from .ocp.goals import (
     SumSquaredStateGoal,
     UserGoal,
 )
-from .ocp.muscle_goals import InitialForceEquilibriumDGFGoal
+from .ocp.muscle_goals import InitialForceEquilibriumDGFGoal, InitialVelocityEquilibriumDGFGoal
 from .ocp.output_constraints import FrameDistanceConstraint, FrameDistancePair, OutputBoundConstraint, OutputConstraint
 from .ocp.output_goals import (
     FinalOutputGoal,
@@ -109,7 +109,7 @@ __all__ = [
     "OutputExtremumGoal", "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint",
     "OutputBoundConstraint", "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal",
     "AngularVelocityTrackingGoal", "AccelerationTrackingGoal", "OrientationTrackingGoal", "ExpressionBasedParameterGoal",
-    "MarkerFinalGoal", "GeneralizedForceTrackingGoal", "InitialForceEquilibriumDGFGoal",
+    "MarkerFinalGoal", "GeneralizedForceTrackingGoal", "InitialForceEquilibriumDGFGoal", "InitialVelocityEquilibriumDGFGoal",
     "Problem", "Progress", "SolverSettings", "Study", "Solution", "Trajectory",
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",

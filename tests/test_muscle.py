@@ -687,7 +687,7 @@ def test_compliant_tendon_matches_opensim(osim, variant):
     model_e, state_e, handles_e = _point_mass_model(osim, list(zip(explicit, _ORIGINS)))
     model_i, state_i, handles_i = _point_mass_model(osim, list(zip(implicit, _ORIGINS)))
     rng = _rng()
-    worst_exp = worst_res = 0.0
+    worst_exp = worst_res = worst_lin = 0.0
     for tx, ty, vx, vy, act in _kinematic_samples(compliant=True):
         _set_kinematics(model_e, state_e, tx, ty, vx, vy)
         _set_kinematics(model_i, state_i, tx, ty, vx, vy)
@@ -725,6 +725,10 @@ def test_compliant_tendon_matches_opensim(osim, variant):
             # OpenSim's explicit-tendon muscle for it (moco_lab's muscles' "equilibrium_residual" output)
             worst_res = max(worst_res, abs(m.calc_implicit_residual(act, lmt, vmt, ftn, 0.0)
                                            - om.calcEquilibriumResidual(lmt, vmt, act, ftn, 0.0)))
+            # the linearized equilibrium's derivative (MocoInitialVelocityEquilibriumDGFGoal), N/s
+            theirs = om.calcLinearizedEquilibriumResidualDerivative(lmt, vmt, act, ftn, 0.0)
+            worst_lin = max(worst_lin, _rel_err(m.calc_linearized_equilibrium_residual_derivative(act, lmt, vmt, ftn),
+                                                theirs, floor=1e-6))
         for m, om, ftn, dftn in zip(implicit, handles_i, ftns, dftns):
             lmt, vmt = om.getLength(state_i), om.getLengtheningSpeed(state_i)
             ours = m.calc_implicit_residual(act, lmt, vmt, ftn, dftn)
@@ -733,8 +737,12 @@ def test_compliant_tendon_matches_opensim(osim, variant):
             worst_res = max(worst_res, abs(ours - theirs), abs(ours - state_free))
             info = m.calc_muscle_info(act, lmt, vmt, ftn, dftn)
             worst_res = max(worst_res, _rel_err(info.fiber_velocity, om.getFiberVelocity(state_i), floor=1e-12))
+            theirs = om.calcLinearizedEquilibriumResidualDerivative(lmt, vmt, act, ftn, dftn)
+            worst_lin = max(worst_lin, _rel_err(m.calc_linearized_equilibrium_residual_derivative(
+                act, lmt, vmt, ftn, dftn), theirs, floor=1e-6))
     assert worst_exp < 1e-11
     assert worst_res < 1e-12
+    assert worst_lin < 1e-10
 
 
 @pytest.mark.opensim

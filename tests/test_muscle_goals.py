@@ -1,7 +1,8 @@
-"""Moco's initial force equilibrium of DeGrooteFregly2016 muscles with explicit compliant tendons
-(``moco_lab.ocp.muscle_goals``): the goal reads each such muscle's force-equilibrium residual at the start, the
-residual itself equals OpenSim's ``calcEquilibriumResidual(l, v, a, f̃_T, 0)`` (tests/test_muscle.py, to 1e-12), its
-exact derivatives are checked in tests/test_transcription_hessians.py."""
+"""Moco's initial force and velocity equilibria of DeGrooteFregly2016 muscles with compliant tendons
+(``moco_lab.ocp.muscle_goals``): each goal reads its residual of each such muscle at the start; the residuals
+themselves equal OpenSim's ``calcEquilibriumResidual(l, v, a, f̃_T, 0)`` and
+``calcLinearizedEquilibriumResidualDerivative`` (tests/test_muscle.py, to 1e-12 and 1e-10 relative); their exact
+derivatives are checked in tests/test_transcription_hessians.py."""
 import numpy as np
 import pytest
 
@@ -45,6 +46,14 @@ def test_cost_is_the_sum_of_the_initial_residuals_squared():
     assert min(abs(r) for r in expected) > 1e-3  # far from equilibrium: the test means something
     cost = _study(model, ml.InitialForceEquilibriumDGFGoal("eq", 2.0, mode="cost")).evaluate(traj)
     assert cost.goal_values["eq"] == pytest.approx(2.0 * sum(r * r for r in expected), rel=1e-12)
+    # the velocity equilibrium: the linearized equilibrium's derivative (N/s), OpenSim's function (tests/test_muscle.py)
+    expected = [e.muscle.calc_linearized_equilibrium_residual_derivative(
+        states[f"{e.path}/activation"][0], table.columns[f"{e.path}/length"][0],
+        table.columns[f"{e.path}/lengthening_speed"][0], states[f"{e.path}/normalized_tendon_force"][0])
+        for e in muscles]
+    assert min(abs(r) for r in expected) > 1e-3
+    cost = _study(model, ml.InitialVelocityEquilibriumDGFGoal("veq", 0.5, mode="cost")).evaluate(traj)
+    assert cost.goal_values["veq"] == pytest.approx(0.5 * sum(r * r for r in expected), rel=1e-12)
 
 
 def test_models_without_explicit_compliant_tendons_are_refused_by_name():
@@ -52,5 +61,9 @@ def test_models_without_explicit_compliant_tendons_are_refused_by_name():
         with pytest.raises(ValueError, match="no DeGrooteFregly2016 muscle with a compliant tendon integrated "
                                              "explicitly"):
             _study(model, ml.InitialForceEquilibriumDGFGoal()).transcribe()
+    with pytest.raises(ValueError, match="InitialVelocityEquilibriumDGFGoal .* no DeGrooteFregly2016 muscle with a "
+                                         "compliant tendon"):
+        _study(ml.models.suspended_mass(), ml.InitialVelocityEquilibriumDGFGoal()).transcribe()
+    _study(ml.models.suspended_mass(tendon="implicit"), ml.InitialVelocityEquilibriumDGFGoal()).transcribe()
     again = ml.ocp.goal_from_dict(ml.InitialForceEquilibriumDGFGoal("eq", mode="cost", weight=3.0).to_dict())
     assert type(again) is ml.InitialForceEquilibriumDGFGoal and again.mode == "cost" and again.weight == 3.0

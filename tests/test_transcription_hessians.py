@@ -358,16 +358,20 @@ def test_generalized_force_tracking():
     check_bindings(tr, np.random.default_rng(22))
 
 
-@pytest.mark.parametrize("mode", ["endpoint_constraint", "cost"])
-def test_initial_force_equilibrium(mode):
-    """Moco's initial force equilibrium of the leg's muscles with explicit compliant tendons, as an endpoint
-    constraint (one row per muscle) and as a cost. First derivatives against central differences too."""
+@pytest.mark.parametrize("goal, tendon, mode", [("force", "explicit", "endpoint_constraint"),
+                                                ("force", "explicit", "cost"),
+                                                ("velocity", "explicit", "endpoint_constraint"),
+                                                ("velocity", "implicit", "cost")])
+def test_initial_muscle_equilibria(goal, tendon, mode):
+    """Moco's initial force and velocity equilibria of the leg's muscles with compliant tendons, as endpoint
+    constraints (one row per muscle) and as costs. First derivatives against central differences too."""
     study = exact(ml.Study())
-    p = study.problem = leg_problem(leg_model(contact=False, tendon="explicit"), goals=False)
+    p = study.problem = leg_problem(leg_model(contact=False, tendon=tendon), goals=False)
     # the ranges test_compliant_tendons_and_parameters keeps the explicit tendons' fiber velocities finite in
     p.set_state_info("/jointset/knee/knee_angle/value", (-0.6, -0.3))
     p.set_state_info("/jointset/base/rz/value", (-0.1, 0.1))
-    p.add_goal(ml.InitialForceEquilibriumDGFGoal("equilibrium", 3.0, mode=mode))
+    kind = ml.InitialForceEquilibriumDGFGoal if goal == "force" else ml.InitialVelocityEquilibriumDGFGoal
+    p.add_goal(kind("equilibrium", 3.0 if goal == "force" else 1e-4, mode=mode))
     study.solver.num_mesh_intervals = 2
     study.solver.multibody_dynamics_mode = "implicit"
     tr = study.transcribe()

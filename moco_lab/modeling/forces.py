@@ -351,7 +351,7 @@ class PathMuscle(ForceElement):
 
     def output_units(self) -> dict[str, str]:
         return {"tendon_force": "N", "length": "m", "lengthening_speed": "m/s", "activation": "",
-                "excitation": "", "equilibrium_residual": ""}
+                "excitation": "", "equilibrium_residual": "", "linearized_equilibrium_residual_derivative": "N/s"}
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         mus = self._muscle_for(ctx)
@@ -386,6 +386,12 @@ class PathMuscle(ForceElement):
             # DeGrooteFregly2016Muscle::calcEquilibriumResidual(l, v, a, f̃_T, 0), what Moco's
             # MocoInitialForceEquilibriumDGFGoal holds at zero at the start
             out.outputs["equilibrium_residual"] = mus.calc_implicit_residual(a, length, speed, ntf, 0.0, xp=ctx.xp)
+            # the linearized equilibrium's time derivative (N/s; MocoInitialVelocityEquilibriumDGFGoal's), the
+            # tendon-force rate the muscle's own mode gives
+            out.outputs["linearized_equilibrium_residual_derivative"] = \
+                mus.calc_linearized_equilibrium_residual_derivative(
+                    a, length, speed, ntf, None if mus.is_tendon_dynamics_explicit else
+                    out.state_derivatives[f"{self.path}/normalized_tendon_force"], xp=ctx.xp)
         return out
 
     def _muscle_for(self, ctx: ForceContext):

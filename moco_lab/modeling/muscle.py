@@ -1311,6 +1311,37 @@ class DeGrooteFregly2016Muscle:
                                      norm_tendon_force_derivative, mode="implicit", xp=xp)
         return info.implicit_residual
 
+    def calc_linearized_equilibrium_residual_derivative(self, activation: ArrayOrExpr, mt_length: ArrayOrExpr,
+                                                        mt_velocity: ArrayOrExpr, norm_tendon_force: ArrayOrExpr,
+                                                        norm_tendon_force_derivative: ArrayOrExpr = None,
+                                                        xp: Any = np) -> ArrayOrExpr:
+        """The time derivative of the linearized fiber-tendon equilibrium (Millard et al. 2013, eq. A6), OpenSim's
+        ``calcLinearizedEquilibriumResidualDerivative`` (N/s): ``k_M,AT v_M,AT − k_T (v_MT − v_M,AT)``, the velocity
+        shared between fiber and tendon by their stiffnesses when it is zero; what Moco's
+        ``MocoInitialVelocityEquilibriumDGFGoal`` holds at zero at the start.
+
+        ``v_M,AT`` comes from the muscle's own tendon mode (explicit: its force-velocity inversion; implicit: from
+        ``norm_tendon_force_derivative``, Moco's ``implicitderiv_normalized_tendon_force``); ``k_M,AT`` is the fiber's
+        stiffness along the tendon, ``(∂F_M,AT/∂l_M) / (∂l_M,AT/∂l_M)``, ``k_T`` the tendon's
+        (:meth:`calc_tendon_stiffness`).
+        """
+        self._require_compliant("calc_linearized_equilibrium_residual_derivative")
+        info = self.calc_muscle_info(activation, mt_length, mt_velocity, norm_tendon_force,
+                                     norm_tendon_force_derivative, xp=xp)
+        k_m = self.calc_fiber_stiffness(activation, info.normalized_fiber_length, info.force_velocity_multiplier,
+                                        xp=xp)
+        cos_a, sin_a, lm = info.cos_pennation_angle, info.sin_pennation_angle, info.fiber_length
+        if self.fiber_width == 0.0:
+            k_m_at = k_m  # no pennation: ∂α/∂l_M = 0
+        else:
+            w = self.fiber_width
+            dalpha = (-w / (lm * lm)) / xp.sqrt(1.0 - (w / lm) * (w / lm))
+            dforce_at = k_m * cos_a - info.fiber_force * sin_a * dalpha
+            k_m_at = dforce_at / (cos_a - lm * sin_a * dalpha)
+        k_t = self.calc_tendon_stiffness(info.normalized_tendon_length, xp=xp)
+        v_at = info.fiber_velocity_along_tendon
+        return k_m_at * v_at - k_t * (mt_velocity - v_at)
+
     def calc_equilibrium_normalized_tendon_force(self, activation: ArrayOrExpr, mt_length: ArrayOrExpr,
                                                  mt_velocity: ArrayOrExpr = 0.0,
                                                  norm_tendon_force_derivative: ArrayOrExpr = 0.0, tol: float = 1e-14,

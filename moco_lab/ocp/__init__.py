@@ -9,7 +9,7 @@ from .frame_goals import (
     TranslationTrackingGoal,
 )
 from .goals import ControlGoal, FinalTimeGoal, Goal, PeriodicityGoal, StateTrackingGoal, UserGoal, goal_from_dict
-from .muscle_goals import InitialForceEquilibriumDGFGoal
+from .muscle_goals import InitialForceEquilibriumDGFGoal, InitialVelocityEquilibriumDGFGoal
 from .output_constraints import FrameDistanceConstraint, FrameDistancePair, OutputBoundConstraint, OutputConstraint
 from .output_goals import (
     FinalOutputGoal,
@@ -26,7 +26,7 @@ __all__ = ["ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "Outp
            "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint", "OutputBoundConstraint",
            "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal", "AngularVelocityTrackingGoal",
            "AccelerationTrackingGoal", "OrientationTrackingGoal", "GeneralizedForceTrackingGoal",
-           "InitialForceEquilibriumDGFGoal",
+           "InitialForceEquilibriumDGFGoal", "InitialVelocityEquilibriumDGFGoal",
            "ExpressionBasedParameterGoal", "MarkerFinalGoal",
            "ControlGoal", "FinalTimeGoal", "Goal", "PeriodicityGoal",
            "StateTrackingGoal", "UserGoal", "goal_from_dict", "Parameter", "PathConstraint", "Problem", "VariableInfo"]
