@@ -142,11 +142,12 @@ def _data_folder():
 
 
 def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, guess: Path | None = None,
-          max_iterations: int = 1000) -> dict:
+          max_iterations: int = 1000, extra_goals=None) -> dict:
     """Moco's 2-D walking tracking problem (see the module docstring); writes the solution to ``sto``.
 
     ``guess`` replaces the example's guess; with ``max_iterations=0``: Moco's problem at the guess, moved inside the
-    bounds by IPOPT's initialization.
+    bounds by IPOPT's initialization. ``extra_goals(osim, problem)`` adds goals after the example's (in the data
+    folder: files such as ``referenceGRF.xml`` are at hand).
     """
     import opensim as osim
 
@@ -185,6 +186,8 @@ def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, guess: Pat
         contact.setProjection("plane")
         contact.setProjectionVector(osim.Vec3(0, 0, 1))
         problem.addGoal(contact)
+        if extra_goals is not None:
+            extra_goals(osim, problem)
         _bounds(problem)
         solver = _solver(study, tol, num_mesh_intervals, max_iterations)
         if guess is not None:

@@ -61,6 +61,7 @@ from .ocp.frame_goals import (
 from .ocp.goals import (
     AverageSpeedGoal,
     ContactGroup,
+    ContactImpulseTrackingGoal,
     ContactTrackingGoal,
     ControlGoal,
     ControlTrackingGoal,
@@ -114,7 +115,7 @@ __all__ = [
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",
     "AverageSpeedGoal", "ContactGroup",
-    "ContactTrackingGoal",
+    "ContactTrackingGoal", "ContactImpulseTrackingGoal",
     "InitialActivationGoal", "JointReactionGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
     "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
     "PointToPointSpringDamper", "PassiveJointMoment", "read_osim", "OsimFormatError", "sweep", "grid", "SweepResult",

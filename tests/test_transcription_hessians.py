@@ -379,6 +379,24 @@ def test_initial_muscle_equilibria(goal, tendon, mode):
     check_bindings(tr, np.random.default_rng(24))
 
 
+def test_contact_impulse_tracking():
+    """Moco's contact-impulse tracking (the integral of the contact force's vertical error, squared: an endpoint
+    function of the goal's integral) on a free final time, one group of two contact elements. First derivatives
+    against central differences too."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    t = np.linspace(-0.53, 1.61, 13)
+    p.add_goal(ml.ContactImpulseTrackingGoal("impulse", 0.4, reference=(t, {"fx": 10 * t, "fy": 500 + 50 * np.sin(t),
+                                                                            "fz": 0 * t}),
+                                             groups=[(["/forceset/heel", "/forceset/toe"], ("fx", "fy", "fz"))],
+                                             impulse_axis=1))
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    tr = study.transcribe()
+    check_hessians(tr, np.random.default_rng(25))
+    check_bindings(tr, np.random.default_rng(26))
+
+
 def test_parameter_expression_goal():
     """Moco's expression of parameters (the legs' muscle strengths and a body mass), as a cost and as an endpoint
     constraint, with the smooth functions of OpenSim's expression language."""

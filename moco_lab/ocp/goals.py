@@ -56,7 +56,8 @@ if TYPE_CHECKING:
 __all__ = ["Goal", "BoundGoal", "NodeData", "EndpointData", "GoalContext", "ControlGoal", "FinalTimeGoal",
            "StateTrackingGoal", "ControlTrackingGoal", "SumSquaredStateGoal", "PeriodicityGoal", "InitialActivationGoal",
            "AverageSpeedGoal",
-           "ContactTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "JointReactionGoal", "UserGoal", "goal_from_dict",
+           "ContactTrackingGoal", "ContactImpulseTrackingGoal", "ContactGroup", "MarkerTrackingGoal", "JointReactionGoal",
+           "UserGoal", "goal_from_dict",
            "GOAL_TYPES",
            "explain_autodiff_error"]
 
@@ -1058,8 +1059,9 @@ class ContactTrackingGoal(Goal):
                 raise ValueError(f"ContactTrackingGoal {self.name!r}: projection {projection!r} needs a non-zero "
                                  "projection_vector")
 
-    def bind(self, ctx: GoalContext) -> BoundGoal:
-        owner = f"ContactTrackingGoal {self.name!r}"
+    def tracked_groups(self, ctx: GoalContext) -> list[tuple[list[str], TableSplines]]:
+        """Per contact group, its elements' force outputs and the splines of its reference's x, y, z columns."""
+        owner = f"{type(self).__name__} {self.name!r}"
         if self.reference is None:
             raise ValueError(f"{owner}: no reference forces")
         if not self.groups:
@@ -1074,6 +1076,10 @@ class ContactTrackingGoal(Goal):
                 raise KeyError(f"{owner}: " + did_you_mean(missing[0], list(cols), "reference column"))
             groups.append((names, TableSplines(time, np.column_stack([cols[c] for c in g.columns]),
                                                 self.interpolation)))
+        return groups
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        groups = self.tracked_groups(ctx)
         if self.projection == "none":
             Pm = np.eye(3)
         else:
@@ -1131,6 +1137,71 @@ class ContactTrackingGoal(Goal):
         if self.projection_vector is not None:
             d["projection_vector"] = list(self.projection_vector)
         return d
+
+
+class ContactImpulseTrackingGoal(ContactTrackingGoal):
+    """Track the contact impulse along one axis: ``(1/(m g)) (∫ Σ_groups (F_model,a − F_ref,a(t)) dt)²`` (Moco's
+    ``MocoContactImpulseTrackingGoal``): the groups' summed contact forces and the measured ones, their difference
+    integrated over the motion along axis ``a`` of ground, then squared. The groups and the reference as
+    :class:`ContactTrackingGoal`'s (reference columns, or an ``external_loads`` file's forces, expressed in ground);
+    Moco's scale factors on the reference are not offered. A cost only, as in Moco.
+
+    Parameters
+    ----------
+    impulse_axis : {0, 1, 2}
+        The ground axis of the tracked impulse (x, y, z; Moco's ``impulse_axis``, which must be set).
+    """
+
+    default_name = "contact_impulse_tracking"
+    supports_endpoint_constraint = False
+
+    def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
+                 groups: Sequence[ContactGroup] = (), impulse_axis: int = -1, enabled: bool = True,
+                 external_loads: str | os.PathLike | None = None, interpolation: str = "spline", **options: Any):
+        super().__init__(name, weight, reference, groups, enabled=enabled, external_loads=external_loads,
+                         interpolation=interpolation, **options)
+        if isinstance(impulse_axis, bool) or impulse_axis not in (0, 1, 2):
+            raise ValueError(f"ContactImpulseTrackingGoal {self.name!r}: impulse_axis must be 0, 1 or 2 (x, y, z "
+                             f"of ground), got {impulse_axis!r}")
+        self.impulse_axis = int(impulse_axis)
+
+    def bind(self, ctx: GoalContext) -> BoundGoal:
+        groups = self.tracked_groups(ctx)
+        axis = self.impulse_axis
+        scale = 1.0 / (ctx.total_mass * ctx.gravity) if ctx.gravity > 0 else 1.0 / ctx.total_mass
+        outputs = tuple(n for names, _ in groups for n in names)
+
+        def integrand(d: NodeData, jac: bool):
+            s = np.zeros(d.t.size)
+            dt = np.zeros(d.t.size)
+            for names, splines in groups:
+                ref, slope = splines(d.t)
+                s += sum(d.outputs[n][:, axis] for n in names) - ref[:, axis]
+                dt -= slope[:, axis]
+            if not jac:
+                return s, {}
+            douts = {}
+            for n in outputs:
+                g = np.zeros_like(np.asarray(d.outputs[n], float))
+                g[:, axis] = 1.0
+                douts[n] = douts.get(n, 0.0) + g
+            return s, {"outputs": douts, "t": dt}
+
+        def hessian(d: NodeData):
+            return [(("t", 0), ("t", 0), -sum(splines.curvature(d.t)[:, axis] for _, splines in groups))]
+
+        def endpoint(E: EndpointData, jac: bool):
+            value = np.array([scale * E.integral * E.integral])
+            return (value, {"integral": np.array([2 * scale * E.integral])}) if jac else (value, {})
+
+        return self._bound(ctx, integrand=integrand, hessian=hessian, outputs=outputs, endpoint=endpoint,
+                           endpoint_generic=lambda E: [scale * E.integral * E.integral], columns={})
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d.pop("projection", None)
+        d.pop("projection_vector", None)
+        return {**d, "impulse_axis": self.impulse_axis}
 
 
 class MarkerTrackingGoal(Goal):
@@ -1407,7 +1478,7 @@ class UserGoal(Goal):
 GOAL_TYPES = {c.__name__: c for c in (ControlGoal, FinalTimeGoal, StateTrackingGoal, ControlTrackingGoal,
                                       SumSquaredStateGoal,
                                       PeriodicityGoal, InitialActivationGoal, AverageSpeedGoal, ContactTrackingGoal,
-                                      MarkerTrackingGoal, JointReactionGoal)}
+                                      ContactImpulseTrackingGoal, MarkerTrackingGoal, JointReactionGoal)}
 
 
 def goal_from_dict(d: dict) -> Goal:
@@ -1427,7 +1498,7 @@ def goal_from_dict(d: dict) -> Goal:
     if kind == "InitialActivationGoal":
         for key in ("weight", "mode", "bounds"):
             d.pop(key, None)
-    if kind == "ContactTrackingGoal":
+    if kind in ("ContactTrackingGoal", "ContactImpulseTrackingGoal"):
         d["groups"] = [ContactGroup(list(g["forces"]), tuple(g["columns"])) for g in d.get("groups", [])]
     if kind == "MarkerTrackingGoal":
         d["markers"] = {k: (b, tuple(loc)) for k, (b, loc) in d.get("markers", {}).items()}

@@ -1,0 +1,48 @@
+"""Moco's contact-impulse tracking against OpenSim Moco 4.6: both tools evaluate the goal on the same trajectory, Moco's
+own solution of example2DWalking's tracking problem (benchmarks/contact_impulse_moco.py stores Moco's values: it
+starts Moco there with no iteration allowed).
+
+Tolerance. The same problem on the same 50 Hermite–Simpson intervals, the same trajectory: the integrands are the
+contact forces the two tools compute alike (to round-off: tests/test_walking_2d.py) minus the same reference splined
+alike, summed by the same quadrature: measured 1.5e-12 and 2e-14 relative (the contact-tracking goal 2e-15). IPOPT's
+initialization moves Moco's iterate off the bounds it sits on (the excitations at their minimum: the effort differs by
+1.7 %), not the coordinates and speeds the contact forces depend on. Asserted 1e-9 relative; a wrong axis, sign,
+quadrature, scaling by m g or reference moves a value by far more (the two goals' values differ 180-fold).
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+import moco_lab as ml
+from moco_lab.util.data import opensim_file
+
+REFERENCE = Path(__file__).resolve().parents[1] / "benchmarks" / "reference"
+STORED = json.loads((REFERENCE / "contact_impulse_moco.json").read_text())
+
+
+def test_goal_values_equal_mocos_on_its_tracking_solution():
+    study = ml.examples.walking_2d_tracking()
+    for name, spec in STORED["settings"]["goals"].items():
+        study.problem.add_goal(ml.ContactImpulseTrackingGoal(
+            name, spec["weight"], external_loads=opensim_file("referenceGRF.xml"), impulse_axis=spec["impulse_axis"],
+            groups=[ml.ContactGroup(list(elements), force) for elements, force in spec["groups"]]))
+    evaluation = study.evaluate(ml.read_trajectory(REFERENCE / STORED["settings"]["trajectory"].split("/")[-1]))
+    for name in STORED["settings"]["goals"]:
+        assert evaluation.goal_values[name] == pytest.approx(STORED["goals"][name], rel=1e-9), name
+    assert evaluation.goal_values["contact"] == pytest.approx(STORED["goals"]["contact"], rel=1e-9)
+
+
+def test_axis_is_required_and_the_goal_round_trips():
+    """Moco's impulse_axis must be set (its default −1 is refused); a goal saved to a study file reads back."""
+    reference = ([0.0, 1.0], {"fx": [0.0, 0.0], "fy": [700.0, 700.0], "fz": [0.0, 0.0]})
+    groups = [ml.ContactGroup(["contactHeel_r"], ("fx", "fy", "fz"))]
+    for axis in (-1, 3, True, "y"):
+        with pytest.raises(ValueError, match="impulse_axis must be 0, 1 or 2"):
+            ml.ContactImpulseTrackingGoal("impulse", reference=reference, groups=groups, impulse_axis=axis)
+    with pytest.raises(ValueError, match="cannot be an endpoint constraint"):
+        ml.ContactImpulseTrackingGoal("impulse", reference=reference, groups=groups, impulse_axis=1,
+                                      mode="endpoint_constraint")
+    saved = ml.ContactImpulseTrackingGoal("impulse", 2.0, reference=reference, groups=groups, impulse_axis=1).to_dict()
+    again = ml.ocp.goal_from_dict(saved)
+    assert type(again) is ml.ContactImpulseTrackingGoal and again.to_dict() == saved
