@@ -397,6 +397,22 @@ def test_contact_impulse_tracking():
     check_bindings(tr, np.random.default_rng(26))
 
 
+def test_step_length_asymmetry():
+    """Moco's step-length asymmetry (its smoothed conditionals on the feet's lead, 100 × the integral) with the leg's
+    two bodies as the "feet", smoothing low enough that the conditionals are not saturated at the random points.
+    First derivatives against central differences too."""
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    p.add_goal(ml.StepLengthAsymmetryGoal("steps", 0.3, left_foot_frame="/bodyset/thigh",
+                                          right_foot_frame="/bodyset/shank", asymmetry_smoothing=0.02,
+                                          target_asymmetry=0.2, stride_length=0.8, walking_direction="negative-y"))
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    tr = study.transcribe()
+    check_hessians(tr, np.random.default_rng(27))
+    check_bindings(tr, np.random.default_rng(28))
+
+
 def test_parameter_expression_goal():
     """Moco's expression of parameters (the legs' muscle strengths and a body mass), as a cost and as an endpoint
     constraint, with the smooth functions of OpenSim's expression language."""

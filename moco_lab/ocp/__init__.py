@@ -8,6 +8,7 @@ from .frame_goals import (
     OrientationTrackingGoal,
     TranslationTrackingGoal,
 )
+from .gait_goals import StepLengthAsymmetryGoal
 from .goals import ControlGoal, FinalTimeGoal, Goal, PeriodicityGoal, StateTrackingGoal, UserGoal, goal_from_dict
 from .muscle_goals import InitialForceEquilibriumDGFGoal, InitialVelocityEquilibriumDGFGoal
 from .output_constraints import FrameDistanceConstraint, FrameDistancePair, OutputBoundConstraint, OutputConstraint
@@ -26,7 +27,7 @@ __all__ = ["ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "Outp
            "InitialOutputGoal", "FinalOutputGoal", "OutputPeriodicityGoal", "OutputConstraint", "OutputBoundConstraint",
            "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal", "AngularVelocityTrackingGoal",
            "AccelerationTrackingGoal", "OrientationTrackingGoal", "GeneralizedForceTrackingGoal",
-           "InitialForceEquilibriumDGFGoal", "InitialVelocityEquilibriumDGFGoal",
+           "InitialForceEquilibriumDGFGoal", "InitialVelocityEquilibriumDGFGoal", "StepLengthAsymmetryGoal",
            "ExpressionBasedParameterGoal", "MarkerFinalGoal",
            "ControlGoal", "FinalTimeGoal", "Goal", "PeriodicityGoal",
            "StateTrackingGoal", "UserGoal", "goal_from_dict", "Parameter", "PathConstraint", "Problem", "VariableInfo"]

@@ -1,6 +1,6 @@
-"""Moco's contact-impulse tracking against OpenSim Moco 4.6: both tools evaluate the goal on the same trajectory, Moco's
-own solution of example2DWalking's tracking problem (benchmarks/contact_impulse_moco.py stores Moco's values: it
-starts Moco there with no iteration allowed).
+"""Moco's contact-impulse tracking and step-length asymmetry against OpenSim Moco 4.6: both tools evaluate the goals on
+the same trajectory, Moco's own solution of example2DWalking's tracking problem (benchmarks/walking_goals_moco.py
+stores Moco's values: it starts Moco there with no iteration allowed).
 
 Tolerance. The same problem on the same 50 Hermite–Simpson intervals, the same trajectory: the integrands are the
 contact forces the two tools compute alike (to round-off: tests/test_walking_2d.py) minus the same reference splined
@@ -18,7 +18,7 @@ import moco_lab as ml
 from moco_lab.util.data import opensim_file
 
 REFERENCE = Path(__file__).resolve().parents[1] / "benchmarks" / "reference"
-STORED = json.loads((REFERENCE / "contact_impulse_moco.json").read_text())
+STORED = json.loads((REFERENCE / "walking_goals_moco.json").read_text())
 
 
 def test_goal_values_equal_mocos_on_its_tracking_solution():
@@ -27,8 +27,10 @@ def test_goal_values_equal_mocos_on_its_tracking_solution():
         study.problem.add_goal(ml.ContactImpulseTrackingGoal(
             name, spec["weight"], external_loads=opensim_file("referenceGRF.xml"), impulse_axis=spec["impulse_axis"],
             groups=[ml.ContactGroup(list(elements), force) for elements, force in spec["groups"]]))
+    for name, spec in STORED["settings"]["step_length"].items():
+        study.problem.add_goal(ml.StepLengthAsymmetryGoal(name, **spec))
     evaluation = study.evaluate(ml.read_trajectory(REFERENCE / STORED["settings"]["trajectory"].split("/")[-1]))
-    for name in STORED["settings"]["goals"]:
+    for name in [*STORED["settings"]["goals"], *STORED["settings"]["step_length"]]:
         assert evaluation.goal_values[name] == pytest.approx(STORED["goals"][name], rel=1e-9), name
     assert evaluation.goal_values["contact"] == pytest.approx(STORED["goals"]["contact"], rel=1e-9)
 
@@ -46,3 +48,20 @@ def test_axis_is_required_and_the_goal_round_trips():
     saved = ml.ContactImpulseTrackingGoal("impulse", 2.0, reference=reference, groups=groups, impulse_axis=1).to_dict()
     again = ml.ocp.goal_from_dict(saved)
     assert type(again) is ml.ContactImpulseTrackingGoal and again.to_dict() == saved
+
+
+def test_step_length_asymmetry_names_bad_input():
+    """Moco's refusals, by name: the default stride length −1, a target outside [-1, 1], a direction it does not
+    know, a missing frame; the saved form reads back."""
+    feet = {"left_foot_frame": "/bodyset/calcn_l", "right_foot_frame": "/bodyset/calcn_r"}
+    for options, match in [({}, "stride_length must be > 0"), ({"stride_length": 1, "target_asymmetry": 1.5},
+                                                               "target_asymmetry must be in \\[-1, 1\\]"),
+                           ({"stride_length": 1, "walking_direction": "forward"}, "walking_direction must be one of"),
+                           ({"stride_length": 1, "asymmetry_smoothing": 0}, "asymmetry_smoothing must be > 0")]:
+        with pytest.raises(ValueError, match=match):
+            ml.StepLengthAsymmetryGoal("steps", **feet, **options)
+    with pytest.raises(ValueError, match="left_foot_frame must name a frame"):
+        ml.StepLengthAsymmetryGoal("steps", right_foot_frame="/bodyset/calcn_r", stride_length=1)
+    saved = ml.StepLengthAsymmetryGoal("steps", 2.0, **feet, stride_length=1.1, target_asymmetry=-0.1).to_dict()
+    again = ml.ocp.goal_from_dict(saved)
+    assert type(again) is ml.StepLengthAsymmetryGoal and again.to_dict() == saved

@@ -1,0 +1,91 @@
+"""OpenSim Moco 4.6's ``MocoContactImpulseTrackingGoal`` and ``MocoStepLengthAsymmetryGoal`` evaluated on Moco's own
+2-D walking tracking solution, as the reference ``tests/test_walking_goals_moco.py`` compares with (the
+stored-reference pattern).
+
+Moco's example2DWalking tracking problem (:func:`benchmarks.walking_2d_moco.track`) with two more goals
+(:data:`IMPULSE`): the vertical contact impulse of the right foot against ``referenceGRF.xml``'s ``Right_GRF``, and
+the horizontal one of the left foot against ``Left_GRF``, each ``(∫ (F_model − F_ref) dt)² / (m g)``; and two
+step-length asymmetry goals (:data:`STEP_LENGTH`).
+Moco is started at its stored tracking solution (``reference/walking_2d_moco_tracking.sto``) with no iteration
+allowed, so its console breakdown holds each goal's value at that trajectory (Moco's quadrature, on its own grid);
+no solve is needed to check a goal's value, and these goals alone would not be worth one (Moco takes minutes on
+this problem).
+
+Writes ``benchmarks/reference/walking_goals_moco.json``: Moco's goal values and objective, the settings, the
+environment.
+
+Usage::
+
+    .venv/bin/python -m benchmarks.walking_goals_moco     # about a minute
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from benchmarks.compare_moco import environment, stored_reference
+from benchmarks.walking_2d_moco import track
+
+REFERENCE = Path(__file__).resolve().parent / "reference"
+RIGHT, LEFT = ["contactHeel_r", "contactFront_r"], ["contactHeel_l", "contactFront_l"]
+#: The goals added: name -> weight, impulse axis, groups (contact elements, ExternalForce of referenceGRF.xml).
+#: (Moco 4.6 accepts one group per goal: with two it throws "Expected size of scale factors to be 1".)
+IMPULSE = {"impulse_vertical_r": {"weight": 0.5, "impulse_axis": 1, "groups": [[RIGHT, "Right_GRF"]]},
+           "impulse_fore_aft_l": {"weight": 2.0, "impulse_axis": 0, "groups": [[LEFT, "Left_GRF"]]}}
+
+
+#: Step-length asymmetry goals: name -> properties (the feet's calcanei; strides chosen so that the feet's lead
+#: over each other crosses the thresholds during the motion: each value is not 0).
+STEP_LENGTH = {"step_length_symmetric": {"weight": 0.01, "left_foot_frame": "/bodyset/calcn_l",
+                                         "right_foot_frame": "/bodyset/calcn_r", "walking_direction": "positive-x",
+                                         "asymmetry_smoothing": 5.0, "target_asymmetry": 0.0, "stride_length": 0.5},
+               "step_length_target": {"weight": 0.02, "left_foot_frame": "/bodyset/calcn_l",
+                                      "right_foot_frame": "/bodyset/calcn_r", "walking_direction": "positive-x",
+                                      "asymmetry_smoothing": 0.2, "target_asymmetry": 0.3, "stride_length": 0.6}}
+
+
+def add_goals(osim, problem) -> None:
+    """:data:`IMPULSE`'s and :data:`STEP_LENGTH`'s goals, as Moco's classes."""
+    add_impulse_goals(osim, problem)
+    for name, spec in STEP_LENGTH.items():
+        goal = osim.MocoStepLengthAsymmetryGoal(name, spec["weight"])
+        goal.setLeftFootFrame(spec["left_foot_frame"])
+        goal.setRightFootFrame(spec["right_foot_frame"])
+        goal.setWalkingDirection(spec["walking_direction"])
+        goal.setAsymmetrySmoothing(spec["asymmetry_smoothing"])
+        goal.setTargetAsymmetry(spec["target_asymmetry"])
+        goal.setStrideLength(spec["stride_length"])
+        problem.addGoal(goal)
+
+
+def add_impulse_goals(osim, problem) -> None:
+    """:data:`IMPULSE`'s goals, as Moco's ``MocoContactImpulseTrackingGoal``."""
+    for name, spec in IMPULSE.items():
+        goal = osim.MocoContactImpulseTrackingGoal(name, spec["weight"])
+        goal.setExternalLoadsFile("referenceGRF.xml")
+        for elements, force in spec["groups"]:
+            paths = osim.StdVectorString()
+            for e in elements:
+                paths.append(e)
+            goal.addContactGroup(paths, force)
+        goal.setImpulseAxis(spec["impulse_axis"])
+        problem.addGoal(goal)
+
+
+def main() -> None:
+    path, _ = stored_reference("walking_goals_moco")
+    with tempfile.TemporaryDirectory() as tmp:
+        result = track(Path(tmp) / "evaluated.sto", guess=REFERENCE / "walking_2d_moco_tracking.sto",
+                       max_iterations=0, extra_goals=add_goals)
+    print(f"{result['status']}: objective {result['objective']:.10g}, goals {result['goals']}")
+    path.write_text(json.dumps({"environment": environment(), "settings": {
+        "problem": "benchmarks.walking_2d_moco.track (example2DWalking's tracking), 50 mesh intervals",
+        "trajectory": "reference/walking_2d_moco_tracking.sto", "max_iterations": 0, "goals": IMPULSE,
+        "step_length": STEP_LENGTH},
+        "status": result["status"], "objective": result["objective"], "goals": result["goals"]}, indent=1) + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
