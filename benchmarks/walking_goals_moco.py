@@ -1,6 +1,6 @@
-"""OpenSim Moco 4.6's ``MocoContactImpulseTrackingGoal`` and ``MocoStepLengthAsymmetryGoal`` evaluated on Moco's own
-2-D walking tracking solution, as the reference ``tests/test_walking_goals_moco.py`` compares with (the
-stored-reference pattern).
+"""OpenSim Moco 4.6's ``MocoContactImpulseTrackingGoal``, ``MocoStepLengthAsymmetryGoal`` and
+``MocoStepTimeAsymmetryGoal`` evaluated on Moco's own 2-D walking tracking solution, as the reference
+``tests/test_walking_goals_moco.py`` compares with (the stored-reference pattern).
 
 Moco's example2DWalking tracking problem (:func:`benchmarks.walking_2d_moco.track`) with two more goals
 (:data:`IMPULSE`): the vertical contact impulse of the right foot against ``referenceGRF.xml``'s ``Right_GRF``, and
@@ -45,9 +45,32 @@ STEP_LENGTH = {"step_length_symmetric": {"weight": 0.01, "left_foot_frame": "/bo
                                       "asymmetry_smoothing": 0.2, "target_asymmetry": 0.3, "stride_length": 0.6}}
 
 
+#: Step-time asymmetry goals: name -> properties (each foot's two contact spheres, its heel giving its position).
+STEP_TIME = {"step_time_default": {"weight": 0.1, "left_contact_group": [LEFT, "contactHeel_l"],
+                                   "right_contact_group": [RIGHT, "contactHeel_r"]},
+             "step_time_target": {"weight": 0.3, "left_contact_group": [LEFT, "contactHeel_l"],
+                                  "right_contact_group": [RIGHT, "contactHeel_r"], "target_asymmetry": -0.2,
+                                  "contact_force_threshold": 50.0, "contact_detection_smoothing": 0.05,
+                                  "asymmetry_smoothing": 3.0}}
+
+
 def add_goals(osim, problem) -> None:
-    """:data:`IMPULSE`'s and :data:`STEP_LENGTH`'s goals, as Moco's classes."""
+    """:data:`IMPULSE`'s, :data:`STEP_LENGTH`'s and :data:`STEP_TIME`'s goals, as Moco's classes."""
     add_impulse_goals(osim, problem)
+    for name, spec in STEP_TIME.items():
+        goal = osim.MocoStepTimeAsymmetryGoal(name, spec["weight"])
+        for side, setter in (("left_contact_group", goal.setLeftContactGroup),
+                             ("right_contact_group", goal.setRightContactGroup)):
+            paths = osim.StdVectorString()
+            for e in spec[side][0]:
+                paths.append(e)
+            setter(paths, spec[side][1])
+        if "target_asymmetry" in spec:
+            goal.setTargetAsymmetry(spec["target_asymmetry"])
+            goal.setContactForceThreshold(spec["contact_force_threshold"])
+            goal.setContactDetectionSmoothing(spec["contact_detection_smoothing"])
+            goal.setAsymmetrySmoothing(spec["asymmetry_smoothing"])
+        problem.addGoal(goal)
     for name, spec in STEP_LENGTH.items():
         goal = osim.MocoStepLengthAsymmetryGoal(name, spec["weight"])
         goal.setLeftFootFrame(spec["left_foot_frame"])
@@ -82,7 +105,7 @@ def main() -> None:
     path.write_text(json.dumps({"environment": environment(), "settings": {
         "problem": "benchmarks.walking_2d_moco.track (example2DWalking's tracking), 50 mesh intervals",
         "trajectory": "reference/walking_2d_moco_tracking.sto", "max_iterations": 0, "goals": IMPULSE,
-        "step_length": STEP_LENGTH},
+        "step_length": STEP_LENGTH, "step_time": STEP_TIME},
         "status": result["status"], "objective": result["objective"], "goals": result["goals"]}, indent=1) + "\n")
     print(f"wrote {path}")
 

@@ -58,7 +58,7 @@ from .ocp.frame_goals import (
     OrientationTrackingGoal,
     TranslationTrackingGoal,
 )
-from .ocp.gait_goals import StepLengthAsymmetryGoal
+from .ocp.gait_goals import StepLengthAsymmetryGoal, StepTimeAsymmetryGoal, StepTimeAsymmetryGroup
 from .ocp.goals import (
     AverageSpeedGoal,
     ContactGroup,
@@ -116,7 +116,8 @@ __all__ = [
     "simulate", "simulate_solution", "analyze", "Inverse", "add_reserves", "add_residuals", "Track", "plot_trajectories",
     "plot_outputs",
     "AverageSpeedGoal", "ContactGroup",
-    "ContactTrackingGoal", "ContactImpulseTrackingGoal", "StepLengthAsymmetryGoal",
+    "ContactTrackingGoal", "ContactImpulseTrackingGoal", "StepLengthAsymmetryGoal", "StepTimeAsymmetryGoal",
+    "StepTimeAsymmetryGroup",
     "InitialActivationGoal", "JointReactionGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
     "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
     "PointToPointSpringDamper", "PassiveJointMoment", "read_osim", "OsimFormatError", "sweep", "grid", "SweepResult",

@@ -19,6 +19,7 @@ from test_transcription_jacobians import check_bindings, leg_model, leg_problem,
 
 import moco_lab as ml
 from moco_lab.engine.transcription import Transcription
+from moco_lab.modeling.contact import SmoothSphereHalfSpaceForce
 from moco_lab.modeling.markers import Marker
 from moco_lab.solve.ipopt_mumps import _Program
 
@@ -411,6 +412,28 @@ def test_step_length_asymmetry():
     tr = study.transcribe()
     check_hessians(tr, np.random.default_rng(27))
     check_bindings(tr, np.random.default_rng(28))
+
+
+def test_step_time_asymmetry():
+    """Moco's step-time asymmetry (smoothed contact detection of two groups, the foot ahead, the mean over the
+    motion: an endpoint function of the integral and both times) on a free final time, the leg's contact elements as
+    the two "feet" with smoothings low enough for differences. First derivatives against central differences too."""
+    study = exact(ml.Study())
+    model = leg_model(contact=True)
+    model.add_force_element(SmoothSphereHalfSpaceForce("/forceset/ball", "thigh", (0.05, -0.3, 0.0), 0.04,
+                                                       stiffness=1e6, dissipation=2.0, static_friction=0.8,
+                                                       dynamic_friction=0.8, viscous_friction=0.5,
+                                                       transition_velocity=0.2))
+    p = study.problem = leg_problem(model, goals=False)
+    p.add_goal(ml.StepTimeAsymmetryGoal("steps", 0.3, left_contact_group=(["/forceset/heel"], "/forceset/heel"),
+                                        right_contact_group=(["/forceset/ball"], "/forceset/ball"),
+                                        target_asymmetry=0.1, contact_force_threshold=5.0,
+                                        contact_detection_smoothing=0.01, asymmetry_smoothing=0.5))
+    study.solver.num_mesh_intervals = 3
+    study.solver.chunk_size = 2
+    tr = study.transcribe()
+    check_hessians(tr, np.random.default_rng(29))
+    check_bindings(tr, np.random.default_rng(30))
 
 
 def test_parameter_expression_goal():

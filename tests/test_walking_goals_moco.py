@@ -1,10 +1,11 @@
-"""Moco's contact-impulse tracking and step-length asymmetry against OpenSim Moco 4.6: both tools evaluate the goals on
+"""Moco's contact-impulse tracking, step-length and step-time asymmetry against OpenSim Moco 4.6: both tools evaluate the goals on
 the same trajectory, Moco's own solution of example2DWalking's tracking problem (benchmarks/walking_goals_moco.py
 stores Moco's values: it starts Moco there with no iteration allowed).
 
 Tolerance. The same problem on the same 50 Hermite–Simpson intervals, the same trajectory: the integrands are the
 contact forces the two tools compute alike (to round-off: tests/test_walking_2d.py) minus the same reference splined
-alike, summed by the same quadrature: measured 1.5e-12 and 2e-14 relative (the contact-tracking goal 2e-15). IPOPT's
+alike, summed by the same quadrature: measured 1.5e-12 and 2e-14 relative for the impulses, 0 to 5e-15 for the
+step asymmetries (the contact-tracking goal 2e-15). IPOPT's
 initialization moves Moco's iterate off the bounds it sits on (the excitations at their minimum: the effort differs by
 1.7 %), not the coordinates and speeds the contact forces depend on. Asserted 1e-9 relative; a wrong axis, sign,
 quadrature, scaling by m g or reference moves a value by far more (the two goals' values differ 180-fold).
@@ -29,8 +30,10 @@ def test_goal_values_equal_mocos_on_its_tracking_solution():
             groups=[ml.ContactGroup(list(elements), force) for elements, force in spec["groups"]]))
     for name, spec in STORED["settings"]["step_length"].items():
         study.problem.add_goal(ml.StepLengthAsymmetryGoal(name, **spec))
+    for name, spec in STORED["settings"]["step_time"].items():
+        study.problem.add_goal(ml.StepTimeAsymmetryGoal(name, **spec))
     evaluation = study.evaluate(ml.read_trajectory(REFERENCE / STORED["settings"]["trajectory"].split("/")[-1]))
-    for name in [*STORED["settings"]["goals"], *STORED["settings"]["step_length"]]:
+    for name in [*STORED["settings"]["goals"], *STORED["settings"]["step_length"], *STORED["settings"]["step_time"]]:
         assert evaluation.goal_values[name] == pytest.approx(STORED["goals"][name], rel=1e-9), name
     assert evaluation.goal_values["contact"] == pytest.approx(STORED["goals"]["contact"], rel=1e-9)
 
@@ -65,3 +68,18 @@ def test_step_length_asymmetry_names_bad_input():
     saved = ml.StepLengthAsymmetryGoal("steps", 2.0, **feet, stride_length=1.1, target_asymmetry=-0.1).to_dict()
     again = ml.ocp.goal_from_dict(saved)
     assert type(again) is ml.StepLengthAsymmetryGoal and again.to_dict() == saved
+
+
+def test_step_time_asymmetry_names_bad_input():
+    """A group without its foot-position element, an element in both feet's groups, a non-positive threshold; the
+    saved form reads back."""
+    left, right = (["contactHeel_l", "contactFront_l"], "contactHeel_l"), (["contactHeel_r"], "contactHeel_r")
+    with pytest.raises(ValueError, match="'foot_position_contact_force_path' to match one of its"):
+        ml.StepTimeAsymmetryGoal("t", left_contact_group=(["contactHeel_l"], "contactFront_l"), right_contact_group=right)
+    with pytest.raises(ValueError, match="'contactHeel_l' is in both feet's groups"):
+        ml.StepTimeAsymmetryGoal("t", left_contact_group=left, right_contact_group=(["contactHeel_l"], "contactHeel_l"))
+    with pytest.raises(ValueError, match="contact_force_threshold must be > 0"):
+        ml.StepTimeAsymmetryGoal("t", left_contact_group=left, right_contact_group=right, contact_force_threshold=0)
+    saved = ml.StepTimeAsymmetryGoal("t", 2.0, left_contact_group=left, right_contact_group=right).to_dict()
+    again = ml.ocp.goal_from_dict(saved)
+    assert type(again) is ml.StepTimeAsymmetryGoal and again.to_dict() == saved

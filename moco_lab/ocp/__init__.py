@@ -8,7 +8,7 @@ from .frame_goals import (
     OrientationTrackingGoal,
     TranslationTrackingGoal,
 )
-from .gait_goals import StepLengthAsymmetryGoal
+from .gait_goals import StepLengthAsymmetryGoal, StepTimeAsymmetryGoal, StepTimeAsymmetryGroup
 from .goals import ControlGoal, FinalTimeGoal, Goal, PeriodicityGoal, StateTrackingGoal, UserGoal, goal_from_dict
 from .muscle_goals import InitialForceEquilibriumDGFGoal, InitialVelocityEquilibriumDGFGoal
 from .output_constraints import FrameDistanceConstraint, FrameDistancePair, OutputBoundConstraint, OutputConstraint
@@ -28,6 +28,7 @@ __all__ = ["ControlBoundConstraint", "StateBoundConstraint", "OutputGoal", "Outp
            "FrameDistanceConstraint", "FrameDistancePair", "TranslationTrackingGoal", "AngularVelocityTrackingGoal",
            "AccelerationTrackingGoal", "OrientationTrackingGoal", "GeneralizedForceTrackingGoal",
            "InitialForceEquilibriumDGFGoal", "InitialVelocityEquilibriumDGFGoal", "StepLengthAsymmetryGoal",
+           "StepTimeAsymmetryGoal", "StepTimeAsymmetryGroup",
            "ExpressionBasedParameterGoal", "MarkerFinalGoal",
            "ControlGoal", "FinalTimeGoal", "Goal", "PeriodicityGoal",
            "StateTrackingGoal", "UserGoal", "goal_from_dict", "Parameter", "PathConstraint", "Problem", "VariableInfo"]

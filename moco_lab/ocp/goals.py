@@ -977,7 +977,7 @@ class ContactGroup:
     columns: tuple
 
 
-def _element_path(name: str, paths: Sequence[str]) -> str:
+def element_path(name: str, paths: Sequence[str]) -> str:
     """A force element's full path from a path or, as Moco accepts, a name relative to the model
     (``"contactHeel_r"`` for ``/contactHeel_r`` or ``/forceset/contactHeel_r``)."""
     if name.startswith("/") or name in paths:
@@ -1070,7 +1070,7 @@ class ContactTrackingGoal(Goal):
         groups = []
         elements = [e.path for e in ctx.model.force_elements]
         for g in self.groups:
-            names = [ctx.output(f"{_element_path(path, elements)}/force") for path in g.forces]
+            names = [ctx.output(f"{element_path(path, elements)}/force") for path in g.forces]
             missing = [c for c in g.columns if c not in cols]
             if missing:
                 raise KeyError(f"{owner}: " + did_you_mean(missing[0], list(cols), "reference column"))
