@@ -281,6 +281,19 @@ def test_output_path_constraints(mode):
     check_hessians(study.transcribe(), np.random.default_rng(17))
 
 
+def check_both(study: ml.Study, seed: int, *, mode: str | None = None, intervals: int = 3) -> None:
+    """Transcribe ``study`` (``intervals`` mesh intervals, chunks of 2; ``mode`` its multibody dynamics mode if
+    given) and check each binding's exact Hessian (:func:`check_hessians`) and first derivatives
+    (``check_bindings``) at random points drawn from ``seed`` and ``seed + 1``."""
+    if mode is not None:
+        study.solver.multibody_dynamics_mode = mode
+    study.solver.num_mesh_intervals = intervals
+    study.solver.chunk_size = 2
+    tr = study.transcribe()
+    check_hessians(tr, np.random.default_rng(seed))
+    check_bindings(tr, np.random.default_rng(seed + 1))
+
+
 def test_translation_tracking():
     """Moco's translation, angular-velocity and orientation tracking on a free final time (the reference's slopes
     and curvature enter through time): two bodies' origins, one weighted, from a translation table; the shank's
@@ -308,11 +321,7 @@ def test_translation_tracking():
     p.add_goal(ml.OrientationTrackingGoal("attitude", 25.0, rotation_reference=(t, {"/bodyset/shank": quat,
                                                                                      "/bodyset/thigh": about_z}),
                                           rotation_weights={"/bodyset/shank": 1.5}))
-    study.solver.num_mesh_intervals = 3
-    study.solver.chunk_size = 2
-    tr = study.transcribe()
-    check_hessians(tr, np.random.default_rng(17))
-    check_bindings(tr, np.random.default_rng(18))
+    check_both(study, 17)
 
 
 def test_acceleration_tracking():
@@ -328,12 +337,7 @@ def test_acceleration_tracking():
                                            acceleration_weights={"/bodyset/shank": 2.0}))
     p.add_goal(ml.AccelerationTrackingGoal("imu", 0.2, acceleration_reference=(t, {"/bodyset/shank": wave}),
                                            gravity_offset=True, express_accelerations_in_tracking_frames=True))
-    study.solver.multibody_dynamics_mode = "implicit"
-    study.solver.num_mesh_intervals = 3
-    study.solver.chunk_size = 2
-    tr = study.transcribe()
-    check_hessians(tr, np.random.default_rng(19))
-    check_bindings(tr, np.random.default_rng(20))
+    check_both(study, 19, mode="implicit")
 
 
 def test_generalized_force_tracking():
@@ -351,12 +355,7 @@ def test_generalized_force_tracking():
                                                generalized_force_weights={"rz_moment": 2.0},
                                                generalized_force_weights_pattern={"knee.*": 0.3},
                                                normalize_tracking_error=True))
-    study.solver.multibody_dynamics_mode = "implicit"
-    study.solver.num_mesh_intervals = 3
-    study.solver.chunk_size = 2
-    tr = study.transcribe()
-    check_hessians(tr, np.random.default_rng(21))
-    check_bindings(tr, np.random.default_rng(22))
+    check_both(study, 21, mode="implicit")
 
 
 @pytest.mark.parametrize("goal, tendon, mode", [("force", "explicit", "endpoint_constraint"),
@@ -373,11 +372,7 @@ def test_initial_muscle_equilibria(goal, tendon, mode):
     p.set_state_info("/jointset/base/rz/value", (-0.1, 0.1))
     kind = ml.InitialForceEquilibriumDGFGoal if goal == "force" else ml.InitialVelocityEquilibriumDGFGoal
     p.add_goal(kind("equilibrium", 3.0 if goal == "force" else 1e-4, mode=mode))
-    study.solver.num_mesh_intervals = 2
-    study.solver.multibody_dynamics_mode = "implicit"
-    tr = study.transcribe()
-    check_hessians(tr, np.random.default_rng(23))
-    check_bindings(tr, np.random.default_rng(24))
+    check_both(study, 23, mode="implicit", intervals=2)
 
 
 def test_contact_impulse_tracking():
@@ -391,11 +386,7 @@ def test_contact_impulse_tracking():
                                                                             "fz": 0 * t}),
                                              groups=[(["/forceset/heel", "/forceset/toe"], ("fx", "fy", "fz"))],
                                              impulse_axis=1))
-    study.solver.num_mesh_intervals = 3
-    study.solver.chunk_size = 2
-    tr = study.transcribe()
-    check_hessians(tr, np.random.default_rng(25))
-    check_bindings(tr, np.random.default_rng(26))
+    check_both(study, 25)
 
 
 def test_step_length_asymmetry():
@@ -407,11 +398,7 @@ def test_step_length_asymmetry():
     p.add_goal(ml.StepLengthAsymmetryGoal("steps", 0.3, left_foot_frame="/bodyset/thigh",
                                           right_foot_frame="/bodyset/shank", asymmetry_smoothing=0.02,
                                           target_asymmetry=0.2, stride_length=0.8, walking_direction="negative-y"))
-    study.solver.num_mesh_intervals = 3
-    study.solver.chunk_size = 2
-    tr = study.transcribe()
-    check_hessians(tr, np.random.default_rng(27))
-    check_bindings(tr, np.random.default_rng(28))
+    check_both(study, 27)
 
 
 def test_step_time_asymmetry():
@@ -429,11 +416,7 @@ def test_step_time_asymmetry():
                                         right_contact_group=(["/forceset/ball"], "/forceset/ball"),
                                         target_asymmetry=0.1, contact_force_threshold=5.0,
                                         contact_detection_smoothing=0.01, asymmetry_smoothing=0.5))
-    study.solver.num_mesh_intervals = 3
-    study.solver.chunk_size = 2
-    tr = study.transcribe()
-    check_hessians(tr, np.random.default_rng(29))
-    check_bindings(tr, np.random.default_rng(30))
+    check_both(study, 29)
 
 
 def test_parameter_expression_goal():
