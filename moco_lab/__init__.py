@@ -46,6 +46,7 @@ from .modeling.forces import (
     PointToPointSpringDamper,
     SpringGeneralizedForce,
 )
+from .modeling.metabolics import Bhargava2004SmoothedMuscleMetabolics, MetabolicsMuscleParameters
 from .modeling.model import Coordinate, Model, ModelBuilder
 from .modeling.osim import OsimFormatError, read_osim
 from .modeling.passive import PassiveJointMoment
@@ -120,6 +121,7 @@ __all__ = [
     "StepTimeAsymmetryGroup",
     "InitialActivationGoal", "JointReactionGoal", "MarkerTrackingGoal", "SumSquaredStateGoal", "Gait2dContactPoint",
     "SmoothSphereHalfSpaceForce", "ExpressionCoordinateForce", "ForceElement", "PathMuscle",
+    "Bhargava2004SmoothedMuscleMetabolics", "MetabolicsMuscleParameters",
     "PointToPointSpringDamper", "PassiveJointMoment", "read_osim", "OsimFormatError", "sweep", "grid", "SweepResult",
     "load_sweep", "local_workers", "create_periodic_trajectory", "read_trajectory",
 ]

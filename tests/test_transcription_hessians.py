@@ -419,6 +419,31 @@ def test_step_time_asymmetry():
     check_both(study, 29)
 
 
+@pytest.mark.parametrize("tendon, mode", [("rigid", "explicit"), ("implicit", "implicit")])
+def test_metabolic_energy_goal(tendon, mode):
+    """OpenSim's smoothed Bhargava 2004 metabolics of the leg's three muscles (one with the force-dependent
+    shortening constant and no negative work) minimized through an OutputGoal, divided by the distance travelled."""
+    model = leg_model(contact=False, tendon=tendon)
+    metabolics = ml.Bhargava2004SmoothedMuscleMetabolics("/metabolics", use_smoothing=True, velocity_smoothing=2.0,
+                                                         power_smoothing=0.5, heat_rate_smoothing=0.5)
+    for name in ("vasti", "hams", "gas"):
+        metabolics.add_muscle(f"/forceset/{name}")
+    model.add_force_element(metabolics)
+    other = ml.Bhargava2004SmoothedMuscleMetabolics("/metabolics_other", use_smoothing=True, velocity_smoothing=2.0,
+                                                    use_force_dependent_shortening_prop_constant=True,
+                                                    include_negative_mechanical_work=False)
+    other.add_muscle("/forceset/vasti", ratio_slow_twitch_fibers=0.3, provided_muscle_mass=1.2)
+    model.add_force_element(other)
+    study = exact(ml.Study())
+    p = study.problem = leg_problem(model, goals=False)
+    p.set_state_info("/jointset/knee/knee_angle/value", (-0.6, -0.3))
+    p.set_state_info("/jointset/base/rz/value", (-0.1, 0.1))
+    p.add_goal(ml.OutputGoal("energy", 1e-3, output_path="/metabolics/total_metabolic_rate",
+                             divide_by_displacement=True))
+    p.add_goal(ml.OutputGoal("other", 1e-3, output_path="/metabolics_other/muscle_metabolic_rate_vasti"))
+    check_both(study, 31, mode=mode, intervals=2)
+
+
 def test_parameter_expression_goal():
     """Moco's expression of parameters (the legs' muscle strengths and a body mass), as a cost and as an endpoint
     constraint, with the smooth functions of OpenSim's expression language."""

@@ -126,6 +126,15 @@ class _Context:
         return [mb.v[b][0] + w[1] * r[2] - w[2] * r[1], mb.v[b][1] + w[2] * r[0] - w[0] * r[2],
                 mb.v[b][2] + w[0] * r[1] - w[1] * r[0]]
 
+    def element(self, path: str):
+        elements = {e.path: e for e in self._s.model.force_elements}
+        if path not in elements:
+            raise KeyError(did_you_mean(path, list(elements), "force element"))
+        return elements[path]
+
+    def total_mass(self):
+        return self._s.mb.total_mass()
+
     def gradient(self, e) -> list:
         d = derivatives([e], self._s.q)[0]
         return [d.get(i, 0.0) for i in range(len(self._s.q))]

@@ -24,6 +24,7 @@ from .forces import (
                           PointToPointSpringDamper,
                           SpringGeneralizedForce,
 )
+from .metabolics import Bhargava2004SmoothedMuscleMetabolics, MetabolicsMuscleParameters
 from .model import GRAVITY, Coordinate, Model, ModelBuilder, Property
 from .muscle import DeGrooteFregly2016Muscle
 from .passive import PassiveJointMoment
@@ -33,4 +34,5 @@ __all__ = ["constraints", "coupled", "library", "muscle", "CoordinateCouplerCons
            "HolonomicConstraint", "KinematicConstraint", "PointOnCurveConstraint", "CoordinateActuator",
            "SpringGeneralizedForce", "GRAVITY", "Coordinate", "Model", "ModelBuilder", "PathMuscle", "Property",
            "DeGrooteFregly2016Muscle", "GeometryPath", "PathPoint", "ForceElement", "ExpressionCoordinateForce",
-           "PointToPointSpringDamper", "Gait2dContactPoint", "SmoothSphereHalfSpaceForce", "PassiveJointMoment"]
+           "PointToPointSpringDamper", "Gait2dContactPoint", "SmoothSphereHalfSpaceForce", "PassiveJointMoment",
+           "Bhargava2004SmoothedMuscleMetabolics", "MetabolicsMuscleParameters"]

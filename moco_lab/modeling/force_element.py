@@ -113,6 +113,14 @@ class ForceContext:
         """World velocity of the material point of ``body`` that is at world position ``point`` (3 entries)."""
         raise NotImplementedError
 
+    def element(self, path: str) -> "ForceElement":
+        """Another force element of the model, by path (for elements that read others, e.g. metabolics)."""
+        raise NotImplementedError
+
+    def total_mass(self) -> Any:
+        """The model's total mass (kg; an expression when a body's mass is a parameter)."""
+        raise NotImplementedError
+
     def gradient(self, expr: Any) -> list:
         """``∂expr/∂q``: one entry per coordinate (exact)."""
         raise NotImplementedError

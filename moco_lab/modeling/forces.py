@@ -353,6 +353,22 @@ class PathMuscle(ForceElement):
         return {"tendon_force": "N", "length": "m", "lengthening_speed": "m/s", "activation": "",
                 "excitation": "", "equilibrium_residual": "", "linearized_equilibrium_residual_derivative": "N/s"}
 
+    def fiber_state(self, ctx: ForceContext) -> tuple[Any, Any]:
+        """``(excitation, MuscleInfo)``: the muscle's excitation and everything its model computes at the context's
+        state (fiber length, velocity, forces; OpenSim's muscle outputs), for elements that read the muscle
+        (metabolics). The same expressions as the muscle's own, so the engine shares them."""
+        mus = self._muscle_for(ctx)
+        length = self.geometry.length_expr(ctx)
+        speed = sum(d * ui for d, ui in zip(ctx.gradient(length), ctx.u))
+        e = ctx.control(self.path)
+        a = e if mus.ignore_activation_dynamics else ctx.state(f"{self.path}/activation")
+        ntf = w = None
+        if not mus.ignore_tendon_compliance:
+            ntf = ctx.state(f"{self.path}/normalized_tendon_force")
+            if not mus.is_tendon_dynamics_explicit:
+                w = ctx.implicit_derivative(f"{self.path}/implicitderiv_normalized_tendon_force")
+        return e, mus.calc_muscle_info(a, length, speed, ntf, w, xp=ctx.xp)
+
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         mus = self._muscle_for(ctx)
         length = self.geometry.length_expr(ctx)
