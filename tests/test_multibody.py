@@ -122,7 +122,12 @@ def test_recursions_match_drake(seed):
         np.testing.assert_allclose(take(nq), J.T @ np.array(force) + Jw.T @ np.array(moment), atol=1e-12)
 
 
-def test_mass_as_a_parameter_scales_the_inertia_like_drake():
+@pytest.mark.parametrize("meaning", ["mass", "mass_scale"])
+def test_mass_as_a_parameter_against_drake(meaning):
+    """A body's mass as a variable of the equations, against Drake's inverse dynamics with that body changed in the
+    context: OpenSim's meaning (``masses``: the central inertia kept; the context's spatial inertia rebuilt from the
+    same central inertia) and a body made denser (``inertia_scales`` too: Drake's ``SetMass``, which keeps the unit
+    inertia)."""
     plant = random_tree(4, n_links=3)
     nq = plant.num_positions()
     tree = read_tree(plant)
@@ -130,10 +135,20 @@ def test_mass_as_a_parameter_scales_the_inertia_like_drake():
     q, u, a = (g.vars([f"{s}{i}" for i in range(nq)]) for s in "qua")
     m = g.var("m")
     link = tree.body_index("link1")
-    tau = SymbolicMultibody(tree, q, u, a, masses={link: m}).inverse_dynamics()
-    fn = compile_function(tau, q + u + a, [m], name="mass_param")
+    body = plant.GetBodyByName("link1")
+    m0 = body.default_mass()
+    if meaning == "mass":
+        mb = SymbolicMultibody(tree, q, u, a, masses={link: m})
+    else:
+        mb = SymbolicMultibody(tree, q, u, a, masses={link: m}, inertia_scales={link: m * (1.0 / m0)})
+    fn = compile_function(mb.inverse_dynamics(), q + u + a, [m], name=f"mass_param_{meaning}")
     ctx = plant.CreateDefaultContext()
-    plant.GetBodyByName("link1").SetMass(ctx, 7.5)  # Drake keeps the unit inertia: I scales with m
+    if meaning == "mass":
+        com = body.default_spatial_inertia().get_com()
+        central = body.default_spatial_inertia().Shift(com).CalcRotationalInertia()
+        body.SetSpatialInertiaInBodyFrame(ctx, SpatialInertia.MakeFromCentralInertia(7.5, com, central))
+    else:
+        body.SetMass(ctx, 7.5)  # Drake keeps the unit inertia: I scales with m
     rng = np.random.default_rng(5)
     qv, uv, av = rng.normal(size=(3, nq))
     plant.SetPositions(ctx, qv)
