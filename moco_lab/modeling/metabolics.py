@@ -86,8 +86,7 @@ class MetabolicsMuscleParameters:
 
 def _piecewise_linear(x: Any, xp: Any) -> Any:
     """OpenSim's ``PiecewiseLinearFunction`` through :data:`_LENGTH_CURVE` (extended linearly beyond its ends)."""
-    (x0, y0), *rest = _LENGTH_CURVE
-    out = y0 + 0.0 * x
+    out = _LENGTH_CURVE[0][1] + 0.0 * x
     slope_before = 0.0
     for (xa, ya), (xb, yb) in zip(_LENGTH_CURVE[:-1], _LENGTH_CURVE[1:]):
         slope = (yb - ya) / (xb - xa)
@@ -171,10 +170,9 @@ class Bhargava2004SmoothedMuscleMetabolics(ForceElement):
                 mp.maintenance_constant_slow_twitch * slow + mp.maintenance_constant_fast_twitch * fast)
             if self.use_force_dependent_shortening_prop_constant:
                 iso = activation * info.active_force_length_multiplier * muscle.max_isometric_force
-                left, right = 0.16 * iso + 0.18 * total_force, 0.157 * total_force
-                smoothed = left + (right - left) * (0.5 + 0.5 * xp.tanh(self.velocity_smoothing * (v + eps))) \
-                    if self.use_smoothing else xp.where(v + eps, right, left)
-                alpha = smoothed
+                # OpenSim smooths this one by tanh whatever smoothing_type is: the same as _conditional for "tanh"
+                alpha = self._conditional(v + eps, 0.16 * iso + 0.18 * total_force, 0.157 * total_force,
+                                          self.velocity_smoothing, xp)
             else:
                 alpha = self._conditional(v + eps, 0.25 * total_force, 0.0, self.velocity_smoothing, xp)
             shortening_heat = -alpha * (v + eps)
