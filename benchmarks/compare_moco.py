@@ -66,8 +66,9 @@ import numpy as np  # noqa: E402
 
 import moco_lab as ml  # noqa: E402
 from benchmarks import moco_reference as mr  # noqa: E402
+from moco_lab.engine.collocation import CLASSICAL_SCHEMES as SCHEMES  # noqa: E402
 from moco_lab.engine.collocation import DYNAMICS_MODES as MODES  # noqa: E402
-from moco_lab.engine.collocation import SCHEMES  # noqa: E402
+from moco_lab.engine.collocation import SCHEMES as ALL_SCHEMES  # noqa: E402
 from moco_lab.engine.kernel import clear_kernel_cache  # noqa: E402
 from moco_lab.symbolic import codegen  # noqa: E402
 
@@ -323,7 +324,7 @@ def parse_args(argv=None):
     p.add_argument("--N", type=int, nargs="+", default=[50, 100], help="mesh intervals (default: 50 100)")
     p.add_argument("--repeats", type=int, default=3, help="solves per tool and case (default: 3)")
     p.add_argument("--problems", nargs="+", choices=list(MOCO_SOLVERS), default=list(MOCO_SOLVERS))
-    p.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
+    p.add_argument("--schemes", nargs="+", choices=ALL_SCHEMES, default=list(SCHEMES))
     p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     p.add_argument("--output", type=Path, default=DEFAULT_OUTPUT,
                    help=f"Markdown file to write (default: {DEFAULT_OUTPUT.relative_to(_REPO_ROOT)})")

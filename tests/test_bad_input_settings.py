@@ -214,8 +214,9 @@ def test_periodic_symmetry_patterns_must_be_pairs():
     (dict(control_effort_weight=-1.0), ValueError, "Track: control_effort_weight must be a finite number >= 0"),
     (dict(control_effort_exponent=math.nan), ValueError,
      "Track: control_effort_exponent must be a finite number >= 2 (as in Moco), got nan"),
-    (dict(scheme="simpson"), ValueError, "Track: scheme must be one of ['trapezoidal', 'hermite-simpson'], got "
-                                         "'simpson'"),
+    (dict(scheme="simpson"), ValueError, "Track: scheme must be one of ['trapezoidal', 'hermite-simpson'] or a "
+                                         "pseudospectral 'legendre-gauss-k' / 'legendre-gauss-radau-k' with k = "
+                                         "1...9, got 'simpson'"),
     (dict(mode="semi"), ValueError, "Track: mode must be one of ['explicit', 'implicit'], got 'semi'"),
     (dict(optim_tolerance=math.inf), ValueError, "Track: optim_tolerance must be a finite number > 0"),
     (dict(initial_time="0.1"), TypeError, "Track: initial_time must be a time in s, got '0.1'"),
@@ -249,7 +250,8 @@ def _study_cases():
         (lambda: squat_to_stand_study(assisted="yes"), TypeError,
          "squat_to_stand_study: assisted must be True or False, got 'yes'"),
         (lambda: gait2d_tracking_study(5, scheme="simpson"), ValueError,
-         "gait2d_tracking_study: scheme must be one of ['trapezoidal', 'hermite-simpson'], got 'simpson'"),
+         "gait2d_tracking_study: scheme must be one of ['trapezoidal', 'hermite-simpson'] or a pseudospectral "
+         "'legendre-gauss-k' / 'legendre-gauss-radau-k' with k = 1...9, got 'simpson'"),
         (lambda: gait2d_tracking_study(5, hessian="bfgs"), ValueError,
          "gait2d_tracking_study: hessian must be one of ['exact', 'limited-memory'], got 'bfgs'"),
         (lambda: gait2d_tracking_study(5, limited_memory_start=-1), ValueError,

@@ -132,7 +132,7 @@ def test_inverse_errors_are_clear():
         Inverse(model, (t, cols), mesh_interval=0)
     with pytest.raises(ValueError, match="spline_boundary"):
         Inverse(model, (t, cols), spline_boundary="clamped")
-    with pytest.raises(ValueError, match="transcription scheme"):
+    with pytest.raises(ValueError, match="transcription_scheme must be one of"):
         Inverse(model, (t, cols), transcription_scheme="euler")
     with pytest.raises(ValueError, match="positive"):
         add_reserves(model, 0.0)

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import moco_lab as ml
-from moco_lab.engine.collocation import SCHEMES
+from moco_lab.engine.collocation import CLASSICAL_SCHEMES as SCHEMES
 from moco_lab.modeling.constraints import constraint_jacobian
 from moco_lab.tools.inverse import Inverse, reserve_path
 

@@ -86,7 +86,7 @@ def exact(study: ml.Study) -> ml.Study:
 
 
 CASES = [("hermite-simpson", "explicit"), ("hermite-simpson", "implicit"), ("trapezoidal", "explicit"),
-         ("trapezoidal", "implicit")]
+         ("trapezoidal", "implicit"), ("legendre-gauss-3", "explicit"), ("legendre-gauss-radau-2", "implicit")]
 
 
 @pytest.mark.parametrize("scheme, mode", CASES)
@@ -130,8 +130,10 @@ def test_compliant_tendons_and_parameters(tendon):
     check_hessians(study.transcribe(), np.random.default_rng(12))
 
 
-@pytest.mark.parametrize("scheme", ["hermite-simpson", "trapezoidal"])
-@pytest.mark.parametrize("method", ["Posa2016", "Bordalba2023"])
+@pytest.mark.parametrize("scheme, method", [("hermite-simpson", "Posa2016"), ("hermite-simpson", "Bordalba2023"),
+                                            ("trapezoidal", "Posa2016"), ("trapezoidal", "Bordalba2023"),
+                                            ("legendre-gauss-2", "Bordalba2023"),
+                                            ("legendre-gauss-radau-3", "Bordalba2023")])
 @pytest.mark.parametrize("mode", ["explicit", "implicit"])
 def test_kinematic_constraints(scheme, method, mode):
     """The bead on the parabola: φ, φ̇, φ̈ rows (explicit: through the accelerations' own second derivatives),

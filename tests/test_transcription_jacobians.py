@@ -154,7 +154,7 @@ def check_bindings(tr: Transcription, rng, sparsity_ratio: float = 1.2):
 
 CASES = [
     ("hermite-simpson", "explicit"), ("hermite-simpson", "implicit"), ("trapezoidal", "explicit"),
-    ("trapezoidal", "implicit"),
+    ("trapezoidal", "implicit"), ("legendre-gauss-3", "explicit"), ("legendre-gauss-radau-2", "implicit"),
 ]
 
 
@@ -186,8 +186,10 @@ def test_compliant_tendons_and_parameters(tendon):
     check_bindings(study.transcribe(), np.random.default_rng(2))
 
 
-@pytest.mark.parametrize("scheme", ["hermite-simpson", "trapezoidal"])
-@pytest.mark.parametrize("method", ["Posa2016", "Bordalba2023"])
+@pytest.mark.parametrize("scheme, method", [("hermite-simpson", "Posa2016"), ("hermite-simpson", "Bordalba2023"),
+                                            ("trapezoidal", "Posa2016"), ("trapezoidal", "Bordalba2023"),
+                                            ("legendre-gauss-2", "Bordalba2023"),
+                                            ("legendre-gauss-radau-3", "Bordalba2023")])
 @pytest.mark.parametrize("mode", ["explicit", "implicit"])
 def test_kinematic_constraints(scheme, method, mode):
     study = ml.examples.parabola_study("move", w_lambda=0.5)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..ocp.goals import NodeData
-from .collocation import collocation_defects, quadrature_weights
+from .collocation import collocation_defects, quadrature_weights, scheme_for
 from .patterns import patterned
 
 __all__ = ["Chunk", "NodeCache"]
@@ -103,7 +103,10 @@ class Chunk:
         # Bordalba: projection rows x − x̃ − F_xᵀμ at owned mesh points that end an interval
         self.proj_nodes = np.array([k for k in self.owned if tr.projection_nodes[self.g[k]]], int) \
             if tr.bordalba else np.zeros(0, int)
-        self.ndef = self.L * tr.ny * (1 if tr.scheme == "trapezoidal" else 2)
+        self.scheme = scheme_for(tr.scheme)
+        #: (L, stride + 1): each interval's nodes, as chunk-local indices
+        self.interval_nodes = self.scheme.stride * np.arange(self.L)[:, None] + np.arange(self.scheme.stride + 1)
+        self.ndef = self.L * tr.ny * self.scheme.rows
         self.nres_rows = self.owned.size * tr.nres
         self.nint = len(self.partial)
         # output path constraint rows at the owned mesh points (node by node, each constraint row in turn)
@@ -172,7 +175,6 @@ class Chunk:
         t0, tf, P, B = self._split(z)
         F, dF, dFp, R, dR, dRp, kin = self._dynamics(z, B, P, jac)
         Y = B[:, lay.y]
-        L = self.L
         out = np.empty(self.nout)
         d = self.dtau[:, None]
         dur = tf - t0
@@ -225,25 +227,15 @@ class Chunk:
             Eend[np.arange(lay.nxt), np.arange(lay.nxt)] = 0.0
             Eend[np.arange(lay.nxt), lay.xt.start + np.arange(lay.nxt)] = 1.0
         out[:self.ndef], Jnodes = collocation_defects(tr.scheme, Y, F, h[:, 0], Yend, dF, E, Eend)
-        h3 = h[:, :, None]  # (L, 1, 1)
-        if tr.scheme == "trapezoidal":
-            a, b = np.arange(L), np.arange(L) + 1
-            Jt = (d / 2 * (F[a] + F[b]))  # d out / d t0 ; minus for tf
-            J[:self.ndef, 0] = Jt.reshape(-1)
-            J[:self.ndef, 1] = -Jt.reshape(-1)
-            if tr.npar:
-                J[:self.ndef, 2:self.off] = (-h3 / 2 * (dFp[a] + dFp[b])).reshape(-1, tr.npar)
-        else:
-            a, m, b = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
-            Jh = d / 8 * (F[a] - F[b])
-            Js = d / 6 * (F[a] + 4 * F[m] + F[b])
-            Jt = np.stack([Jh, Js], axis=1).reshape(-1)
-            J[:self.ndef, 0] = Jt
-            J[:self.ndef, 1] = -Jt
-            if tr.npar:
-                Ph = -h3 / 8 * (dFp[a] - dFp[b])
-                Ps = -h3 / 6 * (dFp[a] + 4 * dFp[m] + dFp[b])
-                J[:self.ndef, 2:self.off] = np.stack([Ph, Ps], axis=1).reshape(-1, tr.npar)
+        # the defects' h (defect_f · F) part: derivatives w.r.t. t0 (−), tf (+) and the parameters
+        Af, idx = self.scheme.defect_f, self.interval_nodes
+        AfF = np.einsum("rj,ljy->lry", Af, F[idx])  # (L, rows, ny)
+        Jt = (d[:, :, None] * AfF).reshape(-1)
+        J[:self.ndef, 0] = -Jt
+        J[:self.ndef, 1] = Jt
+        if tr.npar:
+            J[:self.ndef, 2:self.off] = (h[:, :, None, None] * np.einsum("rj,ljyp->lryp", Af, dFp[idx])
+                                         ).reshape(-1, tr.npar)
         J[:self.ndef, self.off:self.off + self.nloc * nb] = Jnodes
         r = self.ndef
         if tr.nres:

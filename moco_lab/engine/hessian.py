@@ -381,18 +381,10 @@ class ChunkHessian:
         # per-node weights of F from the defects (Σ λ·D = ... + dur Σ_k cF_k·F_k)
         cF = np.zeros((c.nloc, ny))
         dtau = c.dtau[:, None]
-        if tr.scheme == "trapezoidal":
-            lt = lam[:c.ndef].reshape(L, ny)
-            a, b_ = np.arange(L), np.arange(L) + 1
-            np.add.at(cF, a, -dtau / 2 * lt)
-            np.add.at(cF, b_, -dtau / 2 * lt)
-        else:
-            lh = lam[:c.ndef].reshape(L, 2, ny)
-            herm, simp = lh[:, 0], lh[:, 1]
-            a, m, b_ = 2 * np.arange(L), 2 * np.arange(L) + 1, 2 * np.arange(L) + 2
-            np.add.at(cF, a, -dtau / 8 * herm - dtau / 6 * simp)
-            np.add.at(cF, b_, dtau / 8 * herm - dtau / 6 * simp)
-            np.add.at(cF, m, -4 * dtau / 6 * simp)
+        lr = lam[:c.ndef].reshape(L, c.scheme.rows, ny)
+        Af = c.scheme.defect_f
+        for j in range(c.scheme.stride + 1):  # node j of every interval: Σ_r defect_f[r, j] λ_r
+            np.add.at(cF, c.interval_nodes[:, j], dtau * np.einsum("r,lry->ly", Af[:, j], lr))
         r = c.ndef
         wR = np.zeros((c.nloc, tr.nres))
         if tr.nres:

@@ -17,7 +17,7 @@ import numpy as np
 from ..results.trajectory import Trajectory
 from ..util.checks import finite_number, whole_number
 from ..util.names import StrictAttributes
-from .collocation import DYNAMICS_MODES, SCHEMES
+from .collocation import DYNAMICS_MODES, check_scheme
 
 __all__ = ["SolverSettings", "HESSIAN_APPROXIMATIONS"]
 
@@ -31,10 +31,20 @@ class SolverSettings(StrictAttributes):
 
     Attributes
     ----------
-    transcription_scheme : {"hermite-simpson", "trapezoidal"}
+    transcription_scheme : str
+        ``"hermite-simpson"`` (default), ``"trapezoidal"``, or Moco 4.6's pseudospectral
+        ``"legendre-gauss-k"`` and ``"legendre-gauss-radau-k"``, k = 1…9 (:mod:`moco_lab.engine.collocation`;
+        with kinematic constraints only with ``kinematic_constraint_method="Bordalba2023"``, as Moco).
     multibody_dynamics_mode : {"explicit", "implicit"}
     num_mesh_intervals : int
         Uniform mesh intervals ``N`` (Moco's default 100).
+    interpolate_control_mesh_interior_points : bool
+        Moco's setting of the same name (default True): the controls at the grid points inside a mesh interval
+        (Hermite–Simpson's midpoints, the pseudospectral schemes' roots) are the linear interpolation of the
+        interval's end values. This keeps the controls from oscillating between mesh and interior points, but
+        limits the pseudospectral schemes' order of accuracy to that of piecewise-linear controls (lesson 01).
+        False: they are free variables (as MocoInverse sets it); with ``legendre-gauss-k`` the controls at the
+        mesh points then enter only path constraints and endpoint terms, so they may be anything there.
     optim_solver : {"ipopt", "snopt"}
     optim_linear_solver : {"spral", "mumps"}
         IPOPT's linear solver for its KKT systems (Moco's setting of the same name; Moco's default is
@@ -119,6 +129,7 @@ class SolverSettings(StrictAttributes):
     transcription_scheme: str = "hermite-simpson"
     multibody_dynamics_mode: str = "explicit"
     num_mesh_intervals: int = 100
+    interpolate_control_mesh_interior_points: bool = True
     optim_solver: str = "ipopt"
     optim_linear_solver: str = "spral"
     optim_hessian_approximation: str = "limited-memory"
@@ -151,8 +162,7 @@ class SolverSettings(StrictAttributes):
     def validate(self) -> None:
         """Raise a clear error for unknown or inconsistent settings."""
         scheme = self.transcription_scheme
-        if scheme not in SCHEMES:
-            raise ValueError(f"Unknown transcription_scheme {scheme!r}; choose one of {list(SCHEMES)}.")
+        check_scheme(scheme)
         if self.multibody_dynamics_mode not in DYNAMICS_MODES:
             raise ValueError(f"Unknown multibody_dynamics_mode {self.multibody_dynamics_mode!r}; choose one of "
                              f"{list(DYNAMICS_MODES)}.")

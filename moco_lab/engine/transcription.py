@@ -3,7 +3,9 @@
 Schemes (the Moco paper, appendix): **trapezoidal** (Eq. 7; implicit dynamics Eq. 8)
 and **separated Hermite–Simpson** (Eq. 12; implicit Eq. 15) with midpoint
 states as variables and midpoint controls constrained to the mean of the
-neighbouring mesh values, as in Moco.
+neighbouring mesh values, as in Moco; Moco 4.6's pseudospectral **legendre-gauss-k** and
+**legendre-gauss-radau-k** (k = 1…9), with the states at each interval's roots as variables and the controls
+there on the line between the interval's end values (:mod:`moco_lab.engine.collocation`).
 
 Decision variables, all visible on the program (:attr:`Transcription.prog`):
 
@@ -20,8 +22,9 @@ name       shape           meaning
 ``I``      dict            one variable per goal whose value needs its integral
 =========  ==============  ===================================================
 
-The grid has ``ng = N + 1`` points (trapezoidal) or ``2N + 1`` (mesh points and
-interval midpoints interleaved, Hermite–Simpson) on a uniform mesh in
+The grid has ``ng = N + 1`` points (trapezoidal), ``2N + 1`` (mesh points and
+interval midpoints interleaved, Hermite–Simpson), ``(k + 1) N + 1`` (Legendre–Gauss) or ``k N + 1``
+(Legendre–Gauss–Radau) on a uniform mesh in
 normalized time ``tau`` in [0, 1], ``t = t0 + tau (tf - t0)``.
 
 Defects, residuals and kinematic-constraint rows are evaluated in *chunks* of
@@ -49,7 +52,7 @@ from ..ocp.problem import Problem
 from ..util.names import NamedValues, did_you_mean
 from .callbacks import drake_callable
 from .chunks import Chunk, NodeCache
-from .collocation import DYNAMICS_MODES, SCHEMES, Grid
+from .collocation import DYNAMICS_MODES, PSEUDOSPECTRAL_SCHEMES, SCHEMES, Grid, scheme_for
 from .endpoints import Endpoint, goal_value
 from .hessian import ChunkHessian, EndpointHessian, unsupported_for_exact_hessian
 from .kernel import kernel_for
@@ -214,6 +217,12 @@ class Transcription:
         nl = len(multipliers)
         self.bordalba = bool(nl) and prescribed is None and settings.kinematic_constraint_method == "Bordalba2023"
         posa_hs = bool(nl) and prescribed is None and self.scheme == "hermite-simpson" and not self.bordalba
+        if nl and prescribed is None and not self.bordalba and self.scheme in PSEUDOSPECTRAL_SCHEMES:
+            raise ValueError(
+                f"The model has kinematic constraints ({multipliers[0].rsplit('/lambda_', 1)[0]!r}"
+                f"{' ...' if nl > 1 else ''}) and transcription_scheme={self.scheme!r}: with a pseudospectral "
+                "scheme they are enforced only by kinematic_constraint_method='Bordalba2023' (as in Moco 4.6, "
+                "which refuses Posa2016 there); set it, or use 'hermite-simpson' or 'trapezoidal'.")
         self.layout = lay = NodeLayout(
             nq=nq, nz=len(aux), nx=len(self.control_names), nacc=nq if self.mode == "implicit" and not prescribed else 0,
             nw=len(model.implicit_derivative_names()), nl=nl, ngam=nl if posa_hs else 0,
@@ -454,14 +463,21 @@ class Transcription:
         return keep
 
     def _add_midpoint_controls(self):
-        if self.scheme != "hermite-simpson" or self.nx == 0 or self.prescribed is not None:
+        """Controls inside an interval on the line between its end values (Moco's
+        ``interpolate_control_mesh_interior_points``): Hermite–Simpson's midpoint mean, the pseudospectral schemes'
+        linear interpolation at each root (Bordalba et al. 2023)."""
+        if (self.grid.stride == 1 or self.nx == 0 or self.prescribed is not None
+                or not self.settings.interpolate_control_mesh_interior_points):
             return  # Moco's MocoInverse leaves midpoint controls free
-        coeffs = np.array([[1.0, -0.5, -0.5]])
+        s = self.grid.stride
+        nodes = scheme_for(self.scheme).nodes
         for i in range(self.grid.num_mesh_intervals):
-            for j in range(self.nx):
-                self.prog.AddLinearEqualityConstraint(
-                    coeffs, [0.0], [self.X[2 * i + 1, j], self.X[2 * i, j], self.X[2 * i + 2, j]]
-                ).evaluator().set_description(f"midpoint control {self.control_names[j]}")
+            for j in range(1, s):
+                coeffs = np.array([[1.0, -(1.0 - nodes[j]), -nodes[j]]])
+                for c in range(self.nx):
+                    self.prog.AddLinearEqualityConstraint(
+                        coeffs, [0.0], [self.X[s * i + j, c], self.X[s * i, c], self.X[s * i + s, c]]
+                    ).evaluator().set_description(f"midpoint control {self.control_names[c]}")
 
     # --------------------------------------------------------------- solver-setting goals
     def _solver_goals(self) -> list[BoundGoal]:
@@ -543,7 +559,7 @@ class Transcription:
         """
         if self.settings.chunk_size is not None:
             return max(1, int(self.settings.chunk_size))
-        per_interval = 1 if self.scheme == "trapezoidal" else 2
+        per_interval = self.grid.stride
         rows = self.nres + self.layout.ny  # residual rows and defect rows per grid point (approximately)
         for size in range(10, 0, -1):
             points = per_interval * size + 1

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.collocation import SCHEMES
+from ..engine.collocation import check_scheme
 from ..modeling.gait2d import GAIT2D_MUSCLES, gait2d
 from ..modeling.model import Model, require_model
 from ..ocp.goals import ContactGroup, ContactTrackingGoal, ControlGoal, PeriodicityGoal, StateTrackingGoal
@@ -150,7 +150,7 @@ def gait2d_tracking_study(num_mesh_intervals: int = 25, *, model: Model | None =
     who = "gait2d_tracking_study"
     for label, w in (("effort_weight", effort_weight), ("angle_weight", angle_weight), ("grf_weight", grf_weight)):
         finite_number(w, f"{who}: {label}", 0)
-    one_of(scheme, f"{who}: scheme", SCHEMES)
+    check_scheme(scheme, f"{who}: scheme")
     tol = finite_number(tol, f"{who}: tol", 0, False)
     if model is not None:
         require_model(model, who)

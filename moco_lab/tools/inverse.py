@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 from scipy.interpolate import make_interp_spline
 
-from ..engine.collocation import SCHEMES, Grid, mesh_intervals_for
+from ..engine.collocation import Grid, check_scheme, mesh_intervals_for
 from ..engine.settings import SolverSettings
 from ..engine.transcription import PrescribedKinematics, Transcription
 from ..modeling.constraints import constraint_values
@@ -333,8 +333,7 @@ class Inverse(StrictAttributes):
                  initial_activation_from_excitation: bool = True, spline_boundary: str = "natural"):
         who = "Inverse"
         require_model(model, who)
-        if transcription_scheme not in SCHEMES:
-            raise ValueError(f"Unknown transcription scheme {transcription_scheme!r}; choose from {SCHEMES}")
+        check_scheme(transcription_scheme)
         if spline_boundary not in SPLINE_BOUNDARIES:
             raise ValueError(f"Unknown spline_boundary {spline_boundary!r}; choose from {SPLINE_BOUNDARIES}")
         mesh_interval = finite_number(mesh_interval, f"{who}: mesh_interval", 0, False,

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 import numpy as np
 
-from ..engine.collocation import DYNAMICS_MODES, SCHEMES, mesh_intervals_for
+from ..engine.collocation import DYNAMICS_MODES, check_scheme, mesh_intervals_for
 from ..engine.settings import HESSIAN_APPROXIMATIONS
 from ..modeling.model import Model
 from ..modeling.units import coordinate_motion
@@ -224,8 +224,7 @@ class Track(StrictAttributes):
                              f"positive'), got {mesh_interval!r}")
         self.mesh_interval = interval
         self.allow_unused_references = bool(allow_unused_references)
-        if scheme not in SCHEMES:
-            raise ValueError(f"Track: scheme must be one of {list(SCHEMES)}, got {scheme!r}")
+        check_scheme(scheme, "Track: scheme")
         if mode not in DYNAMICS_MODES:
             raise ValueError(f"Track: mode must be one of {list(DYNAMICS_MODES)}, got {mode!r}")
         self.scheme = scheme

@@ -21,7 +21,7 @@ import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from ..engine.collocation import DYNAMICS_MODES, SCHEMES
+from ..engine.collocation import CLASSICAL_SCHEMES, DYNAMICS_MODES
 from ..engine.settings import SolverSettings
 from ..results.trajectory import Solution
 from ..solve.optimizer import IPOPT_STATUS_EXPLANATIONS, status_level
@@ -31,7 +31,10 @@ from .demos import (
     get_demo_problem,
 )
 
-SCHEMES = tuple(sorted(SCHEMES, key=lambda s: s != SolverSettings().transcription_scheme))
+#: The schemes the panels offer: the Moco paper's two (the default first) and one of each pseudospectral family
+#: (any of Moco's ``legendre-gauss(-radau)-k`` works in code: ``study.solver.transcription_scheme``).
+SCHEMES = tuple(sorted(CLASSICAL_SCHEMES, key=lambda s: s != SolverSettings().transcription_scheme)) + (
+    "legendre-gauss-3", "legendre-gauss-radau-3")
 OPTIMIZERS = ("ipopt", "snopt")
 #: Tolerance choices offered by the panels (label, value); ``None`` keeps the optimizer's defaults.
 TOLERANCES = (("optimizer default", None), ("1e-2", 1e-2), ("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-6", 1e-6),
@@ -44,8 +47,10 @@ def tolerance_value(value: str | float) -> float | None:
     return None if value == DEFAULT_CHOICE else float(value)
 
 
-SCHEME_LABELS = {"trapezoidal": "trapezoidal", "hermite-simpson": "Hermite–Simpson"}
-SCHEME_COLORS = {"trapezoidal": "#1f77b4", "hermite-simpson": "#d62728"}
+SCHEME_LABELS = {"trapezoidal": "trapezoidal", "hermite-simpson": "Hermite–Simpson",
+                 "legendre-gauss-3": "Legendre–Gauss 3", "legendre-gauss-radau-3": "Legendre–Gauss–Radau 3"}
+SCHEME_COLORS = {"trapezoidal": "#1f77b4", "hermite-simpson": "#d62728", "legendre-gauss-3": "#2ca02c",
+                 "legendre-gauss-radau-3": "#9467bd"}
 METRIC_DASH = {"states": "solid", "controls": "dash", "objective": "dot", "final_time": "solid"}
 METRIC_SYMBOL = {"states": "circle", "controls": "square", "objective": "diamond", "final_time": "circle"}
 
