@@ -78,6 +78,33 @@ def add_symmetry_goal(osim, problem, model) -> None:
             goal.addStatePair(osim.MocoPeriodicityGoalPair(a, re.sub("_l", "_r", a)))
 
 
+def symmetric_track(osim, name: str, processor, tracking_weight: float, effort_weight: float):
+    """The examples' MocoTrack (in the data folder): ``referenceCoordinates.sto`` through ``TabOpLowPassFilter(6)``,
+    states weight ``tracking_weight``, unused references allowed, speeds tracked against the positions' derivatives,
+    the tracked states as the guess, t in [0, FINAL_TIME]; initialized, with the symmetry goal and the control effort
+    weight ``effort_weight``. Returns ``(study, problem)``."""
+    tracker = osim.MocoTrack()
+    tracker.setName(name)
+    tracker.setModel(processor)
+    table = osim.TableProcessor("referenceCoordinates.sto")
+    table.append(osim.TabOpLowPassFilter(6))
+    tracker.setStatesReference(table)
+    tracker.set_states_global_tracking_weight(tracking_weight)
+    tracker.set_allow_unused_references(True)
+    tracker.set_track_reference_position_derivatives(True)
+    tracker.set_apply_tracked_states_to_guess(True)
+    tracker.set_initial_time(0.0)
+    tracker.set_final_time(FINAL_TIME)
+    study = tracker.initialize()
+    problem = study.updProblem()
+    model = processor.process()
+    model.initSystem()
+    add_symmetry_goal(osim, problem, model)
+    effort = osim.MocoControlGoal.safeDownCast(problem.updGoal("control_effort"))
+    effort.setWeight(effort_weight)
+    return study, problem
+
+
 def _solver(study, tol: float, num_mesh_intervals: int, max_iterations: int = 1000):
     import opensim as osim
 
@@ -154,26 +181,7 @@ def track(sto: Path, tol: float = 1e-4, num_mesh_intervals: int = 50, guess: Pat
     osim.Logger.setLevelString("error")
     with _data_folder():
         t = time.perf_counter()
-        tracker = osim.MocoTrack()
-        tracker.setName("gaitTracking")
-        processor = osim.ModelProcessor("2D_gait.osim")
-        tracker.setModel(processor)
-        table = osim.TableProcessor("referenceCoordinates.sto")
-        table.append(osim.TabOpLowPassFilter(6))
-        tracker.setStatesReference(table)
-        tracker.set_states_global_tracking_weight(1)
-        tracker.set_allow_unused_references(True)
-        tracker.set_track_reference_position_derivatives(True)
-        tracker.set_apply_tracked_states_to_guess(True)
-        tracker.set_initial_time(0.0)
-        tracker.set_final_time(FINAL_TIME)
-        study = tracker.initialize()
-        problem = study.updProblem()
-        model = processor.process()
-        model.initSystem()
-        add_symmetry_goal(osim, problem, model)
-        effort = osim.MocoControlGoal.safeDownCast(problem.updGoal("control_effort"))
-        effort.setWeight(10)
+        study, problem = symmetric_track(osim, "gaitTracking", osim.ModelProcessor("2D_gait.osim"), 1, 10)
         contact = osim.MocoContactTrackingGoal("contact", 1)
         contact.setExternalLoadsFile("referenceGRF.xml")
         right, left = osim.StdVectorString(), osim.StdVectorString()

@@ -44,8 +44,19 @@ print(json.dumps(out))
 @pytest.fixture(scope="module")
 def casadi_tables() -> dict:
     """casadi's tables, computed in another process: casadi's Python module loaded into this one would clash with
-    the casadi library OpenSim's Moco links (an undefined symbol when a later test imports opensim)."""
-    run = subprocess.run([sys.executable, "-c", _CASADI_TABLES], capture_output=True, text=True, check=True)
+    the casadi library OpenSim's Moco links (an undefined symbol when a later test imports opensim). ``import
+    opensim`` puts its own folder on ``LD_LIBRARY_PATH`` (with its older libcasadi); the child gets the path without
+    it, or its casadi would load OpenSim's library."""
+    import os
+    from pathlib import Path
+
+    env = dict(os.environ)
+    if "LD_LIBRARY_PATH" in env:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in env["LD_LIBRARY_PATH"].split(os.pathsep)
+                                                 if Path(p).name != "opensim")
+    run = subprocess.run([sys.executable, "-c", _CASADI_TABLES], capture_output=True, text=True, env=env,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert run.returncode == 0, f"casadi's tables could not be computed: {run.stderr[-3000:]}"
     return json.loads(run.stdout)
 
 

@@ -5,7 +5,9 @@
 * :func:`reference_ground_reaction_forces` and :func:`reference_coordinates`: the example's data (the ground reaction
   forces as the goal interpolates them; the coordinates low-pass filtered as the tracking sees them);
 * :func:`walking_2d_summary`: duration, step length, speed, stance and double support, peak force — the numbers a
-  gait study reports.
+  gait study reports;
+* :func:`cost_of_transport`: the metabolic energy per kilogram and metre of any half cycle, as the goal ``met`` of
+  :func:`~moco_lab.examples.walking_2d.walking_2d_metabolics` integrates it.
 """
 from __future__ import annotations
 
@@ -13,16 +15,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..examples.walking_2d import WALKING_2D_CONTACTS, walking_2d_track
+from ..examples.walking_2d import (
+    WALKING_2D_CONTACTS,
+    WALKING_2D_METABOLICS,
+    walking_2d_add_metabolics,
+    walking_2d_track,
+)
 from ..modeling.model import Model
+from ..ocp.output_goals import OutputGoal
 from ..results.sto import read_table
 from ..results.tables import interpolating_spline
 from ..results.trajectory import Trajectory
 from ..tools.analyze import analyze
+from ..tools.study import Study
 from ..util.data import opensim_file
 
 __all__ = ["ground_reaction_forces", "reference_ground_reaction_forces", "reference_coordinates",
-           "Walking2dSummary", "walking_2d_summary"]
+           "Walking2dSummary", "walking_2d_summary", "cost_of_transport"]
 
 _SIDES = {"r": "Right_GRF", "l": "Left_GRF"}
 
@@ -97,3 +106,30 @@ def walking_2d_summary(model: Model, trajectory: Trajectory, threshold: float = 
         speed=float((com["/com_position_x"][-1] - com["/com_position_x"][0]) / (t[-1] - t[0])),
         stance_r=float(on["r"].mean()), double_support=float((on["r"] & on["l"]).mean()),
         peak_vertical_grf=float(max(grf[s][:, 1].max() for s in "rl") / weight))
+
+
+def cost_of_transport(model: Model, trajectory: Trajectory) -> float:
+    """The metabolic cost of transport of a half cycle in J/(kg·m): ``∫ Ė dt / (m d)``.
+
+    ``Ė`` is the total rate of the model's ``Bhargava2004SmoothedMuscleMetabolics`` at
+    :data:`~moco_lab.examples.walking_2d.WALKING_2D_METABOLICS` (added to ``model`` by
+    :func:`~moco_lab.examples.walking_2d.walking_2d_add_metabolics` if it has none), ``m`` the model's mass and ``d``
+    the centre of mass' forward displacement: the goal ``met`` of
+    :func:`~moco_lab.examples.walking_2d.walking_2d_metabolics` with weight 1, evaluated (not solved) on
+    ``trajectory`` over its own time range on a Hermite–Simpson grid of ``(n − 1) / 2`` intervals for ``n`` times —
+    the solver's own integral for a Hermite–Simpson solution — so that a solution minimizing effort and one
+    minimizing metabolic energy are measured alike.
+    """
+    t = np.asarray(trajectory.time, float)
+    n = t.size
+    if n < 3 or n % 2 == 0:
+        raise ValueError(f"cost_of_transport: the trajectory has {n} times; it needs a Hermite–Simpson grid "
+                         "(2N + 1 times: mesh points and midpoints), as the walking studies' solutions have")
+    study = Study("cost_of_transport")
+    study.problem.set_model(walking_2d_add_metabolics(model))
+    study.problem.set_time_bounds(float(t[0]), float(t[-1]))
+    study.problem.add_goal(OutputGoal("met", 1.0, output_path=f"{WALKING_2D_METABOLICS}/total_metabolic_rate",
+                                      divide_by_displacement=True, divide_by_mass=True))
+    study.solver.transcription_scheme = "hermite-simpson"
+    study.solver.num_mesh_intervals = (n - 1) // 2
+    return float(study.evaluate(trajectory).goal_values["met"])

@@ -18,6 +18,9 @@ from .verification import (
 )
 from .walking_2d import (
                      WALKING_2D_BOUNDS,
+                     WALKING_2D_METABOLICS,
+                     walking_2d_add_metabolics,
+                     walking_2d_metabolics,
                      walking_2d_model,
                      walking_2d_prediction,
                      walking_2d_study,
@@ -40,5 +43,7 @@ __all__ = ["GAIT10DOF_TRACK_SETTINGS", "gait10dof_torque_model", "gait10dof_trac
            "PARABOLA_MOTIONS", "VERIFICATION_STUDIES", "double_pendulum_study", "linear_study", "parabola_study",
            "sliding_mass_study", "suspended_mass_prediction_study", "suspended_mass_tracking_study",
            "WALKING_2D_BOUNDS", "walking_2d_model", "walking_2d_prediction", "walking_2d_study", "walking_2d_symmetry",
-           "walking_2d_tracking", "WALKING_3D_INVERSE_SETTINGS", "walking_3d_inverse", "walking_3d_model",
+           "walking_2d_tracking", "walking_2d_metabolics", "walking_2d_add_metabolics", "WALKING_2D_METABOLICS",
+           "WALKING_3D_INVERSE_SETTINGS",
+           "walking_3d_inverse", "walking_3d_model",
            "WALKING_3D_EMG", "walking_3d_emg", "walking_3d_ik"]

@@ -45,9 +45,11 @@ import math
 import re
 from typing import Any
 
+from ..modeling.metabolics import Bhargava2004SmoothedMuscleMetabolics
 from ..modeling.model import Model, require_model
 from ..modeling.osim import read_osim
 from ..ocp.goals import AverageSpeedGoal, ContactGroup, ContactTrackingGoal, ControlGoal, PeriodicityGoal
+from ..ocp.output_goals import OutputGoal
 from ..results.trajectory import Trajectory
 from ..tools.study import Study
 from ..tools.track import Track
@@ -57,7 +59,8 @@ from ._reference import rounded_times_resampled
 
 __all__ = ["WALKING_2D_BOUNDS", "WALKING_2D_FINAL_TIME", "WALKING_2D_CONTACTS", "walking_2d_model",
            "walking_2d_symmetry", "walking_2d_bounds", "walking_2d_track", "walking_2d_tracking",
-           "walking_2d_prediction", "walking_2d_study"]
+           "walking_2d_prediction", "walking_2d_metabolics", "walking_2d_add_metabolics", "WALKING_2D_METABOLICS",
+           "walking_2d_study"]
 
 _DEG = math.pi / 180
 #: The example's bounds of the coordinate values (rad, or m), by coordinate name.
@@ -153,6 +156,19 @@ def walking_2d_track(model: Model | None = None, *, tracking_weight: float = 1.0
                      final_time=WALKING_2D_FINAL_TIME)
 
 
+def _symmetric_tracking(who: str, model: Model | None, tol: float, linear_solver: str, weights: dict) -> Study:
+    """The example's MocoTrack as a study named ``who`` with the symmetry goal, after checking the arguments (the
+    weights by name: finite and >= 0; ``tracking_weight`` and ``effort_weight`` set the track's)."""
+    _check_solver_arguments(who, model, tol, linear_solver)
+    for label, w in weights.items():
+        finite_number(w, f"{who}: {label}", 0)
+    track = walking_2d_track(model, tracking_weight=weights["tracking_weight"], effort_weight=weights["effort_weight"])
+    study = track.initialize()
+    study.name = who
+    study.problem.add_goal(walking_2d_symmetry(track.model))
+    return study
+
+
 def walking_2d_tracking(model: Model | None = None, *, num_mesh_intervals: int = 50, tol: float = 1e-4,
                         tracking_weight: float = 1.0, effort_weight: float = 10.0, grf_weight: float = 1.0,
                         max_iterations: int = 1000, linear_solver: str = "mumps") -> Study:
@@ -180,16 +196,10 @@ def walking_2d_tracking(model: Model | None = None, *, num_mesh_intervals: int =
         Goals ``state_tracking``, ``control_effort``, ``symmetry`` (constraints) and ``contact``; the guess holds
         the tracked states.
     """
-    who = "walking_2d_tracking"
-    _check_solver_arguments(who, model, tol, linear_solver)
-    for label, w in (("tracking_weight", tracking_weight), ("effort_weight", effort_weight),
-                     ("grf_weight", grf_weight)):
-        finite_number(w, f"{who}: {label}", 0)
-    track = walking_2d_track(model, tracking_weight=tracking_weight, effort_weight=effort_weight)
-    study = track.initialize()
-    study.name = "walking_2d_tracking"
+    study = _symmetric_tracking("walking_2d_tracking", model, tol, linear_solver,
+                                {"tracking_weight": tracking_weight, "effort_weight": effort_weight,
+                                 "grf_weight": grf_weight})
     problem = study.problem
-    problem.add_goal(walking_2d_symmetry(track.model))
     if grf_weight != 0:
         problem.add_goal(ContactTrackingGoal(
             "contact", grf_weight, external_loads=opensim_file("referenceGRF.xml"),
@@ -260,10 +270,74 @@ def walking_2d_prediction(guess: Trajectory | None = None, model: Model | None =
     return study
 
 
+#: Path of the metabolics component :func:`walking_2d_metabolics` adds (the example's ``metabolic_cost``).
+WALKING_2D_METABOLICS = "/metabolic_cost"
+
+
+def walking_2d_add_metabolics(model: Model) -> Model:
+    """``model`` with OpenSim's ``Bhargava2004SmoothedMuscleMetabolics`` at :data:`WALKING_2D_METABOLICS` (smoothed,
+    every muscle, default parameters: the example's component), added unless it is there; returns the model."""
+    require_model(model, "walking_2d_add_metabolics")
+    if WALKING_2D_METABOLICS not in {e.path for e in model.force_elements}:
+        metabolics = Bhargava2004SmoothedMuscleMetabolics(WALKING_2D_METABOLICS, use_smoothing=True)
+        for muscle in model.muscles:
+            metabolics.add_muscle(muscle.path)
+        model.add_force_element(metabolics)
+    return model
+
+
+def walking_2d_metabolics(model: Model | None = None, *, metabolics_weight: float = 0.1,
+                          tracking_weight: float = 30.0, effort_weight: float = 0.1, num_mesh_intervals: int = 50,
+                          tol: float = 1e-4, max_iterations: int = 10000, linear_solver: str = "mumps") -> Study:
+    """Moco's ``example2DWalkingMetabolics`` (Falisse et al. 2019): track half a gait cycle while minimizing the
+    metabolic cost of transport.
+
+    The model gets OpenSim's ``Bhargava2004SmoothedMuscleMetabolics`` as :data:`WALKING_2D_METABOLICS` (smoothed,
+    the 18 muscles, default parameters; added unless the model has it). The problem is the example's: ``MocoTrack``
+    of the filtered reference with states tracking weight 30 (the speeds against the positions' slopes, the
+    tracked states as the guess, t in [0, :data:`WALKING_2D_FINAL_TIME`]), the symmetry goal, control effort weight
+    0.1, and goal ``met``: ``0.1 ∫ Ė dt`` divided by the centre of mass' displacement and by the model's mass —
+    0.1 times the cost of transport in J/(kg·m); no contact tracking; the example's bounds; 50 Hermite–Simpson
+    intervals, tolerances 1e-4, at most 10000 iterations.
+
+    Parameters
+    ----------
+    model : Model, optional
+        Default :func:`walking_2d_model`; the component is added to the model given.
+    metabolics_weight : float
+        Weight of ``met`` (the example: 0.1). 0 leaves the goal out: the same tracking problem with effort alone,
+        whose metabolic rate can still be read from the component's outputs — the side-by-side of lesson 11.
+    tracking_weight, effort_weight : float
+        Weights of ``state_tracking`` and ``control_effort`` (the example: 30 and 0.1).
+    num_mesh_intervals, tol, max_iterations, linear_solver
+        As in :func:`walking_2d_tracking`.
+
+    Returns
+    -------
+    Study
+        Goals ``state_tracking``, ``control_effort``, ``symmetry`` (constraints) and ``met``.
+    """
+    if model is not None:
+        require_model(model, "walking_2d_metabolics")
+    study = _symmetric_tracking("walking_2d_metabolics", walking_2d_add_metabolics(model or walking_2d_model()), tol,
+                                linear_solver, {"metabolics_weight": metabolics_weight,
+                                                "tracking_weight": tracking_weight, "effort_weight": effort_weight})
+    problem = study.problem
+    if metabolics_weight != 0:
+        problem.add_goal(OutputGoal("met", metabolics_weight,
+                                    output_path=f"{WALKING_2D_METABOLICS}/total_metabolic_rate",
+                                    divide_by_displacement=True, divide_by_mass=True))
+    walking_2d_bounds(study)
+    _solver(study, num_mesh_intervals, tol, max_iterations, linear_solver)
+    return study
+
+
 def walking_2d_study(kind: str = "tracking", **options: Any) -> Study:
-    """Moco's 2-D walking: ``kind="tracking"`` (:func:`walking_2d_tracking`) or ``"prediction"``
-    (:func:`walking_2d_prediction`); ``options`` go to that function."""
-    makers = {"tracking": walking_2d_tracking, "prediction": walking_2d_prediction}
+    """Moco's 2-D walking: ``kind="tracking"`` (:func:`walking_2d_tracking`), ``"prediction"``
+    (:func:`walking_2d_prediction`) or ``"metabolics"`` (:func:`walking_2d_metabolics`); ``options`` go to that
+    function."""
+    makers = {"tracking": walking_2d_tracking, "prediction": walking_2d_prediction,
+              "metabolics": walking_2d_metabolics}
     if kind not in makers:
-        raise ValueError(f"walking_2d_study: kind must be 'tracking' or 'prediction', got {kind!r}")
+        raise ValueError(f"walking_2d_study: kind must be 'tracking', 'prediction' or 'metabolics', got {kind!r}")
     return makers[kind](**options)
