@@ -1,5 +1,6 @@
 """OpenSim Moco 4.6's ``MocoContactImpulseTrackingGoal``, ``MocoStepLengthAsymmetryGoal`` and
-``MocoStepTimeAsymmetryGoal`` evaluated on Moco's own 2-D walking tracking solution, as the reference
+``MocoStepTimeAsymmetryGoal`` and ``MocoContactTrackingGoal`` with ``normalize_tracking_error`` evaluated on Moco's own
+2-D walking tracking solution, as the reference
 ``tests/test_walking_goals_moco.py`` compares with (the stored-reference pattern).
 
 Moco's example2DWalking tracking problem (:func:`benchmarks.walking_2d_moco.track`) with two more goals
@@ -54,9 +55,50 @@ STEP_TIME = {"step_time_default": {"weight": 0.1, "left_contact_group": [LEFT, "
                                   "asymmetry_smoothing": 3.0}}
 
 
+#: Contact tracking with ``normalize_tracking_error``: name -> weight, groups (as the example's ``contact`` goal, with
+#: each direction's error divided by its reference column's peak), projection onto the x-y plane. Both tools refuse
+#: to normalize by a column that is zero, and the example's data have no lateral force: the goal tracks
+#: :func:`lateral_grf_files`' copy of them, whose z columns are 5 % of the vertical force (projected out of the error).
+NORMALIZED = {"contact_normalized": {"weight": 0.7, "groups": [[RIGHT, "Right_GRF"], [LEFT, "Left_GRF"]],
+                                     "projection": "plane", "projection_vector": [0.0, 0.0, 1.0],
+                                     "external_loads": "referenceGRF_lateral.xml"}}
+
+
+def lateral_grf_files(folder: Path) -> Path:
+    """``referenceGRF.xml`` and its data copied into ``folder`` with a lateral force, z = 5 % of y, on each foot
+    (``referenceGRF_lateral.xml`` / ``.sto``); returns the ``.xml``'s path."""
+    from moco_lab.util.data import opensim_file
+
+    lines = opensim_file("referenceGRF.sto").read_text().splitlines()
+    end = next(i for i, line in enumerate(lines) if line.strip() == "endheader")
+    header = lines[end + 1].split("\t")
+    out = lines[:end + 2]
+    for line in lines[end + 2:]:
+        values = line.split("\t")
+        for side in "rl":
+            y, z = header.index(f"ground_force_{side}_vy"), header.index(f"ground_force_{side}_vz")
+            values[z] = repr(0.05 * float(values[y]))
+        out.append("\t".join(values))
+    folder = Path(folder)
+    (folder / "referenceGRF_lateral.sto").write_text("\n".join(out) + "\n")
+    xml = opensim_file("referenceGRF.xml").read_text().replace("<datafile>referenceGRF.sto</datafile>",
+                                                                "<datafile>referenceGRF_lateral.sto</datafile>")
+    (folder / "referenceGRF_lateral.xml").write_text(xml)
+    return folder / "referenceGRF_lateral.xml"
+
+
 def add_goals(osim, problem) -> None:
-    """:data:`IMPULSE`'s, :data:`STEP_LENGTH`'s and :data:`STEP_TIME`'s goals, as Moco's classes."""
+    """:data:`IMPULSE`'s, :data:`STEP_LENGTH`'s, :data:`STEP_TIME`'s and :data:`NORMALIZED`'s goals, as Moco's
+    classes."""
     add_impulse_goals(osim, problem)
+    lateral_grf_files(Path.cwd())   # the data folder
+    for name, spec in NORMALIZED.items():
+        goal = _with_groups(osim, osim.MocoContactTrackingGoal(name, spec["weight"]), spec["external_loads"],
+                            spec["groups"])
+        goal.setProjection(spec["projection"])
+        goal.setProjectionVector(osim.Vec3(*spec["projection_vector"]))
+        goal.setNormalizeTrackingError(True)
+        problem.addGoal(goal)
     for name, spec in STEP_TIME.items():
         goal = osim.MocoStepTimeAsymmetryGoal(name, spec["weight"])
         for side, setter in (("left_contact_group", goal.setLeftContactGroup),
@@ -82,16 +124,22 @@ def add_goals(osim, problem) -> None:
         problem.addGoal(goal)
 
 
+def _with_groups(osim, goal, external_loads: str, groups):
+    """``goal`` (a Moco contact goal) reading ``external_loads`` with its contact ``groups`` ((elements, force))."""
+    goal.setExternalLoadsFile(external_loads)
+    for elements, force in groups:
+        paths = osim.StdVectorString()
+        for e in elements:
+            paths.append(e)
+        goal.addContactGroup(paths, force)
+    return goal
+
+
 def add_impulse_goals(osim, problem) -> None:
     """:data:`IMPULSE`'s goals, as Moco's ``MocoContactImpulseTrackingGoal``."""
     for name, spec in IMPULSE.items():
-        goal = osim.MocoContactImpulseTrackingGoal(name, spec["weight"])
-        goal.setExternalLoadsFile("referenceGRF.xml")
-        for elements, force in spec["groups"]:
-            paths = osim.StdVectorString()
-            for e in elements:
-                paths.append(e)
-            goal.addContactGroup(paths, force)
+        goal = _with_groups(osim, osim.MocoContactImpulseTrackingGoal(name, spec["weight"]), "referenceGRF.xml",
+                            spec["groups"])
         goal.setImpulseAxis(spec["impulse_axis"])
         problem.addGoal(goal)
 
@@ -105,7 +153,7 @@ def main() -> None:
     path.write_text(json.dumps({"environment": environment(), "settings": {
         "problem": "benchmarks.walking_2d_moco.track (example2DWalking's tracking), 50 mesh intervals",
         "trajectory": "reference/walking_2d_moco_tracking.sto", "max_iterations": 0, "goals": IMPULSE,
-        "step_length": STEP_LENGTH, "step_time": STEP_TIME},
+        "step_length": STEP_LENGTH, "step_time": STEP_TIME, "normalized": NORMALIZED},
         "status": result["status"], "objective": result["objective"], "goals": result["goals"]}, indent=1) + "\n")
     print(f"wrote {path}")
 

@@ -67,9 +67,10 @@ def leg_problem(model, goals=True):
         p.add_goal(ml.AverageSpeedGoal("speed", 0.3, mode="endpoint_constraint", bounds=(-0.5, 0.5)))
         p.add_goal(ml.ControlGoal("per_distance", 0.5, divide_by_displacement=True))
         t = np.linspace(-0.53, 1.61, 13)  # beyond the time range, knots off the grid (no kinks to difference)
-        p.add_goal(ml.ContactTrackingGoal("grf", 0.1, reference=(t, {"fx": 10 * t, "fy": 500 + 50 * t, "fz": 0 * t}),
+        p.add_goal(ml.ContactTrackingGoal("grf", 0.1, reference=(t, {"fx": 10 * t, "fy": 500 + 50 * t, "fz": 5 + 0 * t}),
                                           groups=[(["/forceset/heel", "/forceset/toe"], ("fx", "fy", "fz"))],
-                                          projection="plane", projection_vector=(0, 0, 1)))
+                                          projection="plane", projection_vector=(0, 0, 1),
+                                          normalize_tracking_error=True))
         p.add_goal(ml.MarkerTrackingGoal("markers", 1.0, markers={"knee": ("shank", (0, 0, 0)),
                                                                   "toe": ("shank", (0.1, -0.46, 0))},
                                          reference=(t, {"knee_x": 0.1 * t, "knee_y": 0.5 + 0 * t,

@@ -1012,6 +1012,10 @@ class ContactTrackingGoal(Goal):
         the reference is the data file it names, and a group given the name
         of one of its forces tracks that force's ``<force_identifier>x, y, z``
         columns. Forces must be expressed in ground.
+    normalize_tracking_error : bool
+        Divide each group's error, direction by direction, by the largest magnitude of its reference column over
+        the whole table (Moco's property of the same name, default False), before the projection; a column whose
+        peak is below 1e-12 N is refused by name, as Moco refuses it.
     """
 
     default_name = "contact_tracking"
@@ -1019,9 +1023,12 @@ class ContactTrackingGoal(Goal):
     def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
                  groups: Sequence[ContactGroup] = (), projection: str = "none", projection_vector: ArrayLike | None = None,
                  enabled: bool = True, external_loads: str | os.PathLike | None = None, interpolation: str = "spline",
-                 **options: Any):
+                 normalize_tracking_error: bool = False, **options: Any):
         super().__init__(name, weight, enabled, **options)
         owner = f"ContactTrackingGoal {self.name!r}"
+        if not isinstance(normalize_tracking_error, (bool, np.bool_)):
+            raise TypeError(f"{owner}: normalize_tracking_error must be True or False, got {normalize_tracking_error!r}")
+        self.normalize_tracking_error = bool(normalize_tracking_error)
         self.interpolation = _check_interpolation(interpolation, owner)
         forces = {}
         if external_loads is not None:
@@ -1078,6 +1085,17 @@ class ContactTrackingGoal(Goal):
                                                 self.interpolation)))
         return groups
 
+    def _peaks(self, group: ContactGroup) -> np.ndarray:
+        """The largest magnitude of each of a group's three reference columns over the whole table (Moco's
+        normalization factors)."""
+        peaks = np.array([float(np.max(np.abs(self.reference[1][c]))) for c in group.columns])
+        for axis, c, p in zip("xyz", group.columns, peaks):
+            if not p >= 1e-12:
+                raise ValueError(f"ContactTrackingGoal {self.name!r}: normalize_tracking_error is enabled, but the "
+                                 f"peak magnitude of the reference column {c!r} ({axis}) is {p:g} N, too close to "
+                                 "zero to divide by")
+        return peaks
+
     def bind(self, ctx: GoalContext) -> BoundGoal:
         groups = self.tracked_groups(ctx)
         if self.projection == "none":
@@ -1088,28 +1106,29 @@ class ContactTrackingGoal(Goal):
             Pm = np.outer(n, n) if self.projection == "vector" else np.eye(3) - np.outer(n, n)
         scale = 1.0 / (ctx.total_mass * ctx.gravity) if ctx.gravity > 0 else 1.0 / ctx.total_mass
         outputs = tuple(n for names, _ in groups for n in names)
+        # each group's error map: the projection after the optional normalization, e = Pg (F − F_ref)
+        maps = [Pm @ np.diag(1.0 / self._peaks(g)) if self.normalize_tracking_error else Pm for g in self.groups]
 
         def integrand(d: NodeData, jac: bool):
             s = np.zeros(d.t.size)
             douts, dt = {}, np.zeros(d.t.size)
-            for names, splines in groups:
+            for (names, splines), Pg in zip(groups, maps):
                 F = sum(d.outputs[n][:, :3] for n in names)
                 ref, slope = splines(d.t)
-                e = (F - ref) @ Pm.T
+                e = (F - ref) @ Pg.T
                 s += scale * np.sum(e * e, axis=1)
                 if jac:
-                    de = 2 * scale * e @ Pm
+                    de = 2 * scale * e @ Pg
                     for n in names:
                         douts[n] = douts.get(n, 0.0) + de
                     dt -= np.sum(de * slope, axis=1)
             return s, ({"outputs": douts, "t": dt} if jac else {})
 
-        Qm = Pm.T @ Pm
-
         def hessian(d: NodeData):
             out = []
             n = d.t.size
-            for names, splines in groups:
+            for (names, splines), Pg in zip(groups, maps):
+                Qm = Pg.T @ Pg
                 F = sum(d.outputs[nm][:, :3] for nm in names)
                 ref, slope = splines(d.t)
                 curve = splines.curvature(d.t)
@@ -1134,6 +1153,8 @@ class ContactTrackingGoal(Goal):
         d["groups"] = [{"forces": list(g.forces), "columns": list(g.columns)} for g in self.groups]
         d["projection"] = self.projection
         d["interpolation"] = self.interpolation
+        if self.normalize_tracking_error:
+            d["normalize_tracking_error"] = True
         if self.projection_vector is not None:
             d["projection_vector"] = list(self.projection_vector)
         return d
