@@ -48,7 +48,13 @@ def _opensim_rates(osim, options: dict, tx, ty, vx, vy, act, exc) -> np.ndarray:
                                      {"use_smoothing": True, "use_force_dependent_shortening_prop_constant": True,
                                       "include_negative_mechanical_work": False, "velocity_smoothing": 3.0},
                                      {"use_smoothing": True, "basal_coefficient": 2.0, "basal_exponent": 0.8,
-                                      "muscle_effort_scaling_factor": 0.7, "forbid_negative_total_power": False}])
+                                      "muscle_effort_scaling_factor": 0.7, "forbid_negative_total_power": False},
+                                     {"use_smoothing": True, "smoothing_type": "huber"},
+                                     {"use_smoothing": True, "smoothing_type": "huber", "velocity_smoothing": 3.0,
+                                      "heat_rate_smoothing": 50.0, "power_smoothing": 0.5,
+                                      "include_negative_mechanical_work": False},
+                                     {"use_smoothing": True, "smoothing_type": "huber",
+                                      "use_force_dependent_shortening_prop_constant": True}])
 def test_rates_equal_opensims(options):
     """15 random states (positions, speeds from −0.5 to 0.5 m/s: shortening and lengthening fibers), activations and
     excitations in [0.02, 1]: every rate equal to OpenSim's to 1e-12 of the largest (measured 1.6e-16: the same
@@ -77,8 +83,8 @@ def test_rates_equal_opensims(options):
 
 
 def test_bad_input_is_named():
-    with pytest.raises(ValueError, match="smoothing_type 'huber' is not offered"):
-        Bhargava2004SmoothedMuscleMetabolics(smoothing_type="huber")
+    with pytest.raises(ValueError, match="smoothing_type must be 'tanh' .* or 'huber', got 'logistic'"):
+        Bhargava2004SmoothedMuscleMetabolics(smoothing_type="logistic")
     with pytest.raises(ValueError, match="ratio_slow_twitch_fibers must be in \\[0, 1\\]"):
         MetabolicsMuscleParameters("/forceset/left", ratio_slow_twitch_fibers=1.5)
     model = ml.models.suspended_mass()

@@ -421,13 +421,16 @@ def test_step_time_asymmetry():
     check_both(study, 29)
 
 
-@pytest.mark.parametrize("tendon, mode", [("rigid", "explicit"), ("implicit", "implicit")])
-def test_metabolic_energy_goal(tendon, mode):
+@pytest.mark.parametrize("tendon, mode, smoothing", [("rigid", "explicit", "tanh"), ("implicit", "implicit", "tanh"),
+                                                     ("rigid", "implicit", "huber")])
+def test_metabolic_energy_goal(tendon, mode, smoothing):
     """OpenSim's smoothed Bhargava 2004 metabolics of the leg's three muscles (one with the force-dependent
-    shortening constant and no negative work) minimized through an OutputGoal, divided by the distance travelled."""
+    shortening constant and no negative work) minimized through an OutputGoal, divided by the distance travelled;
+    smoothed by tanh or by OpenSim's Huber-loss conditional."""
     model = leg_model(contact=False, tendon=tendon)
     metabolics = ml.Bhargava2004SmoothedMuscleMetabolics("/metabolics", use_smoothing=True, velocity_smoothing=2.0,
-                                                         power_smoothing=0.5, heat_rate_smoothing=0.5)
+                                                         power_smoothing=0.5, heat_rate_smoothing=0.5,
+                                                         smoothing_type=smoothing)
     for name in ("vasti", "hams", "gas"):
         metabolics.add_muscle(f"/forceset/{name}")
     model.add_force_element(metabolics)

@@ -28,6 +28,7 @@ import math
 from typing import Any
 
 from .force_element import ForceContext, ForceContribution, ForceElement
+from .xp import where_positive
 
 __all__ = ["Bhargava2004SmoothedMuscleMetabolics", "MetabolicsMuscleParameters"]
 
@@ -99,7 +100,9 @@ def _piecewise_linear(x: Any, xp: Any) -> Any:
 @dataclasses.dataclass
 class Bhargava2004SmoothedMuscleMetabolics(ForceElement):
     """OpenSim's ``Bhargava2004SmoothedMuscleMetabolics`` (module docstring): outputs only. Properties and defaults
-    are OpenSim's; ``smoothing_type="huber"`` is not offered."""
+    are OpenSim's, ``smoothing_type`` ``"tanh"`` (default) or ``"huber"`` (OpenSim's Huber-loss conditional, which
+    divides by the condition: as in OpenSim the shortening constant with ``use_force_dependent_shortening_prop_constant``
+    stays tanh-smoothed)."""
 
     path: str = "/metabolics"
     muscle_parameters: list = dataclasses.field(default_factory=list)
@@ -119,9 +122,9 @@ class Bhargava2004SmoothedMuscleMetabolics(ForceElement):
     def __post_init__(self):
         self.muscle_parameters = [p if isinstance(p, MetabolicsMuscleParameters) else MetabolicsMuscleParameters(**p)
                                   for p in self.muscle_parameters]
-        if self.smoothing_type != "tanh":
-            raise ValueError(f"{self.path}: smoothing_type {self.smoothing_type!r} is not offered; use 'tanh' "
-                             "(OpenSim's default)")
+        if self.smoothing_type not in ("tanh", "huber"):
+            raise ValueError(f"{self.path}: smoothing_type must be 'tanh' (OpenSim's default) or 'huber', got "
+                             f"{self.smoothing_type!r}")
         names = [p.name for p in self.muscle_parameters]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.path}: two muscles share a channel name: {names}")
@@ -138,11 +141,22 @@ class Bhargava2004SmoothedMuscleMetabolics(ForceElement):
         units.update({f"muscle_metabolic_rate_{p.name}": "W" for p in self.muscle_parameters})
         return units
 
-    def _conditional(self, cond: Any, left: Any, right: Any, smoothing: float, xp: Any) -> Any:
-        """OpenSim's conditional: ``left`` where ``cond <= 0``, ``right`` elsewhere; smoothed by ``tanh``."""
-        if self.use_smoothing:
+    def _conditional(self, cond: Any, left: Any, right: Any, smoothing: float, xp: Any, direction: int = 1,
+                     tanh: bool = False) -> Any:
+        """OpenSim's conditional: ``left`` where ``cond <= 0``, ``right`` elsewhere; smoothed by ``tanh`` or, with
+        ``smoothing_type="huber"`` (and not ``tanh``), by OpenSim's Huber-loss formula, whose ``direction`` (±1) says
+        which side the function leaves from."""
+        if not self.use_smoothing:
+            return where_positive(xp, cond, right, left)
+        if self.smoothing_type == "tanh" or tanh:
             return left + (right - left) * (0.5 + 0.5 * xp.tanh(smoothing * cond))
-        return xp.where(cond, right, left)  # xp.where(c, a, b): a where c > 0
+        offset = left if direction == 1 else right
+        scale = (right - left) / cond
+        y = smoothing * (direction * cond + 0.5 / smoothing)
+        delta = 1.0
+        f = where_positive(xp, y, where_positive(xp, delta - y, 0.5 * y * y + offset, delta * (y - 0.5 * delta) + offset),
+                           offset)
+        return scale * (f / smoothing + offset * (1.0 - 1.0 / smoothing))
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         xp = ctx.xp
@@ -170,29 +184,29 @@ class Bhargava2004SmoothedMuscleMetabolics(ForceElement):
                 mp.maintenance_constant_slow_twitch * slow + mp.maintenance_constant_fast_twitch * fast)
             if self.use_force_dependent_shortening_prop_constant:
                 iso = activation * info.active_force_length_multiplier * muscle.max_isometric_force
-                # OpenSim smooths this one by tanh whatever smoothing_type is: the same as _conditional for "tanh"
+                # OpenSim smooths this one by tanh whatever smoothing_type is
                 alpha = self._conditional(v + eps, 0.16 * iso + 0.18 * total_force, 0.157 * total_force,
-                                          self.velocity_smoothing, xp)
+                                          self.velocity_smoothing, xp, -1, tanh=True)
             else:
-                alpha = self._conditional(v + eps, 0.25 * total_force, 0.0, self.velocity_smoothing, xp)
+                alpha = self._conditional(v + eps, 0.25 * total_force, 0.0, self.velocity_smoothing, xp, -1)
             shortening_heat = -alpha * (v + eps)
             if self.include_negative_mechanical_work:
                 work = -active * v
             else:
-                work = self._conditional(v + eps, -active * v, 0.0, self.velocity_smoothing, xp)
+                work = self._conditional(v + eps, -active * v, 0.0, self.velocity_smoothing, xp, -1)
             if self.forbid_negative_total_power:
                 before = activation_heat + maintenance_heat + shortening_heat + work
                 if self.use_smoothing:
                     shortening_heat = shortening_heat - self._conditional(-before, 0.0, before,
                                                                           self.power_smoothing, xp)
                 else:
-                    shortening_heat = shortening_heat - xp.where(-before, before, 0.0)
+                    shortening_heat = shortening_heat - where_positive(xp, -before, before, 0.0)
             heat = activation_heat + maintenance_heat + shortening_heat
             if self.enforce_minimum_heat_rate_per_muscle:
                 if self.use_smoothing:
                     heat = self._conditional(-heat + mass, heat, mass, self.heat_rate_smoothing, xp)
                 else:
-                    heat = xp.where(mass - heat, mass, heat)
+                    heat = where_positive(xp, mass - heat, mass, heat)
             rate = heat + work
             out.outputs[f"muscle_metabolic_rate_{mp.name}"] = rate
             for key, value in (("activation", activation_heat), ("maintenance", maintenance_heat),
