@@ -15,7 +15,14 @@ kinematics), at random points inside the bounds with random multipliers. Toleran
 """
 import numpy as np
 import pytest
-from test_transcription_jacobians import check_bindings, leg_model, leg_problem, prescribed_leg, random_point
+from test_transcription_jacobians import (
+    check_bindings,
+    leg_model,
+    leg_problem,
+    prescribed_leg,
+    random_point,
+    scale_factor_problem,
+)
 
 import moco_lab as ml
 from moco_lab.engine.transcription import Transcription
@@ -101,6 +108,17 @@ def test_muscles_contact_and_goals_with_outputs(scheme, mode):
     study.solver.num_mesh_intervals = 3
     study.solver.chunk_size = 2
     check_hessians(study.transcribe(), np.random.default_rng(11))
+
+
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_contact_scale_factors(mode):
+    """Moco's scale factors on the contact-tracking reference: the parameters' rows and columns of the integrand's
+    Hessian (with the outputs, the time and each other)."""
+    study = exact(ml.Study())
+    study.problem = scale_factor_problem()
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.num_mesh_intervals = 3
+    check_hessians(study.transcribe(), np.random.default_rng(15))
 
 
 def test_goals_with_outputs_and_parameters():

@@ -70,7 +70,11 @@ def leg_problem(model, goals=True):
         p.add_goal(ml.ContactTrackingGoal("grf", 0.1, reference=(t, {"fx": 10 * t, "fy": 500 + 50 * t, "fz": 5 + 0 * t}),
                                           groups=[(["/forceset/heel", "/forceset/toe"], ("fx", "fy", "fz"))],
                                           projection="plane", projection_vector=(0, 0, 1),
-                                          normalize_tracking_error=True))
+                                          normalize_tracking_error=True,
+                                          scale_factors=[{"name": "grf_scale_x", "group": 0, "index": 0,
+                                                          "bounds": (0.5, 1.5)},
+                                                         {"name": "grf_scale_y", "group": 0, "index": 1,
+                                                          "bounds": (0.8, 1.2)}]))
         p.add_goal(ml.MarkerTrackingGoal("markers", 1.0, markers={"knee": ("shank", (0, 0, 0)),
                                                                   "toe": ("shank", (0.1, -0.46, 0))},
                                          reference=(t, {"knee_x": 0.1 * t, "knee_y": 0.5 + 0 * t,
@@ -169,6 +173,33 @@ def test_muscles_contact_and_goals_with_outputs(scheme, mode):
     study.solver.num_mesh_intervals = 3
     study.solver.chunk_size = 2
     check_bindings(study.transcribe(), np.random.default_rng(1))
+
+
+def scale_factor_problem():
+    """The leg's contact force tracked alone (so that the cost binding's size leaves the scale factors' terms
+    visible to the finite differences), with Moco's scale factors on two components of the reference."""
+    p = ml.Problem()
+    p.set_model(leg_model(contact=True))
+    p.set_time_bounds(0, (0.2, 1.0))
+    p.set_state_info("/jointset/base/py/value", (0.3, 1.2), 0.9)
+    t = np.linspace(-0.53, 1.61, 13)
+    p.add_goal(ml.ContactTrackingGoal("grf", 1.0, reference=(t, {"fx": 10 * t, "fy": 500 + 50 * t, "fz": 5 + 0 * t}),
+                                      groups=[(["/forceset/heel", "/forceset/toe"], ("fx", "fy", "fz"))],
+                                      projection="plane", projection_vector=(0, 0, 1),
+                                      scale_factors=[{"name": "sx", "group": 0, "index": 0, "bounds": (0.5, 1.5)},
+                                                     {"name": "sy", "group": 0, "index": 1, "bounds": (0.8, 1.2)}]))
+    return p
+
+
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_contact_scale_factors(mode):
+    study = ml.Study()
+    study.problem = scale_factor_problem()
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.num_mesh_intervals = 3
+    tr = study.transcribe()
+    assert tr.param_names == ["sx", "sy"]
+    check_bindings(tr, np.random.default_rng(4))
 
 
 @pytest.mark.parametrize("tendon", ["explicit", "implicit"])

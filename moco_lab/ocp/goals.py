@@ -44,6 +44,7 @@ import numpy as np
 
 from ..results.tables import interpolating_spline, reference_columns
 from ..symbolic.jet import jet_sqrt
+from ..util.bounds import Bounds
 from ..util.checks import finite_number
 from ..util.names import NamedValues, did_you_mean
 
@@ -301,6 +302,11 @@ class Goal:
         if math.isnan(lo) or math.isnan(hi) or lo > hi:
             raise ValueError(f"Goal {self.name!r}: bounds must be (lower, upper) with lower <= upper, got {bounds}")
         return (lo, hi)
+
+    def goal_parameters(self) -> list[tuple[str, tuple[float, float]]]:
+        """The goal's own parameters, ``[(name, (lower, upper))]`` (Moco's scale factors; default none): the problem
+        optimizes each as a parameter of that name (:meth:`moco_lab.ocp.problem.Problem.validate`)."""
+        return []
 
     @property
     def kind(self) -> str:
@@ -1016,6 +1022,9 @@ class ContactTrackingGoal(Goal):
         Divide each group's error, direction by direction, by the largest magnitude of its reference column over
         the whole table (Moco's property of the same name, default False), before the projection; a column whose
         peak is below 1e-12 N is refused by name, as Moco refuses it.
+    scale_factors : list of dict, optional
+        ``{"name", "group", "index", "bounds"}``: what :meth:`add_scale_factor` records (``group``: the group's
+        position), for study files.
     """
 
     default_name = "contact_tracking"
@@ -1023,7 +1032,7 @@ class ContactTrackingGoal(Goal):
     def __init__(self, name: str | None = None, weight: float = 1.0, reference: ReferenceLike = None,
                  groups: Sequence[ContactGroup] = (), projection: str = "none", projection_vector: ArrayLike | None = None,
                  enabled: bool = True, external_loads: str | os.PathLike | None = None, interpolation: str = "spline",
-                 normalize_tracking_error: bool = False, **options: Any):
+                 normalize_tracking_error: bool = False, scale_factors: Sequence[dict] = (), **options: Any):
         super().__init__(name, weight, enabled, **options)
         owner = f"ContactTrackingGoal {self.name!r}"
         if not isinstance(normalize_tracking_error, (bool, np.bool_)):
@@ -1043,8 +1052,10 @@ class ContactTrackingGoal(Goal):
             forces = {f.name: f for f in loads.forces}
         self.reference = None if reference is None else read_reference(reference, owner)
         self.groups = []
+        self._force_names: list[str | None] = []   # each group's external force, when it was given by name
         for g in groups:
             g = g if isinstance(g, ContactGroup) else ContactGroup(list(g[0]), g[1])
+            named = g.columns if isinstance(g.columns, str) else None
             if isinstance(g.columns, str):
                 if g.columns not in forces:
                     raise KeyError(f"{owner}: " + (did_you_mean(g.columns, list(forces), "external force")
@@ -1056,6 +1067,7 @@ class ContactTrackingGoal(Goal):
                                      f"{spec.force_expressed_in_body!r}; only forces in ground can be tracked")
                 g = ContactGroup(list(g.forces), tuple(f"{spec.force_identifier}{a}" for a in "xyz"))
             self.groups.append(ContactGroup(list(g.forces), tuple(g.columns)))
+            self._force_names.append(named)
         if projection not in ("none", "plane", "vector"):
             raise ValueError(f"ContactTrackingGoal {self.name!r}: projection must be 'none', 'plane' or 'vector', "
                              f"got {projection!r}")
@@ -1065,6 +1077,40 @@ class ContactTrackingGoal(Goal):
             if self.projection_vector is None or not np.linalg.norm(self.projection_vector) > 0:
                 raise ValueError(f"ContactTrackingGoal {self.name!r}: projection {projection!r} needs a non-zero "
                                  "projection_vector")
+        self.scale_factors: list[dict] = []
+        for sf in scale_factors:
+            self._add_scale_factor(sf["name"], int(sf["group"]), sf["index"], sf["bounds"])
+
+    def add_scale_factor(self, name: str, external_force_name: str, index: int, bounds: BoundsLike) -> None:
+        """Scale the reference force's component ``index`` (0, 1, 2: x, y, z of ground) of the group tracking
+        ``external_force_name`` by a factor optimized within ``bounds`` (Moco's ``addScaleFactor``): the problem gets
+        a parameter ``name`` (and its model a ``ScaleFactor`` component ``/name``), whose value multiplies the
+        reference before the error is formed (after the normalization factors are taken from the data)."""
+        owner = f"ContactTrackingGoal {self.name!r}"
+        named = [f for f in self._force_names if f is not None]
+        if external_force_name not in named:
+            raise KeyError(f"{owner}: no contact group tracks the external force {external_force_name!r}"
+                           + (f" (groups track {named})" if named else " (its groups were given by reference columns)"))
+        self._add_scale_factor(name, self._force_names.index(external_force_name), index, bounds)
+
+    def _add_scale_factor(self, name: str, group: int, index: Any, bounds: BoundsLike) -> None:
+        owner = f"ContactTrackingGoal {self.name!r}"
+        if isinstance(index, bool) or index not in (0, 1, 2):
+            raise ValueError(f"{owner}: a scale factor's index must be 0, 1 or 2 (x, y, z), got {index!r}")
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"{owner}: a scale factor needs a name without '/', got {name!r}")
+        if any(sf["name"] == name for sf in self.scale_factors):
+            raise ValueError(f"{owner}: a scale factor named {name!r} already exists")
+        if any(sf["group"] == group and sf["index"] == index for sf in self.scale_factors):
+            raise ValueError(f"{owner}: component {index} of group {group} already has a scale factor")
+        b = Bounds.parse(bounds, f"{owner}: scale factor {name!r} bounds")
+        if b is None or not (np.isfinite(b.lower) and np.isfinite(b.upper)):
+            raise ValueError(f"{owner}: scale factor {name!r} needs finite bounds, got {bounds!r}")
+        self.scale_factors.append({"name": name, "group": int(group), "index": int(index),
+                                   "bounds": (float(b.lower), float(b.upper))})
+
+    def goal_parameters(self) -> list[tuple[str, tuple[float, float]]]:
+        return [(sf["name"], sf["bounds"]) for sf in self.scale_factors]
 
     def tracked_groups(self, ctx: GoalContext) -> list[tuple[list[str], TableSplines]]:
         """Per contact group, its elements' force outputs and the splines of its reference's x, y, z columns."""
@@ -1106,15 +1152,31 @@ class ContactTrackingGoal(Goal):
             Pm = np.outer(n, n) if self.projection == "vector" else np.eye(3) - np.outer(n, n)
         scale = 1.0 / (ctx.total_mass * ctx.gravity) if ctx.gravity > 0 else 1.0 / ctx.total_mass
         outputs = tuple(n for names, _ in groups for n in names)
-        # each group's error map: the projection after the optional normalization, e = Pg (F − F_ref)
+        # each group's error map: the projection after the optional normalization, e = Pg (F − σ F_ref)
         maps = [Pm @ np.diag(1.0 / self._peaks(g)) if self.normalize_tracking_error else Pm for g in self.groups]
+        # each group's scale factors: {component: index of the parameter in the problem's parameters}
+        factors: list[dict[int, int]] = [{} for _ in self.groups]
+        for sf in self.scale_factors:
+            factors[sf["group"]][sf["index"]] = _check(ctx.parameter_names, sf["name"], f"ContactTrackingGoal "
+                                                       f"{self.name!r}: scale factor", "parameter")
+        npar = len(ctx.parameter_names)
+
+        def scaled(splines, g, d: NodeData, curvature: bool = False):
+            """The reference, its slope (and curvature) with the scale factors σ applied, and σ, the unscaled ref."""
+            ref0, slope0 = splines(d.t)
+            sigma = np.ones(3)
+            for j, k in factors[g].items():
+                sigma[j] = float(np.asarray(d.P, float).reshape(-1)[k])
+            curve = splines.curvature(d.t) * sigma if curvature else None
+            return ref0 * sigma, slope0 * sigma, curve, sigma, ref0, slope0
 
         def integrand(d: NodeData, jac: bool):
             s = np.zeros(d.t.size)
             douts, dt = {}, np.zeros(d.t.size)
-            for (names, splines), Pg in zip(groups, maps):
+            dP = np.zeros((d.t.size, npar))
+            for g, ((names, splines), Pg) in enumerate(zip(groups, maps)):
                 F = sum(d.outputs[n][:, :3] for n in names)
-                ref, slope = splines(d.t)
+                ref, slope, _, _, ref0, _ = scaled(splines, g, d)
                 e = (F - ref) @ Pg.T
                 s += scale * np.sum(e * e, axis=1)
                 if jac:
@@ -1122,25 +1184,40 @@ class ContactTrackingGoal(Goal):
                     for n in names:
                         douts[n] = douts.get(n, 0.0) + de
                     dt -= np.sum(de * slope, axis=1)
-            return s, ({"outputs": douts, "t": dt} if jac else {})
+                    for j, k in factors[g].items():
+                        dP[:, k] -= de[:, j] * ref0[:, j]
+            if not jac:
+                return s, {}
+            return s, ({"outputs": douts, "t": dt, "P": dP} if any(factors) else {"outputs": douts, "t": dt})
 
         def hessian(d: NodeData):
             out = []
             n = d.t.size
-            for (names, splines), Pg in zip(groups, maps):
+            for g, ((names, splines), Pg) in enumerate(zip(groups, maps)):
                 Qm = Pg.T @ Pg
                 F = sum(d.outputs[nm][:, :3] for nm in names)
-                ref, slope = splines(d.t)
-                curve = splines.curvature(d.t)
+                ref, slope, curve, sigma, ref0, slope0 = scaled(splines, g, d, curvature=True)
                 comps = [(nm, i) for nm in names for i in range(3)]
                 for a, (na, i) in enumerate(comps):
                     for nb_, j in comps[a:]:
                         if Qm[i, j] != 0:
                             out.append((("out", na, i), ("out", nb_, j), np.full(n, 2 * scale * Qm[i, j])))
                     out.append((("out", na, i), ("t", 0), -2 * scale * slope @ Qm[:, i]))
+                    for j, k in factors[g].items():  # ∂²s/∂F_i∂σ_j = −2c Q_ij ref0_j
+                        if Qm[i, j] != 0:
+                            out.append((("out", na, i), ("P", k), -2 * scale * Qm[i, j] * ref0[:, j]))
                 err = F - ref
                 tt = np.einsum("ni,ij,nj->n", slope, Qm, slope) - np.einsum("ni,ij,nj->n", err, Qm, curve)
                 out.append((("t", 0), ("t", 0), 2 * scale * tt))
+                eQ = err @ Pg.T @ Pg        # (F − ref) Q
+                sQ = slope @ Qm
+                items = sorted(factors[g].items())
+                for a, (j, k) in enumerate(items):
+                    # ∂²s/∂σ_j∂t = 2c (ref0_j (slope Q)_j − ((F − ref) Q)_j slope0_j)
+                    out.append((("P", k), ("t", 0), 2 * scale * (ref0[:, j] * sQ[:, j] - eQ[:, j] * slope0[:, j])))
+                    for j2, k2 in items[a:]:  # ∂²s/∂σ_j∂σ_l = 2c Q_jl ref0_j ref0_l
+                        if Qm[j, j2] != 0:
+                            out.append((("P", k), ("P", k2), 2 * scale * Qm[j, j2] * ref0[:, j] * ref0[:, j2]))
             return out
 
         return self._bound(ctx, integrand=integrand, hessian=hessian, outputs=outputs, columns={})
@@ -1155,6 +1232,8 @@ class ContactTrackingGoal(Goal):
         d["interpolation"] = self.interpolation
         if self.normalize_tracking_error:
             d["normalize_tracking_error"] = True
+        if self.scale_factors:
+            d["scale_factors"] = [dict(sf, bounds=list(sf["bounds"])) for sf in self.scale_factors]
         if self.projection_vector is not None:
             d["projection_vector"] = list(self.projection_vector)
         return d
@@ -1165,7 +1244,8 @@ class ContactImpulseTrackingGoal(ContactTrackingGoal):
     ``MocoContactImpulseTrackingGoal``): the groups' summed contact forces and the measured ones, their difference
     integrated over the motion along axis ``a`` of ground, then squared. The groups and the reference as
     :class:`ContactTrackingGoal`'s (reference columns, or an ``external_loads`` file's forces, expressed in ground);
-    Moco's scale factors on the reference are not offered. A cost only, as in Moco.
+    Moco's scale factors on the reference are not offered here (``add_scale_factor`` says so). A cost only, as in
+    Moco.
 
     Parameters
     ----------
@@ -1185,6 +1265,12 @@ class ContactImpulseTrackingGoal(ContactTrackingGoal):
             raise ValueError(f"ContactImpulseTrackingGoal {self.name!r}: impulse_axis must be 0, 1 or 2 (x, y, z "
                              f"of ground), got {impulse_axis!r}")
         self.impulse_axis = int(impulse_axis)
+
+    def add_scale_factor(self, name: str, external_force_name: str, index: int = 0, bounds: BoundsLike = None) -> None:
+        """Not offered for the impulse goal (Moco's ``MocoContactImpulseTrackingGoal::addScaleFactor``): a
+        ``NotImplementedError``, so that no scale factor is silently ignored."""
+        raise NotImplementedError(f"ContactImpulseTrackingGoal {self.name!r}: scale factors are not offered for "
+                                  "the impulse goal (ContactTrackingGoal has them)")
 
     def bind(self, ctx: GoalContext) -> BoundGoal:
         groups = self.tracked_groups(ctx)

@@ -353,10 +353,37 @@ class Problem:
         self.parameters.append(p)
         return p
 
+    def _add_goal_parameters(self, model: Any) -> None:
+        """The enabled goals' own parameters as model components and problem parameters (idempotent)."""
+        from ..modeling.scale_factor import ScaleFactor
+
+        paths = {e.path for e in model.force_elements}
+        for goal in self.goals:
+            for name, bounds in (goal.goal_parameters() if goal.enabled else ()):
+                path = f"/{name}"
+                if path not in paths:
+                    model.add_force_element(ScaleFactor(path))
+                    paths.add(path)
+                prop = f"{path}/scale_factor"
+                existing = [p for p in self.parameters if p.name == name]
+                if not existing:
+                    self.add_parameter(name, prop, bounds)
+                elif existing[0].property != prop:
+                    raise ValueError(f"Goal {goal.name!r}: its scale factor {name!r} has the name of the parameter "
+                                     f"on {existing[0].property!r}; give it another name")
+                else:
+                    existing[0].bounds = bounds
+
     # ------------------------------------------------------------- validation
     def validate(self) -> None:
-        """Check the whole problem; raise a clear error naming what is wrong."""
+        """Check the whole problem; raise a clear error naming what is wrong.
+
+        Goals' own parameters (Moco's scale factors, :meth:`Goal.goal_parameters`) become problem parameters here,
+        once: a :class:`~moco_lab.modeling.scale_factor.ScaleFactor` component ``/<name>`` in the model and a
+        parameter ``<name>`` on its ``scale_factor``, as Moco adds its ``MocoScaleFactor`` s when it initializes.
+        """
         model = self._require_model()
+        self._add_goal_parameters(model)
         if self.time_initial is None or self.time_final is None:
             raise RuntimeError("No time bounds: call problem.set_time_bounds(initial, final) first.")
         for name in self._state_infos:
@@ -394,6 +421,7 @@ class Problem:
             raise TypeError("Study files do not hold Moco's path constraints (ControlBoundConstraint, "
                             "StateBoundConstraint, OutputConstraint, OutputBoundConstraint, FrameDistanceConstraint) "
                             "yet; save the code that adds them.")
+        owned = {name for g in self.goals for name, _ in g.goal_parameters()}
         return {
             "time_bounds": [self.time_initial.as_list() if self.time_initial else None,
                             self.time_final.as_list() if self.time_final else None],
@@ -402,8 +430,9 @@ class Problem:
             "state_info_patterns": [[p, v.to_dict()] for p, v in self._state_patterns],
             "control_info_patterns": [[p, v.to_dict()] for p, v in self._control_patterns],
             "goals": [g.to_dict() for g in self.goals],
+            # goals' own parameters (scale factors) are the goals' to recreate, with their model components
             "parameters": [{"name": p.name, "property": p.property, "bounds": p.bounds.as_list()}
-                           for p in self.parameters],
+                           for p in self.parameters if p.name not in owned],
         }
 
     @classmethod

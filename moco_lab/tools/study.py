@@ -45,6 +45,8 @@ def model_recipe(model: Model) -> dict:
     spec = {k: v for k, v in model.spec.items() if k != "edits"}
     fresh = from_spec(spec)
     current, props = model.description(), model.properties()
+    # goals' scale factors (Moco's MocoScaleFactor components) are recreated from the goals when a problem is checked
+    current["force_elements"] = [e for e in current["force_elements"] if e.get("type") != "ScaleFactor"]
     fresh_props = fresh.properties()
     edits = {}
     for path, prop in props.items():
