@@ -84,18 +84,19 @@ def solve_joint_reaction() -> dict:
     return mr._solve_study(study)
 
 
-def _time_series_table(t: np.ndarray, columns: dict):
-    """``opensim.TimeSeriesTable`` of ``columns`` (name -> values) at times ``t``."""
+def _time_series_table(t: np.ndarray, columns: dict, vec3: bool = False):
+    """``opensim.TimeSeriesTable`` of ``columns`` (name -> values) at times ``t``; with ``vec3``, a
+    ``TimeSeriesTableVec3`` of (n, 3) columns."""
     osim = mr.osim
-    table = osim.TimeSeriesTable()
+    table = osim.TimeSeriesTableVec3() if vec3 else osim.TimeSeriesTable()
     labels = osim.StdVectorString()
     for name in columns:
         labels.append(name)
     table.setColumnLabels(labels)
     for k, time in enumerate(t):
-        row = osim.RowVector(len(columns), 0.0)
+        row = osim.RowVectorVec3(len(columns), osim.Vec3(0)) if vec3 else osim.RowVector(len(columns), 0.0)
         for j, name in enumerate(columns):
-            row[j] = float(columns[name][k])
+            row[j] = osim.Vec3(*map(float, columns[name][k])) if vec3 else float(columns[name][k])
         table.appendRow(float(time), row)
     return table
 
@@ -375,16 +376,7 @@ def solve_acceleration_tracking(name: str) -> dict:
     spec = ACCELERATION[name]
     study, problem = _study("implicit", spec["effort_weight"])
     t, columns = acceleration_table()
-    table = osim.TimeSeriesTableVec3()
-    labels = osim.StdVectorString()
-    for frame in columns:
-        labels.append(frame)
-    table.setColumnLabels(labels)
-    for k, time in enumerate(t):
-        row = osim.RowVectorVec3(len(columns), osim.Vec3(0))
-        for j, frame in enumerate(columns):
-            row[j] = osim.Vec3(*map(float, columns[frame][k]))
-        table.appendRow(float(time), row)
+    table = _time_series_table(t, columns, vec3=True)
     goal = osim.MocoAccelerationTrackingGoal(name, spec["weight"])
     goal.setAccelerationReference(table)
     paths = osim.StdVectorString()

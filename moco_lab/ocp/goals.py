@@ -1162,13 +1162,14 @@ class ContactTrackingGoal(Goal):
         npar = len(ctx.parameter_names)
 
         def scaled(splines, g, d: NodeData, curvature: bool = False):
-            """The reference, its slope (and curvature) with the scale factors σ applied, and σ, the unscaled ref."""
+            """The reference, its slope (and curvature) with group ``g``'s scale factors σ applied, then the unscaled
+            reference and slope."""
             ref0, slope0 = splines(d.t)
             sigma = np.ones(3)
             for j, k in factors[g].items():
                 sigma[j] = float(np.asarray(d.P, float).reshape(-1)[k])
             curve = splines.curvature(d.t) * sigma if curvature else None
-            return ref0 * sigma, slope0 * sigma, curve, sigma, ref0, slope0
+            return ref0 * sigma, slope0 * sigma, curve, ref0, slope0
 
         def integrand(d: NodeData, jac: bool):
             s = np.zeros(d.t.size)
@@ -1176,7 +1177,7 @@ class ContactTrackingGoal(Goal):
             dP = np.zeros((d.t.size, npar))
             for g, ((names, splines), Pg) in enumerate(zip(groups, maps)):
                 F = sum(d.outputs[n][:, :3] for n in names)
-                ref, slope, _, _, ref0, _ = scaled(splines, g, d)
+                ref, slope, _, ref0, _ = scaled(splines, g, d)
                 e = (F - ref) @ Pg.T
                 s += scale * np.sum(e * e, axis=1)
                 if jac:
@@ -1196,7 +1197,7 @@ class ContactTrackingGoal(Goal):
             for g, ((names, splines), Pg) in enumerate(zip(groups, maps)):
                 Qm = Pg.T @ Pg
                 F = sum(d.outputs[nm][:, :3] for nm in names)
-                ref, slope, curve, sigma, ref0, slope0 = scaled(splines, g, d, curvature=True)
+                ref, slope, curve, ref0, slope0 = scaled(splines, g, d, curvature=True)
                 comps = [(nm, i) for nm in names for i in range(3)]
                 for a, (na, i) in enumerate(comps):
                     for nb_, j in comps[a:]:
@@ -1209,8 +1210,7 @@ class ContactTrackingGoal(Goal):
                 err = F - ref
                 tt = np.einsum("ni,ij,nj->n", slope, Qm, slope) - np.einsum("ni,ij,nj->n", err, Qm, curve)
                 out.append((("t", 0), ("t", 0), 2 * scale * tt))
-                eQ = err @ Pg.T @ Pg        # (F − ref) Q
-                sQ = slope @ Qm
+                eQ, sQ = err @ Qm, slope @ Qm
                 items = sorted(factors[g].items())
                 for a, (j, k) in enumerate(items):
                     # ∂²s/∂σ_j∂t = 2c (ref0_j (slope Q)_j − ((F − ref) Q)_j slope0_j)
