@@ -107,7 +107,7 @@ class ConvergencePanel(PanelBase):
         self.run_count = 0
 
         self.scheme_boxes = {s: W.Checkbox(value=s in schemes, description=SCHEME_LABELS[s], indent=False,
-                                           layout=W.Layout(width="150px")) for s in SCHEMES}
+                                           layout=W.Layout(width="auto", margin="0 12px 0 0")) for s in SCHEMES}
         self._solver_widgets()
         self.meshes = W.Text(value=", ".join(str(n) for n in meshes), description="mesh intervals N",
                              style=SIDEBAR_STYLE, layout=wide_layout())
@@ -123,7 +123,8 @@ class ConvergencePanel(PanelBase):
              self._problem_group(),
              group_box("Transcription",
                     html_widget("<span class='ml-hint'>schemes to compare</span>"),
-                    W.HBox(list(self.scheme_boxes.values())), self.mode, self.meshes,
+                    W.Box(list(self.scheme_boxes.values()), layout=W.Layout(flex_flow="row wrap")),
+                    self.mode, self.meshes,
                     html_widget("<span class='ml-hint'>comma-separated and increasing</span>")),
              group_box("Optimizer", self.optimizer, self.tolerance)],
             [self.summary, self.message, self.plot_out, self.table])
