@@ -1,23 +1,27 @@
-"""OpenSim Moco 4.6's ``MocoContactImpulseTrackingGoal``, ``MocoStepLengthAsymmetryGoal`` and
-``MocoStepTimeAsymmetryGoal`` and ``MocoContactTrackingGoal`` with ``normalize_tracking_error`` evaluated on Moco's own
-2-D walking tracking solution, as the reference
-``tests/test_walking_goals_moco.py`` compares with (the stored-reference pattern).
+"""OpenSim Moco 4.6's ``MocoContactImpulseTrackingGoal``, ``MocoStepLengthAsymmetryGoal``,
+``MocoStepTimeAsymmetryGoal`` and ``MocoContactTrackingGoal`` with ``normalize_tracking_error`` on Moco's 2-D walking
+tracking problem, evaluated and solved, as the reference ``tests/test_walking_goals_moco.py`` compares with (the
+stored-reference pattern).
 
-Moco's example2DWalking tracking problem (:func:`benchmarks.walking_2d_moco.track`) with two more goals
-(:data:`IMPULSE`): the vertical contact impulse of the right foot against ``referenceGRF.xml``'s ``Right_GRF``, and
-the horizontal one of the left foot against ``Left_GRF``, each ``(∫ (F_model − F_ref) dt)² / (m g)``; and two
-step-length asymmetry goals (:data:`STEP_LENGTH`).
-Moco is started at its stored tracking solution (``reference/walking_2d_moco_tracking.sto``) with no iteration
-allowed, so its console breakdown holds each goal's value at that trajectory (Moco's quadrature, on its own grid);
-no solve is needed to check a goal's value, and these goals alone would not be worth one (Moco takes minutes on
-this problem).
+Moco's example2DWalking tracking problem (:func:`benchmarks.walking_2d_moco.track`) with more goals: two contact
+impulse goals (:data:`IMPULSE`: the vertical impulse of the right foot against ``referenceGRF.xml``'s ``Right_GRF``
+and the horizontal one of the left foot against ``Left_GRF``, each ``(∫ (F_model − F_ref) dt)² / (m g)``), step-length
+and step-time asymmetry goals (:data:`STEP_LENGTH`, :data:`STEP_TIME`) and a normalized contact tracking goal
+(:data:`NORMALIZED`).
 
-Writes ``benchmarks/reference/walking_goals_moco.json``: Moco's goal values and objective, the settings, the
-environment.
+* Evaluated (default): Moco is started at its stored tracking solution (``reference/walking_2d_moco_tracking.sto``)
+  with no iteration allowed, so its console breakdown holds each goal's value at that trajectory (Moco's quadrature,
+  on its own grid). Writes ``benchmarks/reference/walking_goals_moco.json``: Moco's goal values and objective, the
+  settings, the environment.
+* Solved (``--solve [tol]``): Moco solves the tracking problem with :data:`IMPULSE`'s goals and :data:`SOLVED`'s
+  (one asymmetry goal of each kind) from that solution, at IPOPT tolerance 1e-4 (default) or ``tol``; adds the
+  ``"solve"`` (``"solve_<tol>"``) entry to the same file and writes the solution next to it.
 
 Usage::
 
-    .venv/bin/python -m benchmarks.walking_goals_moco     # about a minute
+    .venv/bin/python -m benchmarks.walking_goals_moco             # about a minute
+    .venv/bin/python -m benchmarks.walking_goals_moco --solve     # about 3 minutes
+    .venv/bin/python -m benchmarks.walking_goals_moco --solve 1e-6
 """
 from __future__ import annotations
 
@@ -64,6 +68,19 @@ NORMALIZED = {"contact_normalized": {"weight": 0.7, "groups": [[RIGHT, "Right_GR
                                      "external_loads": "referenceGRF_lateral.xml"}}
 
 
+#: The goals of the solved problem (:func:`solve`): :data:`IMPULSE`'s and one goal of each asymmetry kind, gentle
+#: enough that the tracking solution's basin holds the optimum. (With :data:`STEP_TIME`'s weights the step-time
+#: terms dominate the objective and both tools leave that basin for a gait that tracks the data three times worse,
+#: where both stop with ``Error_In_Step_Computation``: tried 2026-11-29.)
+SOLVED = {"step_length": {"step_length": {"weight": 0.02, "left_foot_frame": "/bodyset/calcn_l",
+                                          "right_foot_frame": "/bodyset/calcn_r", "walking_direction": "positive-x",
+                                          "asymmetry_smoothing": 0.2, "target_asymmetry": 0.3, "stride_length": 0.6}},
+          "step_time": {"step_time": {"weight": 0.01, "left_contact_group": [LEFT, "contactHeel_l"],
+                                      "right_contact_group": [RIGHT, "contactHeel_r"], "target_asymmetry": 0.5,
+                                      "contact_force_threshold": 50.0, "contact_detection_smoothing": 0.05,
+                                      "asymmetry_smoothing": 1.0}}}
+
+
 def lateral_grf_files(folder: Path) -> Path:
     """``referenceGRF.xml`` and its data copied into ``folder`` with a lateral force, z = 5 % of y, on each foot
     (``referenceGRF_lateral.xml`` / ``.sto``); returns the ``.xml``'s path."""
@@ -92,6 +109,7 @@ def add_goals(osim, problem) -> None:
     classes."""
     add_impulse_goals(osim, problem)
     lateral_grf_files(Path.cwd())   # the data folder
+    add_asymmetry_goals(osim, problem, STEP_TIME, STEP_LENGTH)
     for name, spec in NORMALIZED.items():
         goal = _with_groups(osim, osim.MocoContactTrackingGoal(name, spec["weight"]), spec["external_loads"],
                             spec["groups"])
@@ -99,7 +117,18 @@ def add_goals(osim, problem) -> None:
         goal.setProjectionVector(osim.Vec3(*spec["projection_vector"]))
         goal.setNormalizeTrackingError(True)
         problem.addGoal(goal)
-    for name, spec in STEP_TIME.items():
+
+
+def add_solved_goals(osim, problem) -> None:
+    """:data:`IMPULSE`'s and :data:`SOLVED`'s goals, as Moco's classes."""
+    add_impulse_goals(osim, problem)
+    add_asymmetry_goals(osim, problem, SOLVED["step_time"], SOLVED["step_length"])
+
+
+def add_asymmetry_goals(osim, problem, step_time: dict, step_length: dict) -> None:
+    """Moco's step-time and step-length asymmetry goals with the properties in ``step_time`` and ``step_length``
+    (name -> properties)."""
+    for name, spec in step_time.items():
         goal = osim.MocoStepTimeAsymmetryGoal(name, spec["weight"])
         for side, setter in (("left_contact_group", goal.setLeftContactGroup),
                              ("right_contact_group", goal.setRightContactGroup)):
@@ -113,7 +142,7 @@ def add_goals(osim, problem) -> None:
             goal.setContactDetectionSmoothing(spec["contact_detection_smoothing"])
             goal.setAsymmetrySmoothing(spec["asymmetry_smoothing"])
         problem.addGoal(goal)
-    for name, spec in STEP_LENGTH.items():
+    for name, spec in step_length.items():
         goal = osim.MocoStepLengthAsymmetryGoal(name, spec["weight"])
         goal.setLeftFootFrame(spec["left_foot_frame"])
         goal.setRightFootFrame(spec["right_foot_frame"])
@@ -144,8 +173,29 @@ def add_impulse_goals(osim, problem) -> None:
         problem.addGoal(goal)
 
 
-def main() -> None:
+def solve(tol: float = 1e-4) -> None:
+    """Moco solves the tracking problem with :data:`IMPULSE`'s and :data:`SOLVED`'s goals added, from its own
+    tracking solution, to IPOPT tolerance ``tol``; writes
+    ``reference/walking_goals_moco_solve.sto`` and the reference file's ``"solve"`` entry (``_solve_1e-06`` and
+    ``"solve_1e-06"`` at another tolerance)."""
     path, _ = stored_reference("walking_goals_moco")
+    stored = json.loads(path.read_text())
+    key = "solve" if tol == 1e-4 else f"solve_{tol:g}"
+    sto = REFERENCE / f"walking_goals_moco_{key}.sto"
+    result = track(sto, tol=tol, guess=REFERENCE / "walking_2d_moco_tracking.sto", extra_goals=add_solved_goals)
+    print(f"{result['status']}: objective {result['objective']:.10g} in {result['iterations']} iterations, "
+          f"{result['wall']:.0f} s, goals {result['goals']}")
+    stored[key] = {"environment": environment(), "settings": {
+        "problem": "example2DWalking's tracking with the goals added", "goals": IMPULSE,
+        **SOLVED, "guess": "reference/walking_2d_moco_tracking.sto",
+        "optim_convergence_tolerance": tol, "optim_constraint_tolerance": tol, "optim_max_iterations": 1000,
+        "solution": f"reference/{sto.name}"}, **result}
+    path.write_text(json.dumps(stored, indent=1) + "\n")
+    print(f"wrote {path} and {sto}")
+
+
+def main() -> None:
+    path, stored = stored_reference("walking_goals_moco")
     with tempfile.TemporaryDirectory() as tmp:
         result = track(Path(tmp) / "evaluated.sto", guess=REFERENCE / "walking_2d_moco_tracking.sto",
                        max_iterations=0, extra_goals=add_goals)
@@ -154,9 +204,15 @@ def main() -> None:
         "problem": "benchmarks.walking_2d_moco.track (example2DWalking's tracking), 50 mesh intervals",
         "trajectory": "reference/walking_2d_moco_tracking.sto", "max_iterations": 0, "goals": IMPULSE,
         "step_length": STEP_LENGTH, "step_time": STEP_TIME, "normalized": NORMALIZED},
-        "status": result["status"], "objective": result["objective"], "goals": result["goals"]}, indent=1) + "\n")
+        "status": result["status"], "objective": result["objective"], "goals": result["goals"],
+        **{key: value for key, value in stored.items() if key.startswith("solve")}}, indent=1) + "\n")
     print(f"wrote {path}")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:2] == ["--solve"]:
+        solve(*map(float, sys.argv[2:]))
+    else:
+        main()

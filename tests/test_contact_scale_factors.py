@@ -6,12 +6,17 @@ a factor at value s scores a trajectory exactly as the goal without factors whos
 by s. Its exact first and second derivatives are checked against finite differences with the other bindings in
 ``test_transcription_jacobians.py`` / ``test_transcription_hessians.py`` (``test_contact_scale_factors``).
 
-No Moco number: OpenSim Moco 4.6 crashed (a segmentation fault inside ``MocoStudy::solve``) when the 2-D walker's
-tracking problem got a ``MocoContactTrackingGoal`` with two ``addScaleFactor`` s, started at its own tracking solution
-with no iteration allowed (tried 2026-11-28 with fixed and with free bounds), where the same goal without factors
-and the other contact goals evaluate (``test_walking_goals_moco.py``).
+No Moco number for the factor itself, because Moco 4.6 does not apply it: on a ball rolling on the floor
+(``benchmarks/contact_scale_factor_moco.py``), Moco's contact term is the same to the last digit with the factor
+fixed at 0.5, 1 or 2 and without it, and a free factor keeps its initial value through 20 iterations (its gradient
+is zero); on the 2-D walker's tracking problem with two ``addScaleFactor`` s Moco crashed (a segmentation fault inside
+``MocoStudy::solve``, tried 2026-11-28). What Moco does give: the same goal without a factor on the ball, equal to
+moco_lab's (test_ball_without_factor_equals_moco), and the factor 1 scoring as no factor.
 """
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,8 +30,6 @@ from moco_lab.util.data import opensim_file
 @pytest.fixture(scope="module")
 def tracked():
     """Moco's own 2-D walking tracking solution (stored reference) and the example's data."""
-    from pathlib import Path
-
     folder = Path(__file__).resolve().parents[1] / "benchmarks" / "reference"
     return ml.read_trajectory(folder / "walking_2d_moco_tracking.sto")
 
@@ -96,3 +99,51 @@ def test_a_study_with_scale_factors_saves_and_loads(tmp_path):
     assert again.problem.parameters == [] and again.problem.get_goal("scaled").goal_parameters() == [("sr", (0.8, 1.0))]
     again.problem.validate()
     assert [(p.name, p.property) for p in again.problem.parameters] == [("sr", "/sr/scale_factor")]
+
+
+def _ball_study(stored: dict, factor: float | None) -> ml.Study:
+    """The ball problem of ``benchmarks/contact_scale_factor_moco.py`` (its settings ``stored``), the factor's bounds
+    fixed at ``factor`` (None: no factor)."""
+    folder, settings = Path(__file__).resolve().parents[1] / "benchmarks" / "reference", stored["settings"]
+    study = ml.Study("ball")
+    problem = study.problem
+    problem.set_model(ml.read_osim(folder / settings["model"].split("/")[-1]))
+    problem.set_time_bounds(*settings["time"])
+    problem.set_state_info("/jointset/ground_ball/tx/value", [-0.5, 1.0], *settings["tx"])
+    problem.set_state_info("/jointset/ground_ball/ty/value", settings["ty_bounds"])
+    problem.set_state_info("/jointset/ground_ball/rz/value", [-20.0, 20.0], 0.0)
+    for coordinate in ("tx", "ty", "rz"):
+        problem.set_state_info(f"/jointset/ground_ball/{coordinate}/speed", [-10.0, 10.0], 0.0, 0.0)
+    problem.add_goal(ml.ControlGoal("effort", settings["effort_weight"]))
+    goal = ml.ContactTrackingGoal("contact", settings["contact_weight"],
+                                  external_loads=folder / settings["external_loads"].split("/")[-1],
+                                  groups=[ml.ContactGroup(["contact"], settings["external_force"])],
+                                  projection=settings["projection"], projection_vector=settings["projection_vector"])
+    if factor is not None:
+        goal.add_scale_factor("vertical_scale", settings["external_force"], settings["factor_index"], (factor, factor))
+    problem.add_goal(goal)
+    study.solver.num_mesh_intervals = settings["num_mesh_intervals"]
+    return study
+
+
+def test_ball_without_factor_equals_moco():
+    """The ball (a new model for the contact goal: a sphere on a planar joint, friction, the data through an
+    ``ExternalLoads`` file) scored at the point Moco evaluated: moco_lab's contact term equals Moco's (measured 1e-16
+    relative; asserted 1e-9 as the walker's), with no factor and with the factor 1; at 0.5 and 2 it changes (by
+    +4.9 % and -9.4 %: the reference moves against a contact force of some 400 N), where Moco's stays put — the
+    stored evidence that Moco 4.6 does not apply the factor."""
+    folder = Path(__file__).resolve().parents[1] / "benchmarks" / "reference"
+    stored = json.loads((folder / "contact_scale_factor_moco.json").read_text())
+    assert stored["environment"]["opensim"].startswith("4.6")
+    moco = {run["factor"]: run["goals"]["contact"] for run in stored["runs"]}
+    assert set(moco) == {None, 0.5, 1.0, 2.0} and len(set(moco.values())) == 1
+    assert stored["free"]["parameters"]["vertical_scale"] == pytest.approx(1.25, abs=1e-6)
+    point = ml.read_trajectory(folder / stored["settings"]["trajectory"].split("/")[-1])
+    values = {}
+    for factor in (None, 0.5, 1.0, 2.0):
+        at = ml.Trajectory(point.time, states=point.states, controls=point.controls,
+                           parameters={} if factor is None else {"vertical_scale": factor})
+        values[factor] = _ball_study(stored, factor).evaluate(at).goal_values["contact"]
+    assert values[None] == pytest.approx(moco[None], rel=1e-9)
+    assert values[1.0] == pytest.approx(moco[1.0], rel=1e-9)
+    assert values[0.5] > 1.04 * moco[0.5] and values[2.0] < 0.92 * moco[2.0]
