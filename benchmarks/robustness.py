@@ -43,7 +43,8 @@ SOLVE_TESTS = ("tests/test_gait10dof_track.py", "tests/test_squat.py", "tests/te
                "tests/test_walking_2d.py", "tests/test_gait2d_walking.py", "tests/test_suspended_mass_moco.py",
                "tests/test_inverse_moco.py", "tests/test_kinematic_constraints_moco.py", "tests/test_against_moco.py",
                "tests/test_verification.py", "tests/test_walking_dashboard.py", "tests/test_walking_3d_inverse.py",
-               "tests/test_goals_moco.py")
+               "tests/test_goals_moco.py", "tests/test_pseudospectral.py", "tests/test_hanging_muscle_moco.py",
+               "tests/test_walking_goals_moco.py", "tests/test_metabolics.py")
 DEFAULT_TARGETS = ("lessons", "widgets") + SOLVE_TESTS
 
 

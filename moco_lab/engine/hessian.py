@@ -156,8 +156,8 @@ def _reduce_explicit(H: np.ndarray, Ap: np.ndarray) -> np.ndarray:
     """Eliminate the trailing ``u̇`` columns of ``H`` (n, e + nq, e + nq) by ``u̇ = A(x)``, ``∂u̇/∂x = Ap`` (n, nq, e)."""
     e = Ap.shape[2]
     Hxx, Hxa, Haa = H[:, :e, :e], H[:, :e, e:], H[:, e:, e:]
-    T = np.einsum("nea,nax->nex", Hxa, Ap)
-    return Hxx + T + np.transpose(T, (0, 2, 1)) + np.einsum("nax,nab,nby->nxy", Ap, Haa, Ap)
+    T = Hxa @ Ap                                              # batched products (BLAS), not einsum's loops
+    return Hxx + T + np.transpose(T, (0, 2, 1)) + np.transpose(Ap, (0, 2, 1)) @ (Haa @ Ap)
 
 
 def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, P: np.ndarray, dyn: tuple,
@@ -242,9 +242,13 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
             if va != vc:
                 H[:, vc, va] += vals
             continue
-        va = va if not isinstance(va, int) else np.eye(e)[va][None, :].repeat(n, 0)
-        vc = vc if not isinstance(vc, int) else np.eye(e)[vc][None, :].repeat(n, 0)
-        outer = np.einsum("n,ni,nj->nij", vals, va, vc)
+        if isinstance(va, int) or isinstance(vc, int):   # a unit column times a row: one row and one column
+            unit, row = (va, vc) if isinstance(va, int) else (vc, va)
+            part = vals[:, None] * row
+            H[:, unit, :] += part
+            H[:, :, unit] += part
+            continue
+        outer = (vals[:, None] * va)[:, :, None] * vc[:, None, :]
         H += outer if a == c else outer + np.transpose(outer, (0, 2, 1))
     # the outputs' own curvature, weighted by ∂s/∂output
     names = [name for name in b.outputs if (ds.get("outputs") or {}).get(name) is not None]
