@@ -91,8 +91,9 @@ def test_backends_agree_bit_for_bit_on_plain_arithmetic():
 
 
 def test_a_kernel_split_into_parts_computes_the_same_numbers(tmp_path, monkeypatch):
-    """Beyond codegen.PART_OPS statements a C kernel is compiled as a driver and parts (translation units compiled
-    separately); the parts must compute exactly what the single function computes, shared statements included."""
+    """Beyond codegen.SINGLE_FUNCTION_OPS statements a C kernel is compiled as a driver and parts of PART_OPS
+    (translation units compiled separately); the parts must compute exactly what the single function computes,
+    shared statements included."""
     if "c" not in BACKENDS:
         pytest.skip("no C compiler")
     monkeypatch.setenv("MOCO_LAB_CACHE", str(tmp_path))
@@ -106,6 +107,7 @@ def test_a_kernel_split_into_parts_computes_the_same_numbers(tmp_path, monkeypat
     X = np.random.default_rng(1).normal(size=(7, 6))
     P = np.array([0.3, -1.2])
     whole = compile_function(outs, v, p, name="whole", backend="c")
+    monkeypatch.setattr(codegen, "SINGLE_FUNCTION_OPS", 5)
     monkeypatch.setattr(codegen, "PART_OPS", 5)
     parts = compile_function(outs, v, p, name="parts", backend="c")
     assert parts.source.count("next translation unit") > 5  # really split, shared statements too

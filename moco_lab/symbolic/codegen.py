@@ -75,9 +75,13 @@ __all__ = ["CompiledFunction", "compile_function", "load_function", "write_atomi
 #: Changes whenever generated code changes meaning; part of every cache key.
 CODEGEN_VERSION = "1"
 
-#: Statements per generated C function beyond which a kernel is split into parts, each its own translation unit.
+#: Statements beyond which a kernel is split into parts, each its own translation unit of at most :data:`PART_OPS`.
 #: Measured: one function of the 3-D full-body model's ~10⁶ statements was killed by the compiler (out of memory,
-#: 23 GB) after 8 minutes at -O0.
+#: 23 GB) after 8 minutes at -O0; the squat's exact Hessian (380,000 statements) compiles as one function in 27 s
+#: and 2.7 GB. Split code runs slower at -O0 (its intermediates live behind a pointer shared by the parts, one more
+#: load per operand: that Hessian took 112 instead of 67 ms per evaluation), so kernels up to this size stay whole.
+SINGLE_FUNCTION_OPS = 400_000
+#: Statements per part of a split kernel (parts compile in parallel, in little memory).
 PART_OPS = 20000
 
 _UNIT_SEPARATOR = "\n/* ---- next translation unit ---- */\n"
@@ -342,10 +346,11 @@ class _Plan:
 
     # -- C
     def c_sources(self, name: str) -> list[str]:
-        """The C translation units: one for a graph of at most :data:`PART_OPS` statements per loop (the source
-        of :meth:`c_source`), else a driver and one unit per part of at most ``PART_OPS`` statements, compiled
-        separately (in parallel) — a single function of millions of statements exhausts the compiler's memory."""
-        if len(self.node_ops) <= PART_OPS and len(self.shared_ops) <= PART_OPS:
+        """The C translation units: one for a graph of at most :data:`SINGLE_FUNCTION_OPS` statements per loop
+        (the source of :meth:`c_source`), else a driver and one unit per part of at most :data:`PART_OPS`
+        statements, compiled separately (in parallel) — a single function of millions of statements exhausts the
+        compiler's memory."""
+        if len(self.node_ops) <= SINGLE_FUNCTION_OPS and len(self.shared_ops) <= SINGLE_FUNCTION_OPS:
             return [self.c_source(name)]
         nx, ny = len(self.xin), self.ny
         head = [f"/* moco_lab generated kernel {name} (codegen {CODEGEN_VERSION}, in parts) */", "#include <math.h>",
