@@ -118,6 +118,13 @@ IPOPT_DEFAULTS = {"spral_scaling": "none"}
 LARGE_PROBLEM_VARIABLES = 2000
 
 
+#: MUMPS' fill-reducing ordering (``mumps_pivot_order``) with exact Hessians: PORD's nested dissection. IPOPT's
+#: default (7, MUMPS' automatic choice) made the exact-Hessian KKT systems of the 2-D walker three times as costly
+#: to factorize (209 against 66 ms per iteration; benchmarks/mumps_ordering.md). The limited-memory systems gain
+#: nothing from it and keep IPOPT's default; ``optim_solver_options`` can set another.
+MUMPS_PIVOT_ORDER_EXACT = 4
+
+
 def ipopt_defaults(num_variables: int) -> dict:
     """moco_lab's IPOPT options for a program with ``num_variables`` decision variables."""
     extra = dict(IPOPT_DEFAULTS)
@@ -349,6 +356,8 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
         options["print_timing_statistics"] = "yes"
     options.update(_setting_options(settings))
     options["hessian_approximation"] = settings.optim_hessian_approximation
+    if settings.optim_hessian_approximation == "exact":
+        options["mumps_pivot_order"] = MUMPS_PIVOT_ORDER_EXACT
     options.update(_options_for(settings.optim_solver_options, "mumps"))
     x0 = np.nan_to_num(np.asarray(prog.GetInitialGuess(prog.decision_variables()), float), nan=0.0)
     start = _time.perf_counter()

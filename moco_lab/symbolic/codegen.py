@@ -72,8 +72,10 @@ from .expr import (
 __all__ = ["CompiledFunction", "compile_function", "load_function", "write_atomic", "cache_dir", "c_compiler", "default_backend",
            "CODEGEN_VERSION"]
 
-#: Changes whenever generated code changes meaning; part of every cache key.
-CODEGEN_VERSION = "1"
+#: Changes whenever generated code changes meaning or form; part of every cache key (kernels are keyed on their
+#: equations, so a cached kernel compiled by older code would otherwise be kept). "2": kernels up to
+#: :data:`SINGLE_FUNCTION_OPS` statements are one function again.
+CODEGEN_VERSION = "2"
 
 #: Statements beyond which a kernel is split into parts, each its own translation unit of at most :data:`PART_OPS`.
 #: Measured: one function of the 3-D full-body model's ~10⁶ statements was killed by the compiler (out of memory,
