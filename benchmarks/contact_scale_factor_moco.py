@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.compare_moco import environment, stored_reference
-from benchmarks.moco_reference import _quiet_scratch_dir
+from benchmarks.moco_reference import _configure_solver, _quiet_scratch_dir
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
 MASS, G = 2.0, 9.80665
@@ -136,12 +136,8 @@ def evaluate(osim, folder: Path, factor: float | tuple | None, max_iterations: i
         goal.addScaleFactor("vertical_scale", SETTINGS["external_force"], SETTINGS["factor_index"],
                             osim.MocoBounds(*(factor if isinstance(factor, tuple) else (factor, factor))))
     problem.addGoal(goal)
-    solver = study.initCasADiSolver()
-    solver.set_num_mesh_intervals(SETTINGS["num_mesh_intervals"])
-    solver.set_transcription_scheme(SETTINGS["scheme"])
+    solver = _configure_solver(study, SETTINGS["scheme"], "explicit", SETTINGS["num_mesh_intervals"], None)
     solver.set_optim_max_iterations(max_iterations)
-    solver.set_verbosity(0)
-    solver.set_optim_ipopt_print_level(0)
     with _quiet_scratch_dir():
         solution = study.solve()
     solution.unseal()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 
 from benchmarks.compare_moco import environment, stored_reference
-from benchmarks.moco_reference import _columns, _quiet_scratch_dir
+from benchmarks.moco_reference import _columns, _configure_solver, _quiet_scratch_dir
 
 #: The cases: tendon dynamics mode -> the initial-equilibrium goal Moco pairs with it.
 GOALS = {"implicit": "MocoInitialVelocityEquilibriumDGFGoal", "explicit": "MocoInitialForceEquilibriumDGFGoal"}
@@ -84,13 +84,8 @@ def solve(osim, model, tendon_mode: str, tol: float) -> dict:
     equilibrium.setWeight(SETTINGS["equilibrium_goal"]["weight"])
     problem.addGoal(equilibrium)
     problem.addGoal(osim.MocoFinalTimeGoal("time"))
-    solver = study.initCasADiSolver()
-    solver.set_num_mesh_intervals(SETTINGS["num_mesh_intervals"])
-    solver.set_multibody_dynamics_mode(SETTINGS["multibody_dynamics_mode"])
-    solver.set_optim_convergence_tolerance(tol)
-    solver.set_optim_constraint_tolerance(tol)
-    solver.set_verbosity(0)
-    solver.set_optim_ipopt_print_level(0)
+    _configure_solver(study, "hermite-simpson", SETTINGS["multibody_dynamics_mode"], SETTINGS["num_mesh_intervals"],
+                      tol)   # Moco's default scheme, as the example
     with _quiet_scratch_dir():
         solution = study.solve()
     solution.unseal()

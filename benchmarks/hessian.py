@@ -125,15 +125,12 @@ def _timing(text: str) -> dict:
     return out
 
 
-def child(case: str, approximation: str, out: str, guess_file: str | None, max_iterations: int | None) -> None:
-    """Solve one case with one approximation; write the measurements as JSON to ``out``."""
-    import resource
-
-    import moco_lab as ml
-
+def solve_case(case: str, approximation: str, guess=None, max_iterations: int | None = None,
+               options: dict | None = None):
+    """One solve of ``case`` with ``approximation`` on IPOPT + MUMPS (the factory's other settings, IPOPT's timing
+    statistics on, extra IPOPT ``options``): ``(solution, wall seconds, IPOPT's output text)``."""
     build, _ = CASES[case]
-    guess = ml.Trajectory.read_sto(guess_file) if guess_file else None
-    study = build(guess) if guess_file else build()
+    study = build(guess) if guess is not None else build()
     s = study.solver
     s.set_hessian_approximation(approximation)
     s.optim_solver, s.optim_linear_solver = "ipopt", "mumps"   # both approximations on the same linear solver
@@ -143,12 +140,23 @@ def child(case: str, approximation: str, out: str, guess_file: str | None, max_i
     log = tempfile.NamedTemporaryFile(prefix="moco_lab_hessian_", suffix=".txt", delete=False)
     log.close()
     s.optim_solver_options = {**s.optim_solver_options, "output_file": log.name, "file_print_level": 5,
-                              "print_timing_statistics": "yes"}
+                              "print_timing_statistics": "yes", **(options or {})}
     t = time.perf_counter()
     solution = study.solve()
     wall = time.perf_counter() - t
     text = Path(log.name).read_text(errors="replace")
     os.unlink(log.name)
+    return solution, wall, text
+
+
+def child(case: str, approximation: str, out: str, guess_file: str | None, max_iterations: int | None) -> None:
+    """Solve one case with one approximation; write the measurements as JSON to ``out``."""
+    import resource
+
+    import moco_lab as ml
+
+    guess = ml.Trajectory.read_sto(guess_file) if guess_file else None
+    solution, wall, text = solve_case(case, approximation, guess, max_iterations)
     status = re.search(r"EXIT:\s*(.*)", text)
     result = {"case": case, "approximation": approximation, "nit": solution.nit, "wall": wall,
               "success": bool(solution.success), "objective": float(solution.objective),

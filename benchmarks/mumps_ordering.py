@@ -22,36 +22,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmarks.hessian import APPROXIMATIONS, CASES, _timing
+from benchmarks.hessian import APPROXIMATIONS, CASES, _timing, solve_case
 
 HERE = Path(__file__).resolve().parent
 ORDERS = {7: "automatic (IPOPT's default)", 4: "PORD (moco_lab's with the exact Hessian)"}
 
 
 def solve(case: str, approximation: str, order: int, guess=None, max_iterations: int | None = None) -> dict:
-    """One solve of ``case``; returns its numbers and its solution."""
-    build, _ = CASES[case]
-    study = build(guess) if guess is not None else build()
-    s = study.solver
-    s.set_hessian_approximation(approximation)
-    s.optim_solver, s.optim_linear_solver = "ipopt", "mumps"
-    s.optim_limited_memory_start = 0
-    if max_iterations is not None:
-        s.optim_max_iterations = max_iterations
-    log = tempfile.NamedTemporaryFile(prefix="moco_lab_ordering_", suffix=".txt", delete=False)
-    log.close()
-    s.optim_solver_options = {**s.optim_solver_options, "output_file": log.name, "file_print_level": 5,
-                              "print_timing_statistics": "yes", "mumps_pivot_order": order}
-    t = time.perf_counter()
-    solution = study.solve()
-    wall = time.perf_counter() - t
-    timing = _timing(Path(log.name).read_text(errors="replace"))
-    os.unlink(log.name)
+    """One solve of ``case`` with MUMPS ordering ``order``; returns its numbers and its solution."""
+    solution, wall, text = solve_case(case, approximation, guess, max_iterations, {"mumps_pivot_order": order})
+    timing = _timing(text)
     return {"case": case, "approximation": approximation, "order": order, "nit": solution.nit, "wall": wall,
             "kkt": timing["kkt"], "hessian": timing["hessian"], "objective": float(solution.objective),
             "success": bool(solution.success), "status": str(solution.status), "solution": solution}
