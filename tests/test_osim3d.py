@@ -312,6 +312,155 @@ def test_function_based_paths_and_muscle_forces_agree_with_opensim(fbp_pair):
     assert worst["force"] < RTOL and worst_id < RTOL
 
 
+# ---------------------------------------------------------------- geometry paths, OpenSim's wrapping
+GASTROCNEMII = ("gasmed_r", "gaslat_r", "gasmed_l", "gaslat_l")
+
+
+@pytest.fixture(scope="module")
+def geometry_pair():
+    """Both programs' model on the file's GeometryPaths (80 muscles, 46 wraps over 44 cylinders; moco_lab wrapping
+    by OpenSim's construction), DeGrooteFregly2016 muscles with rigid tendons; 20 random states on the patella
+    couplers' manifold (positions and speeds), random activations. Evaluated by the numpy backend: deriving the
+    wrapped paths takes ~50 s, compiling them minutes."""
+    opensim = pytest.importorskip("opensim")
+    import moco_lab as ml
+
+    ours = read_osim(MODEL, replace_millard=True, wrap_method="opensim")
+    ml.operators.set_tendon_compliance(ours, "rigid")
+    processor = opensim.ModelProcessor(str(opensim_file(MODEL)))
+    processor.append(opensim.ModOpIgnoreTendonCompliance())
+    processor.append(opensim.ModOpReplaceMusclesWithDeGrooteFregly2016())
+    theirs = processor.process()
+    state = theirs.initSystem()
+    rng = np.random.default_rng(41)
+    C = ours.coordinates
+    names = [c.name for c in C]
+    lo = np.array([max(c.range[0], -1.0) for c in C])
+    hi = np.array([min(c.range[1], 1.0) for c in C])
+    n = 20
+    Q = rng.uniform(lo, hi, size=(n, len(C)))
+    U = rng.normal(0.0, 1.0, size=Q.shape)
+    for side in "rl":
+        knee, beta = names.index(f"knee_angle_{side}"), names.index(f"knee_angle_{side}_beta")
+        Q[:, beta], U[:, beta] = Q[:, knee], U[:, knee]
+    act = rng.uniform(0.01, 1.0, size=(n, len(ours.muscles)))
+    return opensim, ours, theirs, state, Q, U, act
+
+
+@pytest.mark.opensim
+def test_geometry_paths_with_opensims_wrapping_agree_with_opensim(geometry_pair, monkeypatch):
+    """The 80 muscles on their GeometryPaths, wrapping by OpenSim's construction (``wrap_method="opensim"``), at 20
+    random states: the 38 paths without wraps and the 38 with one wrap — lengths, lengthening speeds, tendon forces
+    and moment arms about every coordinate (the patella following the knee, as OpenSim's ``computeMomentArm``
+    moves coupled coordinates; first 3 states) — to round-off (1e-12, as the function-based paths; measured 6e-16 m,
+    2e-13 m/s, 3e-15 m, 2e-13 of the maximum isometric force). The 4 gastrocnemii wrap twice: there moco_lab takes
+    the shortest path over each cylinder, which OpenSim's iteration approaches to its 0.1° tangency (median
+    difference 1e-7 m, asserted below 1e-6 m), except where OpenSim reports less than the chords between its own path
+    points (up to 7 mm; docs/models.md)."""
+    from moco_lab.tools.analyze import analyze
+
+    monkeypatch.setenv("MOCO_LAB_BACKEND", "numpy")
+    opensim, ours, theirs, state, Q, U, act = geometry_pair
+    n = Q.shape[0]
+    wraps = {m.path: len(m.geometry.wraps) for m in ours.muscles}
+    assert sorted(wraps.values()).count(1) == 38 and sorted(wraps.values()).count(2) == 4
+    table = analyze(ours, _trajectory(ours, Q, U, act), r".*/(length|lengthening_speed|tendon_force)")
+    names = [c.name for c in ours.coordinates]
+    nc = len(names)
+    E = np.eye(nc)
+    for side in "rl":
+        E[names.index(f"knee_angle_{side}"), names.index(f"knee_angle_{side}_beta")] = 1.0  # the patella follows
+    arms = analyze(ours, _trajectory(ours, np.repeat(Q[:3], nc, 0), np.tile(E, (3, 1)), np.repeat(act[:3], nc, 0)),
+                   r".*/lengthening_speed")
+    coords = their_coordinates(theirs)
+    worst = dict(length=0.0, speed=0.0, arm=0.0, force=0.0)
+    double = []
+    for k in range(n):
+        _set(opensim, theirs, state, ours, Q[k], U[k])
+        for j, m in enumerate(ours.muscles):
+            opensim.Muscle.safeDownCast(theirs.getComponent(m.path)).setActivation(state, float(act[k, j]))
+        theirs.realizeDynamics(state)
+        for m in ours.muscles:
+            mm = opensim.Muscle.safeDownCast(theirs.getComponent(m.path))
+            d_length = abs(mm.getLength(state) - table[f"{m.path}/length"][k])
+            if wraps[m.path] == 2:
+                double.append(d_length)
+                continue
+            worst["length"] = max(worst["length"], d_length)
+            worst["speed"] = max(worst["speed"], abs(mm.getLengtheningSpeed(state)
+                                                     - table[f"{m.path}/lengthening_speed"][k]))
+            worst["force"] = max(worst["force"], abs(mm.getTendonForce(state) - table[f"{m.path}/tendon_force"][k])
+                                 / mm.getMaxIsometricForce())
+            if k < 3:
+                for i, c in enumerate(names):
+                    if not c.endswith("_beta"):
+                        arm = -arms[f"{m.path}/lengthening_speed"][k * nc + i]
+                        worst["arm"] = max(worst["arm"], abs(mm.computeMomentArm(state, coords[c]) - arm))
+    print({key: f"{value:.1e}" for key, value in worst.items()}, f"gastrocnemii median {np.median(double):.1e} m")
+    assert max(worst.values()) < RTOL
+    assert np.median(double) < 1e-6
+
+
+@pytest.mark.opensim
+def test_knee_reactions_with_muscles_on_geometry_paths_agree_with_opensim(geometry_pair, monkeypatch):
+    """What the knee-load goal minimizes, with the muscles pulling on the bones: the reactions of both walker knees
+    (and the patellofemoral joints, the hips and ankles) on parent and child, in ground, at 10 of the states with
+    the muscles active, with the accelerations of OpenSim's forward dynamics — to round-off (5e-12 of the largest
+    component, as the skeleton's reactions; measured 1e-14). The gastrocnemii, whose double-wrapped lengths
+    agree only to OpenSim's iteration tolerance (the test above), are removed from both models."""
+    from moco_lab.engine.kernel import Kernel
+
+    monkeypatch.setenv("MOCO_LAB_BACKEND", "numpy")
+    opensim, ours, _, _, Q, U, act = geometry_pair
+    processor = opensim.ModelProcessor(str(opensim_file(MODEL)))
+    processor.append(opensim.ModOpIgnoreTendonCompliance())
+    processor.append(opensim.ModOpReplaceMusclesWithDeGrooteFregly2016())
+    theirs = processor.process()
+    for name in GASTROCNEMII:
+        theirs.updForceSet().remove(theirs.getForceSet().getIndex(name))
+    state = theirs.initSystem()
+    import copy
+
+    model = copy.deepcopy(ours)
+    keep = [j for j, m in enumerate(model.muscles) if m.name not in GASTROCNEMII]
+    model.muscles[:] = [model.muscles[j] for j in keep]
+    act = act[:, keep]
+    order = mobility_order(theirs, state, model)
+    kernel = Kernel(model)
+    joints = ["walker_knee_r", "walker_knee_l", "patellofemoral_r", "hip_l", "ankle_r"]
+    keys = {(j, side): kernel.system.add_joint_reaction_output(j, side, "/ground") for j in joints
+            for side in ("parent", "child")}
+    n = 10
+    acc = np.zeros((n, Q.shape[1]))
+    expected = {}
+    for k in range(-1, n):  # one warm-up realization, discarded (tests/test_osim_opensim.py)
+        _set(opensim, theirs, state, model, Q[max(k, 0)], U[max(k, 0)])
+        for j, m in enumerate(model.muscles):
+            opensim.Muscle.safeDownCast(theirs.getComponent(m.path)).setActivation(state, float(act[max(k, 0), j]))
+        theirs.realizeAcceleration(state)
+        if k < 0:
+            continue
+        udot = state.getUDot()
+        acc[k] = [udot.get(mi) for mi in order]
+        for j in joints:
+            joint = theirs.getJointSet().get(j)
+            for side in ("parent", "child"):
+                sv = (joint.calcReactionOnParentExpressedInGround if side == "parent"
+                      else joint.calcReactionOnChildExpressedInGround)(state)
+                expected[(j, side, k)] = [sv.get(a).get(i) for a in (0, 1) for i in range(3)]
+    traj = _trajectory(model, Q[:n], U[:n], act[:n])
+    Z = np.column_stack([traj.states[a] for a in model.auxiliary_state_names()])
+    X = np.zeros((n, len(model.control_names())))
+    out = kernel.outputs(list(keys.values()), Q[:n], U[:n], X, None, Z=Z, A=acc)
+    worst = 0.0
+    for (j, side), name in keys.items():
+        for k in range(n):
+            t = np.array(expected[(j, side, k)])
+            worst = max(worst, np.abs(out[name][k] - t).max() / max(1.0, np.abs(t).max()))
+    print(f"joint reactions with muscles on geometry paths {worst:.1e}")
+    assert worst < 5e-12, worst
+
+
 def test_multivariate_polynomial_coefficient_order():
     """OpenSim's order (MultivariatePolynomialFunction.cpp, generateCombinations): exponent tuples with the first
     variable's exponent varying slowest; for (x, y) of order 2: 1, y, y², x, x y, x²."""

@@ -551,6 +551,149 @@ def test_squat_muscle_paths_with_cylinder_wrapping():
     assert big.sum() >= 5 and np.all(d_double[big, 1] < 0.0)  # where it is >1 mm shorter: shorter than its chords
 
 
+def test_squat_paths_with_opensims_wrapping_construction():
+    """``read_osim(..., wrap_method="opensim")``: the squat model's paths wrap by OpenSim 4.6's own construction
+    (``WrapCylinder::wrapLine``). At 60 random poses on the coupler's manifold, random speeds, against OpenSim:
+
+    * the 6 paths with one wrap, and the 2 without: lengths, lengthening speeds and the moment arms about every
+      coordinate (OpenSim's ``computeMomentArm``, the patella following the knee) to round-off (1e-12: the
+      same closed-form construction in both programs; measured 4e-16 m). The lengthening speed and moment arms
+      are those of OpenSim's forces — along the straight pieces, with the tangent points held on the cylinder —
+      not the derivatives of the length (the construction's tangent points are not where the length is
+      stationary; the length's derivative differs from OpenSim's moment arms by up to ~4e-4 m on this model, as
+      the shortest path's does in the test above);
+    * med_gas (two wraps): OpenSim slides its tangent points until tangent to 0.1° and iterates the wraps until
+      the length changes by less than 0.5 mm; moco_lab takes the shortest path over each cylinder there, which
+      that iteration approaches: the median difference is below 1e-6 m, and where they differ by more than
+      1 mm OpenSim's number is shorter than the chords between its own path points (the test above).
+    """
+    from moco_lab.modeling import operators as ops
+
+    path = str(opensim_file("squatToStand_3dof9musc.osim"))
+    ours = ops.set_tendon_compliance(read_osim(path, replace_millard=True, wrap_method="opensim"), "rigid")
+    assert ours.spec["kwargs"]["wrap_method"] == "opensim"
+    theirs = opensim.Model(path)
+    state = theirs.initSystem()
+    rng = np.random.default_rng(1)
+    C = ours.coordinates
+    names = [c.name for c in C]
+    nc, n = len(C), 60
+    knee, beta = names.index("knee_angle_r"), names.index("knee_angle_r_beta")
+    Q = np.array([[rng.uniform(*c.range) for c in C] for _ in range(n)])
+    Q[:, beta] = -Q[:, knee]
+    U = rng.normal(0.0, 1.0, size=Q.shape)
+    U[:, beta] = -U[:, knee]
+    muscles = ours.muscles
+    act = np.full((n * nc, len(muscles)), 0.5)
+    table = analyze(ours, trajectory(ours, Q, U, muscles, act[:n]), r".*/(length|lengthening_speed)")
+    E = np.eye(nc)
+    E[knee, beta] = -1.0  # the patella follows the knee
+    arms = analyze(ours, trajectory(ours, np.repeat(Q, nc, axis=0), np.tile(E, (n, 1)), muscles, act),
+                   r".*/lengthening_speed")
+    coords = their_coordinates(theirs)
+    wrapped = {m.path: len(m.geometry.wraps) for m in muscles}
+    worst = {k: 0.0 for k in ("length", "speed", "arm")}
+    double = []
+    for k in range(n):
+        set_their_state(theirs, state, ours, Q[k], U[k])
+        theirs.realizeVelocity(state)
+        for m in muscles:
+            mm = opensim.Muscle.safeDownCast(theirs.getComponent(m.path))
+            d = abs(mm.getLength(state) - table[f"{m.path}/length"][k])
+            if wrapped[m.path] == 2:
+                double.append(d)
+                continue
+            worst["length"] = max(worst["length"], d)
+            worst["speed"] = max(worst["speed"], abs(mm.getLengtheningSpeed(state)
+                                                     - table[f"{m.path}/lengthening_speed"][k]))
+            for i, c in enumerate(C):
+                if i != beta:
+                    worst["arm"] = max(worst["arm"], abs(mm.computeMomentArm(state, coords[c.name])
+                                                         + arms[f"{m.path}/lengthening_speed"][k * nc + i]))
+    print("squat paths, OpenSim's wrapping:", {k: f"{v:.1e}" for k, v in worst.items()},
+          f"med_gas median {np.median(double):.1e} m")
+    assert max(worst.values()) < RTOL
+    assert np.median(double) < 1e-6
+
+
+def test_squat_knee_reaction_with_opensims_wrapping(monkeypatch):
+    """The forces of paths wrapped by OpenSim's construction act on the bones as OpenSim applies them (tension along
+    the straight pieces, the tangent points on the cylinder's body), so joint reactions with the muscles active
+    equal OpenSim's: the knee, hip and ankle of the squat model (DeGrooteFregly2016 muscles with rigid tendons on
+    both sides, random activations; 6 of the 8 paths wrap once) at 20 random states with the accelerations of
+    OpenSim's forward dynamics, on the parent and the child, in ground — to round-off (5e-12 of the largest
+    component, as for the other models' reactions). med_gas, the path with two wraps, is removed from both models:
+    its lengths agree only to OpenSim's own iteration tolerance (the test above), which moves its rigid-tendon
+    force by up to hundreds of newtons. With the length's own derivative for the forces (the shortest path's rule)
+    the reactions differ wherever a path wraps obliquely (measured 3e-3 of the largest component, against 1.3e-14
+    with OpenSim's forces; asserted above 1e-6, so the test tells the two apart)."""
+    from moco_lab.modeling import operators as ops
+
+    monkeypatch.setenv("MOCO_LAB_BACKEND", "numpy")
+    path = str(opensim_file("squatToStand_3dof9musc.osim"))
+    processor = opensim.ModelProcessor(path)
+    processor.append(opensim.ModOpIgnoreTendonCompliance())
+    processor.append(opensim.ModOpReplaceMusclesWithDeGrooteFregly2016())
+    theirs = processor.process()
+    theirs.updForceSet().remove(theirs.getForceSet().getIndex("med_gas_r"))
+    state = theirs.initSystem()
+    worst = {}
+    for method in ("opensim", "shortest"):
+        ours = ops.set_tendon_compliance(read_osim(path, replace_millard=True, wrap_method=method), "rigid")
+        ours.muscles[:] = [m for m in ours.muscles if m.name != "med_gas_r"]
+        worst[method] = _squat_reactions(ours, theirs, state)
+    print("squat joint reactions:", {k: f"{v:.1e}" for k, v in worst.items()})
+    assert worst["opensim"] < 5e-12 and worst["shortest"] > 1e-6
+
+
+def _squat_reactions(ours, theirs, state) -> float:
+    """Largest difference of the knee's, hip's and ankle's reactions from OpenSim's (relative to the largest
+    component, at least 1 N) at 20 random states with random activations, with OpenSim's accelerations."""
+    from moco_lab.engine.kernel import Kernel
+
+    rng = np.random.default_rng(7)
+    C = ours.coordinates
+    names = [c.name for c in C]
+    knee, beta = names.index("knee_angle_r"), names.index("knee_angle_r_beta")
+    n = 20
+    Q = np.array([[rng.uniform(*c.range) for c in C] for _ in range(n)])
+    Q[:, beta] = -Q[:, knee]
+    U = rng.normal(0.0, 1.0, size=Q.shape)
+    U[:, beta] = -U[:, knee]
+    muscles = ours.muscles
+    act = rng.uniform(0.05, 1.0, size=(n, len(muscles)))
+    order = mobility_order(theirs, state, ours)
+    kernel = Kernel(ours)
+    joints = ["knee_r", "hip_r", "ankle_r"]
+    keys = {(j, side): kernel.system.add_joint_reaction_output(j, side, "/ground") for j in joints
+            for side in ("parent", "child")}
+    A = np.zeros_like(Q)
+    expected = {}
+    set_their_state(theirs, state, ours, Q[0], U[0], muscles, act[0])
+    theirs.realizeAcceleration(state)  # one warm-up realization, discarded (see the test with contact above)
+    for k in range(n):
+        set_their_state(theirs, state, ours, Q[k], U[k], muscles, act[k])
+        theirs.realizeAcceleration(state)
+        udot = state.getUDot()
+        A[k] = [udot.get(mi) for mi in order]
+        for j in joints:
+            joint = theirs.getJointSet().get(j)
+            for side in ("parent", "child"):
+                sv = (joint.calcReactionOnParentExpressedInGround if side == "parent"
+                      else joint.calcReactionOnChildExpressedInGround)(state)
+                expected[(j, side, k)] = [sv.get(a).get(i) for a in (0, 1) for i in range(3)]
+    traj = trajectory(ours, Q, U, muscles, act)
+    Z = np.column_stack([traj.states[a] for a in ours.auxiliary_state_names()])
+    X = np.zeros((n, len(ours.control_names())))
+    out = kernel.outputs(list(keys.values()), Q, U, X, None, Z=Z, A=A)
+    worst = 0.0
+    for (j, side), name in keys.items():
+        for k in range(n):
+            t = np.array(expected[(j, side, k)])
+            worst = max(worst, np.abs(out[name][k] - t).max() / max(1.0, np.abs(t).max()))
+    return worst
+
+
 def test_welded_joint_matches_mocos_replace_joints_with_welds():
     """read_osim(..., weld=["ankle_r"]) against Moco's ModOpReplaceJointsWithWelds on 2D_gait.osim: the same
     coordinates remain, and body poses and muscle–tendon lengths agree to round-off (same tolerance and reasoning as

@@ -49,6 +49,48 @@ def test_closed_form_is_a_smooth_tangent_path(seed):
     assert float(w["length"]) == pytest.approx(np.linalg.norm(T1 - A) + helix + np.linalg.norm(B - T2), abs=1e-14)
 
 
+def test_opensims_construction_on_the_reference_case_and_against_the_shortest_path():
+    """``WrapCylinder(method="opensim")`` (OpenSim 4.6's ``WrapCylinder::wrapLine``): on OpenSim's planar reference
+    case it gives OpenSim's tangent points and arc (to 1e-9, as above); with both points in one cross-section
+    (Δz = 0) the plane it slides the tangent points to is that cross-section, so on an all-quadrant cylinder it
+    is the shortest path to round-off; obliquely it is never shorter than the shortest path and decides whether
+    to wrap as it does. (With a quadrant, OpenSim's choice of tangent points and of "the long way round" can
+    differ from the shortest path's even in a cross-section — by more than a turn where both points lie on the
+    inactive side; the construction is checked against OpenSim itself on the squat and 3-D models in
+    test_osim_opensim.py and test_osim3d.py.)"""
+    cyl = WrapCylinder("c", "ground", 1.0, 10.0, method="opensim")
+    w = wrap_segment([2.0, -2.0, 0.0], [-2.0, 2.1, 0.0], cyl)
+    assert float(w["wraps"]) > 0
+    assert float(w["helix"]) == pytest.approx(0.689036814042993, abs=1e-9)
+    assert np.allclose(np.array(w["T1"], float), [0.911437827766147, 0.411437827766148, 0.0], atol=1e-9)
+    assert np.allclose(np.array(w["T2"], float), [0.441911556159668, 0.897058624913969, 0.0], atol=1e-9)
+    rng = np.random.default_rng(3)
+    longer = 0
+    for quadrant in ("all",):
+        ours = WrapCylinder("o", "ground", 0.04, 0.5, quadrant=quadrant, method="opensim")
+        short = WrapCylinder("s", "ground", 0.04, 0.5, quadrant=quadrant)
+        for _ in range(100):
+            a, b = rng.uniform(0, 2 * np.pi, 2)
+            ra, rb = rng.uniform(0.05, 0.15, 2)
+            z = rng.uniform(-0.1, 0.1)
+            for dz in (0.0, rng.uniform(-0.1, 0.1)):
+                A, B = [ra * np.cos(a), ra * np.sin(a), z], [rb * np.cos(b), rb * np.sin(b), z + dz]
+                wo, ws = wrap_segment(A, B, ours), wrap_segment(A, B, short)
+                assert (float(wo["wraps"]) > 0) == (float(ws["wraps"]) > 0)
+                if float(ws["wraps"]) <= 0:
+                    continue
+                if dz == 0.0:
+                    assert float(wo["length"]) == pytest.approx(float(ws["length"]), abs=1e-15)
+                else:
+                    assert float(wo["length"]) >= float(ws["length"]) - 1e-15
+                    longer += float(wo["length"]) > float(ws["length"]) + 1e-9
+    assert longer > 10  # obliquely the construction is not the shortest path
+    with pytest.raises(ValueError, match="method 'geodesic'"):
+        WrapCylinder("bad", "ground", 1.0, 1.0, method="geodesic")
+    with pytest.raises(ValueError, match="wrap_method 'exact'"):
+        read_osim("squatToStand_3dof9musc.osim", wrap_method="exact")
+
+
 def test_when_a_segment_wraps():
     cyl = WrapCylinder("c", "ground", 1.0, 2.0)
     assert float(wrap_segment([2, 0.5, 0], [-2, 0.5, 0], cyl)["wraps"]) > 0  # passes through

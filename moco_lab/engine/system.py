@@ -22,11 +22,12 @@ differentiated.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from ..modeling.model import Model
+from ..modeling.wrapping import holds_tangent_points
 from ..symbolic import expr as sx
 from ..symbolic.expr import Graph, derivatives, substitute
 from ..util.names import did_you_mean
@@ -138,6 +139,13 @@ class _Context:
     def gradient(self, e) -> list:
         d = derivatives([e], self._s.q)[0]
         return [d.get(i, 0.0) for i in range(len(self._s.q))]
+
+    def gradient_holding(self, build) -> tuple:
+        held: dict = {}
+        value = build(self._s.hold_function(held))
+        d = derivatives([value], self._s.q)[0]
+        out = substitute([value] + [d.get(i, 0.0) for i in range(len(self._s.q))], held)
+        return out[0], out[1:]
 
 
 class SymbolicSystem:
@@ -342,6 +350,22 @@ class SymbolicSystem:
                 "proj": [g.lift(v) for v in proj]}
 
     # ------------------------------------------------------------ outputs on request
+    def hold_function(self, held: dict) -> "Callable[[list], list]":
+        """``hold(values) -> stand-ins``: fresh variables for ``values`` (recorded in ``held``: variable ->
+        value), so that an expression built on them can be differentiated with those values held fixed and then
+        have them put back (:meth:`~moco_lab.modeling.force_element.ForceContext.gradient_holding`)."""
+        def hold(values):
+            out = []
+            for v in values:
+                if isinstance(v, sx.Expr):
+                    self._held_count = getattr(self, "_held_count", 0) + 1
+                    stand_in = self.graph.var(f"held/{self._held_count}")
+                    held[stand_in] = v
+                    v = stand_in
+                out.append(v)
+            return out
+        return hold
+
     def path_point_forces(self) -> list:
         """The forces the path muscles apply to bodies, ``(body index, world point, world force)``: at each point
         the length depends on (path points, wrapping surfaces' frame points), ``−T ∂l/∂p`` — the tension along the
@@ -356,12 +380,17 @@ class SymbolicSystem:
                 if not getattr(m.geometry, "points", None):
                     continue
                 capture = _PointCapture(ctx, m.path)
-                length = m.geometry.length_expr(capture)
+                held: dict = {}  # OpenSim's wrapping: its tangent points held on the cylinder (see length_and_gradient)
+                hold = self.hold_function(held) if holds_tangent_points(m.geometry.wraps) else None
+                length = m.geometry.length_expr(capture, hold) if hold else m.geometry.length_expr(capture)
                 stand_ins = [v for _, _, vs in capture.points for v in vs]
                 grads = derivatives([length], stand_ins)[0]
                 values = {v: x for _, p, vs in capture.points for v, x in zip(vs, p)}
                 keys = sorted(grads)
-                dl = dict(zip(keys, substitute([grads[k] for k in keys], values)))
+                dl = [grads[k] for k in keys]
+                if held:  # the held values are in the points' stand-ins: put them back first
+                    dl = substitute(dl, held)
+                dl = dict(zip(keys, substitute(dl, values)))
                 tension = self.outputs[f"{m.path}/tendon_force"][0]
                 for k, (body, p, _) in enumerate(capture.points):
                     d = [dl.get(3 * k + i, 0.0) for i in range(3)]

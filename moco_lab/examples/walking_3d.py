@@ -63,9 +63,11 @@ WALKING_3D_INVERSE_SETTINGS = {"initial_time": 0.48, "final_time": 1.61, "mesh_i
 
 def walking_3d_model(function_based_paths: bool = True) -> Model:
     """``subject_walk_scaled.osim`` processed by exampleMocoInverse's model operators, in Moco's order (see the
-    module docstring). ``function_based_paths=False`` keeps the muscles' geometry paths (with their cylinder
-    wraps; compiling the equations then takes minutes)."""
-    model = read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True, weld=["mtp_r", "mtp_l"])
+    module docstring). ``function_based_paths=False`` keeps the muscles' geometry paths, wrapping over their 44
+    cylinders by OpenSim's own construction (``read_osim(..., wrap_method="opensim")``: lengths, moment arms and
+    the forces on the bones as OpenSim computes them); compiling the equations then takes minutes."""
+    model = read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True, weld=["mtp_r", "mtp_l"],
+                      wrap_method="shortest" if function_based_paths else "opensim")
     add_external_loads(model, opensim_file("grf_walk.xml"))
     model = add_residuals(model, 250.0, 50.0, 1.0)
     set_tendon_compliance(model, "rigid")

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -123,6 +123,13 @@ class ForceContext:
 
     def gradient(self, expr: Any) -> list:
         """``∂expr/∂q``: one entry per coordinate (exact)."""
+        raise NotImplementedError
+
+    def gradient_holding(self, build: Callable[[Callable[[list], list]], Any]) -> tuple[Any, list]:
+        """``(value, ∂value/∂q)`` of ``build(hold)`` where what ``build`` passes through ``hold(values)`` is held
+        fixed when differentiating (its dependence on ``q`` is left out of the gradient, not of the value).
+        OpenSim's wrapping construction needs it: its forces and lengthening speed treat the tangent points as
+        fixed on the cylinder's body."""
         raise NotImplementedError
 
 

@@ -358,8 +358,8 @@ class PathMuscle(ForceElement):
         state (fiber length, velocity, forces; OpenSim's muscle outputs), for elements that read the muscle
         (metabolics). The same expressions as the muscle's own, so the engine shares them."""
         mus = self._muscle_for(ctx)
-        length = self.geometry.length_expr(ctx)
-        speed = sum(d * ui for d, ui in zip(ctx.gradient(length), ctx.u))
+        length, dl = self.geometry.length_and_gradient(ctx)
+        speed = sum(d * ui for d, ui in zip(dl, ctx.u))
         e = ctx.control(self.path)
         a = e if mus.ignore_activation_dynamics else ctx.state(f"{self.path}/activation")
         ntf = w = None
@@ -371,8 +371,7 @@ class PathMuscle(ForceElement):
 
     def contribute(self, ctx: ForceContext) -> ForceContribution:
         mus = self._muscle_for(ctx)
-        length = self.geometry.length_expr(ctx)
-        dl = ctx.gradient(length)
+        length, dl = self.geometry.length_and_gradient(ctx)
         speed = sum(d * ui for d, ui in zip(dl, ctx.u))
         e = ctx.control(self.path)
         out = ForceContribution()

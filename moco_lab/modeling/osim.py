@@ -64,7 +64,7 @@ from .lepton import LeptonError
 from .model import Model, ModelBuilder
 from .muscle import DeGrooteFregly2016Muscle
 from .path import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
-from .wrapping import PathWrap, WrapCylinder
+from .wrapping import WRAP_METHODS, PathWrap, WrapCylinder
 
 __all__ = ["read_osim", "read_osim_string", "model_from_file", "degroote_from_millard", "OsimFormatError",
            "body_fixed_xyz_rotation", "MILLARD_DEFAULTS"]
@@ -164,8 +164,10 @@ class _Frame:
 
 class _Reader:
     def __init__(self, path: Path, skip_unsupported: bool, replace_millard: bool = False, text: str | None = None,
-                 weld: Sequence[str] = (), unlock: Sequence[str] = (), side_files: Sequence[Path] = ()):
+                 weld: Sequence[str] = (), unlock: Sequence[str] = (), side_files: Sequence[Path] = (),
+                 wrap_method: str = "shortest"):
         self.file = path
+        self.wrap_method = wrap_method
         self.skip = skip_unsupported
         self.replace_millard = replace_millard
         self.weld, self.unlock = set(weld), set(unlock)
@@ -306,7 +308,7 @@ class _Reader:
                 continue
             self.wrap_objects[name] = WrapCylinder(
                 name, body, float(_num(el, "radius", 1.0)), float(_num(el, "length", 1.0)), tuple(_vec(el, "translation")),
-                tuple(_vec(el, "xyz_body_rotation")), (el.findtext("quadrant") or "all").strip())
+                tuple(_vec(el, "xyz_body_rotation")), (el.findtext("quadrant") or "all").strip(), self.wrap_method)
 
     def sets(self, set_tag: str, kind: str | None = None) -> list[ET.Element]:
         out = []
@@ -869,7 +871,8 @@ def degroote_from_millard(el: ET.Element, default: ET.Element | None = None) -> 
 
 
 def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_millard: bool = False,
-              weld: Sequence[str] = (), unlock: Sequence[str] = (), side_files: Sequence[str | Path] = ()) -> Model:
+              weld: Sequence[str] = (), unlock: Sequence[str] = (), side_files: Sequence[str | Path] = (),
+              wrap_method: str = "shortest") -> Model:
     """Read an OpenSim model file (``.osim``, 4.x, or 3.x upgraded as read: :func:`upgrade_v3`) into a moco_lab
     :class:`Model` on a ``MultibodyPlant``.
 
@@ -896,6 +899,10 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
         name): a ``ContactGeometrySet``'s geometry to the model's, a ``ForceSet``'s forces as components of the model
         (paths ``/<name>``), e.g. ``subject_walk_scaled_ContactGeometrySet.xml``,
         ``..._ContactForceSet.xml`` and ``..._ExpressionBasedCoordinateForceSet.xml``.
+    wrap_method : str
+        How muscle paths wrap over the file's ``WrapCylinder``s: ``"shortest"`` (default) the shortest path over
+        each cylinder, smooth while the wrap holds; ``"opensim"`` OpenSim 4.6's own tangent-point construction, so
+        that lengths and moment arms are OpenSim's (see :class:`~moco_lab.modeling.wrapping.WrapCylinder`).
 
     Returns
     -------
@@ -919,7 +926,10 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
         raise TypeError(f"read_osim: side_files must be a list of files, got {side_files!r} (one file: [{side_files!r}])")
     p = _locate(path)
     sides = [_locate(f) for f in side_files]
-    model = _Reader(p, skip_unsupported, replace_millard, weld=weld, unlock=unlock, side_files=sides).read()
+    if wrap_method not in WRAP_METHODS:
+        raise ValueError(f"read_osim: wrap_method {wrap_method!r} is not one of {WRAP_METHODS}")
+    model = _Reader(p, skip_unsupported, replace_millard, weld=weld, unlock=unlock, side_files=sides,
+                    wrap_method=wrap_method).read()
     # the recipe a study file records: the file as named (a shipped file by its name), and its content's hash
     shipped = p.parent == OPENSIM_DIR
     model.spec = {"factory": "read_osim", "kwargs": {
@@ -927,6 +937,8 @@ def read_osim(path: str | Path, *, skip_unsupported: bool = False, replace_milla
         "replace_millard": bool(replace_millard), "sha256": file_sha256(p)}}
     if weld or unlock:
         model.spec["kwargs"].update(weld=sorted(weld), unlock=sorted(unlock))
+    if wrap_method != "shortest":
+        model.spec["kwargs"]["wrap_method"] = wrap_method
     if sides:
         model.spec["kwargs"]["side_files"] = [f.name if f.parent == OPENSIM_DIR else str(f) for f in sides]
     return model
@@ -943,7 +955,7 @@ def read_osim_string(text: str, name: str = "model.osim", *, skip_unsupported: b
 
 def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | None = None,
                     replace_millard: bool = False, weld: Sequence[str] = (), unlock: Sequence[str] = (),
-                    side_files: Sequence[str] = ()) -> Model:
+                    side_files: Sequence[str] = (), wrap_method: str = "shortest") -> Model:
     """Read a model file again for a study file's recipe; ``ValueError`` if its content changed since.
 
     Parameters
@@ -954,6 +966,8 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
         As for :func:`read_osim`.
     weld, unlock, side_files : sequence of str
         As for :func:`read_osim`.
+    wrap_method : str
+        As for :func:`read_osim`.
     sha256 : str, optional
         The SHA-256 of the file when the study was saved.
     """
@@ -963,7 +977,7 @@ def model_from_file(path: str, skip_unsupported: bool = False, sha256: str | Non
                          "differs from the one recorded then): the study would not be the same problem. Restore "
                          "the file, or read it again (ml.read_osim) and pose the study on it.")
     return read_osim(p, skip_unsupported=skip_unsupported, replace_millard=replace_millard, weld=weld, unlock=unlock,
-                     side_files=side_files)
+                     side_files=side_files, wrap_method=wrap_method)
 
 
 def _locate(path: str | Path) -> Path:

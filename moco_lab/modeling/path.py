@@ -29,7 +29,7 @@ from pydrake.multibody.tree import JacobianWrtVariable
 
 from ..util.names import did_you_mean
 from .functions import MultivariatePolynomialFunction
-from .wrapping import wrapped_path_length
+from .wrapping import holds_tangent_points, wrapped_path_length
 
 if TYPE_CHECKING:
     from pydrake.multibody.plant import MultibodyPlant
@@ -185,9 +185,21 @@ class GeometryPath:
             out["wraps"] = [w.description() for w in self.wraps]
         return out
 
-    def length_expr(self, ctx: ForceContext) -> Any:
+    def length_and_gradient(self, ctx: ForceContext) -> tuple[Any, list]:
+        """``(l, ∂l/∂q)``, the derivative the path's forces and lengthening speed follow: the length's own,
+        except on a path that wraps by OpenSim's construction (``WrapCylinder(method="opensim")``), where OpenSim
+        applies the tension along the straight pieces with the tangent points fixed on the cylinder's body — the
+        derivative with those points held (it differs from the length's: OpenSim's tangent points are not where
+        the length is stationary)."""
+        if self.wraps and holds_tangent_points(self.wraps):
+            return ctx.gradient_holding(lambda hold: self.length_expr(ctx, hold))
+        length = self.length_expr(ctx)
+        return length, ctx.gradient(length)
+
+    def length_expr(self, ctx: ForceContext, hold: Any = None) -> Any:
         """Path length as an expression, from the point positions a force context gives (see
-        :class:`moco_lab.modeling.forces.ForceContext`).
+        :class:`moco_lab.modeling.forces.ForceContext`); ``hold`` as in
+        :func:`~moco_lab.modeling.wrapping.wrapped_path_length`.
 
         A path that wraps over cylinders takes the shortest way over them
         (:func:`~moco_lab.modeling.wrapping.wrapped_path_length`). With conditional points the length
@@ -212,7 +224,7 @@ class GeometryPath:
                 c = w.cylinder
                 o, *tips = [ctx.point_position(c.body, loc) for loc in c.frame_points()]
                 frames[c.name] = (o, [[t[i] - o[i] for i in range(3)] for t in tips])
-            return wrapped_path_length(pts, self.wraps, frames, xp)
+            return wrapped_path_length(pts, self.wraps, frames, xp, hold=hold)
 
         def length(active: set) -> Any:
             used = [pts[k] for k in range(len(pts)) if k not in conditional or k in active]
@@ -274,6 +286,11 @@ class FunctionBasedPath:
     def length_expr(self, ctx: ForceContext) -> Any:
         """``l(q)`` as an expression of the coordinates a force context gives."""
         return self.length_function([ctx.q[ctx.coordinate_index(c)] for c in self.coordinates], ctx.xp)
+
+    def length_and_gradient(self, ctx: ForceContext) -> tuple[Any, list]:
+        """``(l, ∂l/∂q)``."""
+        length = self.length_expr(ctx)
+        return length, ctx.gradient(length)
 
     def description(self) -> dict:
         """The coordinates and the length function, for telling edited models apart."""
