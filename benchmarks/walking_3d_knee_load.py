@@ -13,15 +13,21 @@ moco_lab's solutions are checked by (1) IPOPT's own optimality status, (2) OpenS
 
 Problems (``ml.examples.walking_3d_inverse``): the example's settings (t in [0.48, 1.61], mesh interval 0.02 s,
 tolerances 1e-3) on the geometry-path model; ``knee_load=True`` adds the paper's two ``JointReactionGoal``s (walker
-knees, weight 0.005, force-x and force-y on the parent frame). Both start from moco_lab's default guess.
+knees, weight 0.005, force-x and force-y on the parent frame). Both start from moco_lab's default guess. The basic
+problem is also solved at tolerances 1e-6 (``basic_1e-06``), and with ``--moco`` by Moco 4.6 at 1e-3 and 1e-6 on
+the same GeometryPath model (the optimum both tools should share; Moco's basic problem converges here).
 
 Writes ``benchmarks/reference/walking_3d_knee_load.json`` (provenance, IPOPT's results, wall times, the peak
 reactions in body weights by moco_lab and by OpenSim) and the solutions ``walking_3d_knee_load_{basic,knee}.sto``;
-``tests/test_walking_3d_knee_load.py`` checks them with OpenSim in CI.
+``tests/test_walking_3d_knee_load.py`` checks them with OpenSim in CI. For lesson 16 it writes what the lesson
+shows of both solutions — the muscles' activations and moco_lab's knee reactions — to
+``moco_lab/data/walking_3d/knee_load_{basic,knee}.sto`` (provenance in their headers and ``knee_load.md``;
+``--write-data`` rewrites them from the stored solutions without solving).
 
 Usage::
 
-    .venv/bin/python -m benchmarks.walking_3d_knee_load          # both solves (cold compile first), ~15 min
+    .venv/bin/python -m benchmarks.walking_3d_knee_load                        # basic, knee (cold first)
+    .venv/bin/python -m benchmarks.walking_3d_knee_load --runs basic_1e-06 --moco  # the shared optimum
 """
 from __future__ import annotations
 
@@ -33,8 +39,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-os.environ.setdefault("MOCO_LAB_CACHE", tempfile.mkdtemp(prefix="moco_lab_knee_load_"))
 
 import moco_lab as ml
 from moco_lab.examples.walking_3d import WALKING_3D_KNEE_LOAD, walking_3d_model
@@ -82,9 +86,40 @@ def opensim_knee_reactions(sto: Path) -> tuple[np.ndarray, dict, float]:
     return np.array(flat.getIndependentColumn()), forces, weight
 
 
-def solve(knee_load: bool, model) -> dict:
+def moco_solve(tol: float, sto: Path) -> dict:
+    """Moco 4.6's MocoInverse, exampleMocoInverse's settings, on the GeometryPath model, tolerances ``tol``."""
+    import opensim as osim
+
+    inverse = osim.MocoInverse()
+    inverse.setModel(osim.ModelProcessor(opensim_model()))
+    inverse.setKinematics(osim.TableProcessor(str(opensim_file("coordinates.sto"))))
+    inverse.set_initial_time(0.48)
+    inverse.set_final_time(1.61)
+    inverse.set_mesh_interval(0.02)
+    inverse.set_kinematics_allow_extra_columns(True)
+    inverse.set_convergence_tolerance(tol)
+    inverse.set_constraint_tolerance(tol)
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            t = time.perf_counter()
+            result = inverse.solve()
+            wall = time.perf_counter() - t
+        finally:
+            os.chdir(cwd)
+    solution = result.getMocoSolution()
+    solution.unseal()
+    solution.write(str(sto))
+    return {"success": bool(solution.success()), "status": solution.getStatus(), "objective": solution.getObjective(),
+            "iterations": solution.getNumIterations(), "solver_duration": solution.getSolverDuration(), "wall": wall,
+            "goals": {name: solution.getObjectiveTerm(name) for name in solution.getObjectiveTermNames()}}
+
+
+def solve(knee_load: bool, model: ml.Model, tol: float = 1e-3) -> dict:
     t = time.perf_counter()
-    result = ml.examples.walking_3d_inverse(model, knee_load=knee_load).solve()
+    result = ml.examples.walking_3d_inverse(model, knee_load=knee_load, convergence_tolerance=tol,
+                                            constraint_tolerance=tol).solve()
     wall = time.perf_counter() - t
     s = result.solution
     return {"solution": s, "summary": {"success": bool(s.success), "status": s.status, "objective": s.objective,
@@ -92,36 +127,108 @@ def solve(knee_load: bool, model) -> dict:
                                        "goals": dict(s.goal_values)}}
 
 
+RUNS = {"basic": (False, 1e-3), "knee": (True, 1e-3), "basic_1e-06": (False, 1e-6)}
+DATA = Path(ml.__file__).resolve().parent / "data" / "walking_3d"
+
+
+def reaction_table(model: ml.Model, sto: Path) -> tuple:
+    """moco_lab's reactions of both knees on the femur, in ground (N), along a stored solution: the
+    trajectory and ``{joint: (n, 3)}``."""
+    trajectory = ml.read_trajectory(str(sto))
+    table = ml.analysis.joint_reactions(model, trajectory, list(KNEES), "parent", "/ground")
+    return trajectory, {j: np.column_stack([table.columns[f"{j}/reaction_on_parent_in_/ground_force_{a}"]
+                                            for a in "xyz"]) for j in KNEES}
+
+
+def write_lesson_data(model: ml.Model, results: dict, env: dict) -> None:
+    """Lesson 16's data: each solution's activations and knee reactions (N) with its provenance."""
+    from moco_lab.results.sto import write_table
+
+    DATA.mkdir(exist_ok=True)
+    rows = []
+    for key in ("basic", "knee"):
+        trajectory, forces = reaction_table(model, REFERENCE / f"walking_3d_knee_load_{key}.sto")
+        columns = {name: trajectory.states[name] for name in trajectory.states if name.endswith("/activation")}
+        for j in KNEES:
+            columns |= {f"{j}/reaction_on_parent_in_ground_force_{a}": forces[j][:, i] for i, a in enumerate("xyz")}
+        r = results[key]
+        write_table(DATA / f"knee_load_{key}.sto", trajectory.time, columns, {
+            "header": f"exampleMocoInverse on geometry paths, {'with' if key == 'knee' else 'without'} the knee-load "
+                      "goals: activations and knee reactions on the femur in ground (N)",
+            "made_by": "benchmarks/walking_3d_knee_load.py", "date": env["date"], "moco_lab": env["moco_lab"],
+            "status": r["status"], "iterations": r["iterations"], "objective": r["objective"],
+            "excitation_effort": r["goals"]["excitation_effort"],
+            "body_weight": float(model.body_weight())})
+        rows.append(f"| {key} | {r['status']} | {r['iterations']} | {r['objective']:.6f} | "
+                    + " | ".join(f"{r['peak_bw'][j]['moco_lab']:.2f}" for j in KNEES) + " |")
+    (DATA / "knee_load.md").write_text(
+        "# exampleMocoInverse's knee load, shipped with moco_lab: how it was made\n\n"
+        f"Written by `benchmarks/walking_3d_knee_load.py` ({env['date']}, {env['machine']}, moco_lab "
+        f"{env['moco_lab']}). Moco's exampleMocoInverse (`ml.examples.walking_3d_inverse`, its settings: mesh "
+        "interval 0.02 s, tolerances 1e-3) on the model's geometry paths with OpenSim's wrapping "
+        "(`walking_3d_model(function_based_paths=False)`), without (`basic`) and with (`knee`) the Moco paper's "
+        "knee-load goals, each solved from moco_lab's default guess. Each file holds the solution's 80 activations "
+        "and moco_lab's reaction of both walker knees on the femur, in ground (N); lesson 16 reads them "
+        "(`ml.examples.walking_3d_knee_load_results`). The full solutions and OpenSim's reactions on them are in "
+        "`benchmarks/reference/walking_3d_knee_load*`.\n\n"
+        "| solve | status | iterations | objective | peak right knee (BW) | peak left knee (BW) |\n"
+        "|---|---|--:|--:|--:|--:|\n" + "\n".join(rows) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.parse_args()
+    parser.add_argument("--runs", default="basic,knee", help=f"moco_lab's solves, of {sorted(RUNS)}")
+    parser.add_argument("--moco", action="store_true", help="Moco 4.6's basic problem at 1e-3 and 1e-6 too")
+    parser.add_argument("--write-data", action="store_true", help="only rewrite lesson 16's data files")
+    args = parser.parse_args()
+    # a fresh kernel cache (the first solve's time is a cold one), unless one is given; read when kernels are built
+    os.environ.setdefault("MOCO_LAB_CACHE", tempfile.mkdtemp(prefix="moco_lab_knee_load_"))
     from benchmarks.compare_moco import environment  # imports OpenSim, the optional extra
 
+    out = REFERENCE / "walking_3d_knee_load.json"
+    stored = json.loads(out.read_text()) if out.exists() else {}
+    results, moco = stored.get("results", {}), stored.get("moco", {})
+    environments = stored.get("environments", {})
     t = time.perf_counter()
     model = walking_3d_model(function_based_paths=False)
-    results = {"read_model_wall": time.perf_counter() - t}
-    for key, knee_load in (("basic", False), ("knee", True)):
+    print(f"model read in {time.perf_counter() - t:.1f} s", flush=True)
+    if args.write_data:
+        write_lesson_data(model, results, environments.get("knee") or stored.get("environment"))
+        return
+    for key in args.runs.split(",") if args.runs else []:
+        knee_load, tol = RUNS[key]
         print(f"[{key}] moco_lab ...", flush=True)
-        run = solve(knee_load, model)
+        run = solve(knee_load, model, tol)
+        print(json.dumps(run["summary"], indent=1, default=float), flush=True)
         sto = REFERENCE / f"walking_3d_knee_load_{key}.sto"
-        run["solution"].write(str(sto))
-        ours = ml.analysis.joint_reactions(model, ml.read_trajectory(str(sto)), list(KNEES), "parent", "/ground")
+        run["solution"].write_sto(str(sto))
+        _, ours = reaction_table(model, sto)
         time_o, theirs, weight = opensim_knee_reactions(sto)
         summary = run["summary"]
         summary["peak_bw"] = {}
         for j in KNEES:
-            prefix = f"{j}/reaction_on_parent_in_/ground_force"
-            f_ours = np.column_stack([ours.columns[f"{prefix}_{a}"] for a in "xyz"])
+            f_ours = ours[j]
             summary["peak_bw"][j] = {"moco_lab": float(np.linalg.norm(f_ours, axis=1).max() / weight),
                                      "opensim": float(np.linalg.norm(theirs[j], axis=1).max() / weight),
                                      "max_difference_N": float(np.abs(f_ours - theirs[j]).max())}
         results[key] = summary
+        environments[key] = environment()
         print(json.dumps(summary, indent=1, default=float), flush=True)
-    (REFERENCE / "walking_3d_knee_load.json").write_text(json.dumps({
+    if args.moco:
+        for tol in (1e-3, 1e-6):
+            key = f"moco_tol{tol:g}"
+            print(f"[{key}] Moco ...", flush=True)
+            moco[key] = moco_solve(tol, REFERENCE / f"walking_3d_knee_load_{key}.sto")
+            environments[key] = environment()
+            print(json.dumps(moco[key], indent=1, default=float), flush=True)
+    out.write_text(json.dumps({
         "description": "exampleMocoInverse on geometry paths (OpenSim's wrapping), without and with the Moco "
                        "paper's knee-load goals, solved by moco_lab; knee reactions by moco_lab and by OpenSim on "
-                       "moco_lab's solutions (benchmarks/walking_3d_knee_load.py)",
-        "environment": environment(), "results": results}, indent=1, default=float) + "\n")
+                       "moco_lab's solutions; Moco 4.6's basic problem on the same model "
+                       "(benchmarks/walking_3d_knee_load.py)",
+        "environments": environments, "results": results, "moco": moco}, indent=1, default=float) + "\n")
+    if {"basic", "knee"} & set(args.runs.split(",")):
+        write_lesson_data(model, results, environments["knee"] if "knee" in environments else environment())
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from .walking_3d import (
     walking_3d_emg,
     walking_3d_ik,
     walking_3d_inverse,
+    walking_3d_knee_load_results,
     walking_3d_model,
 )
 
@@ -46,4 +47,4 @@ __all__ = ["GAIT10DOF_TRACK_SETTINGS", "gait10dof_torque_model", "gait10dof_trac
            "walking_2d_tracking", "walking_2d_metabolics", "walking_2d_add_metabolics", "WALKING_2D_METABOLICS",
            "WALKING_3D_INVERSE_SETTINGS",
            "walking_3d_inverse", "walking_3d_model",
-           "WALKING_3D_EMG", "walking_3d_emg", "walking_3d_ik"]
+           "WALKING_3D_EMG", "walking_3d_emg", "walking_3d_ik", "walking_3d_knee_load_results"]

@@ -32,6 +32,7 @@ assembles the kinematics, so a coordinate a coupler constraint makes dependent f
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,8 @@ from ..tools.marker_ik import IKResult, ik_inputs, inverse_kinematics
 from ..util.data import opensim_file
 
 __all__ = ["walking_3d_model", "walking_3d_inverse", "walking_3d_emg", "walking_3d_ik", "walking_3d_markers",
-           "WALKING_3D_INVERSE_SETTINGS", "WALKING_3D_EMG", "WALKING_3D_KNEE_LOAD"]
+           "walking_3d_knee_load_results", "KneeLoadResult", "WALKING_3D_INVERSE_SETTINGS", "WALKING_3D_EMG",
+           "WALKING_3D_KNEE_LOAD"]
 
 #: exampleMocoInverse's settings, by the names :class:`~moco_lab.tools.inverse.Inverse` takes.
 WALKING_3D_INVERSE_SETTINGS = {"initial_time": 0.48, "final_time": 1.61, "mesh_interval": 0.02,
@@ -149,6 +151,55 @@ def walking_3d_inverse(model: Model | None = None, *, emg: bool = False, knee_lo
                                                loads_frame=spec["loads_frame"],
                                                reaction_measures=list(spec["reaction_measures"])))
     return inverse
+
+
+@dataclass
+class KneeLoadResult:
+    """One stored solve of the knee-load study (:func:`walking_3d_knee_load_results`).
+
+    Attributes
+    ----------
+    time : ndarray (n,)
+        s.
+    activations : dict of str -> ndarray (n,)
+        By muscle path (``/forceset/soleus_r``).
+    knee_force : dict of str -> ndarray (n, 3)
+        By joint path (``/jointset/walker_knee_r``): the reaction of the knee on the femur, ground axes (N).
+    body_weight : float
+        N.
+    provenance : dict
+        The file's header: how and when it was made, IPOPT's status, iterations and objective.
+    """
+
+    time: np.ndarray
+    activations: dict
+    knee_force: dict
+    body_weight: float
+    provenance: dict
+
+    def peak_knee_force(self, joint: str) -> float:
+        """The largest magnitude of the knee's reaction over the trial, in body weights."""
+        return float(np.linalg.norm(self.knee_force[joint], axis=1).max() / self.body_weight)
+
+
+def walking_3d_knee_load_results() -> dict[str, KneeLoadResult]:
+    """The Moco paper's knee-load study on exampleMocoInverse, as solved by moco_lab and shipped with it:
+    ``{"basic": ..., "knee": ...}`` — the inverse on the model's geometry paths
+    (``walking_3d_inverse(walking_3d_model(function_based_paths=False))``) without and with the knee-load goals
+    (``knee_load=True``), each solution's activations and knee reactions. Solving them takes minutes (the wrapped
+    paths' equations are large); ``benchmarks/walking_3d_knee_load.py`` made these (provenance in each
+    :attr:`KneeLoadResult.provenance` and in ``moco_lab/data/walking_3d/knee_load.md``)."""
+    from ..results.sto import read_table
+    from ..util.data import WALKING_3D_KNEE_LOAD as files
+
+    out = {}
+    for key, path in files.items():
+        time, columns, meta = read_table(path)
+        activations = {name[:-len("/activation")]: v for name, v in columns.items() if name.endswith("/activation")}
+        force = {j: np.column_stack([columns[f"{j}/reaction_on_parent_in_ground_force_{a}"] for a in "xyz"])
+                 for j in WALKING_3D_KNEE_LOAD["joints"]}
+        out[key] = KneeLoadResult(time, activations, force, float(meta["body_weight"]), dict(meta))
+    return out
 
 
 def walking_3d_markers(model: Model, *, start: float = 0.0, end: float | None = None,

@@ -191,7 +191,7 @@ def wrap_segment(A: Sequence, B: Sequence, cylinder: WrapCylinder, xp: Any = np,
     dz = bz - az
     straight = xp.sqrt(dx * dx + dy * dy + dz * dz)
     if (method or cylinder.method) == "opensim":
-        out = _opensim_tangent_points(xp, A, B, R, side, la, lb, ra2, rb2, nx, ny)
+        out = _opensim_tangent_points(xp, A, B, R, side, la, lb, ra2, rb2)
         z1, z2 = out["T1"][2], out["T2"][2]
     else:
         theta = where_positive(xp, ccw, th_ccw, th_cw)
@@ -210,7 +210,7 @@ def wrap_segment(A: Sequence, B: Sequence, cylinder: WrapCylinder, xp: Any = np,
 
 
 def _opensim_tangent_points(xp: Any, A: Sequence, B: Sequence, R: float, side: tuple | None, la: Any, lb: Any,
-                            ra2: Any, rb2: Any, nx: Any, ny: Any) -> dict:
+                            ra2: Any, rb2: Any) -> dict:
     """OpenSim 4.6's ``WrapCylinder::wrapLine`` and ``_make_spiral_path`` for one wrap, step by step, in the
     cylinder frame (axis z): each point's two tangent points in its own cross-section; a pair of them chosen (the
     closest in angle; with a quadrant, by which lie on the active side, and whether the wrap goes the far way
@@ -251,10 +251,8 @@ def _opensim_tangent_points(xp: Any, A: Sequence, B: Sequence, R: float, side: t
         k, s = side
         on = [s * c[k] for c in (r1a, r1b, r2a)]  # > 0: on the active side
         a_gt_b = dot(r1b, r2a) - dot(r1a, r2b)  # > 0: OpenSim's alpha > beta (angle between r1a, r2b larger)
-        one, zero = 1.0, 0.0
-
-        def ind(c):
-            return where_positive(xp, c, one, zero)
+        def ind(c):  # 1 where c > 0, else 0
+            return where_positive(xp, c, 1.0, 0.0)
 
         a1, b1, a2 = ind(on[0]), ind(on[1]), ind(on[2])
         b2 = ind(s * r2b[k])

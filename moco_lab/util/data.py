@@ -7,8 +7,8 @@ from pathlib import Path
 from .names import did_you_mean
 
 __all__ = ["OPENSIM_DIR", "GAIT2D_DIR", "GAIT2D_PARAMETERS", "WINTER_GAIT", "GAIT2D_PREDICTED_WALK",
-           "GAIT2D_TRACKED_WALK", "WALKING_2D_DIR", "WALKING_2D_PREDICTED", "opensim_file",
-           "opensim_files"]
+           "GAIT2D_TRACKED_WALK", "WALKING_2D_DIR", "WALKING_2D_PREDICTED", "WALKING_3D_DIR", "WALKING_3D_KNEE_LOAD",
+           "opensim_file", "opensim_files"]
 
 #: Where the shipped OpenSim model and data files are.
 OPENSIM_DIR = Path(__file__).resolve().parents[1] / "data" / "opensim"
@@ -29,6 +29,10 @@ GAIT2D_TRACKED_WALK = GAIT2D_DIR / "tracked_walk_N50.sto"
 WALKING_2D_DIR = Path(__file__).resolve().parents[1] / "data" / "walking_2d"
 #: The minimum-effort predictions at 1.2 m/s by mesh intervals.
 WALKING_2D_PREDICTED = {n: WALKING_2D_DIR / f"predicted_walk_N{n}.sto" for n in (15, 50)}
+#: exampleMocoInverse on geometry paths solved by moco_lab without and with the knee-load goals
+#: (``benchmarks/walking_3d_knee_load.py``; provenance in ``knee_load.md`` there): activations and knee reactions.
+WALKING_3D_DIR = Path(__file__).resolve().parents[1] / "data" / "walking_3d"
+WALKING_3D_KNEE_LOAD = {key: WALKING_3D_DIR / f"knee_load_{key}.sto" for key in ("basic", "knee")}
 
 
 def opensim_files() -> list[str]:

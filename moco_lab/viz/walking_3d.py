@@ -10,11 +10,11 @@ from numpy.typing import ArrayLike
 from plotly.subplots import make_subplots
 
 from ..analysis.walking_3d import EMG_GROUPS, group_activation, residual_loads
-from ..examples.walking_3d import walking_3d_emg
+from ..examples.walking_3d import KneeLoadResult, walking_3d_emg
 from ..modeling.model import Model
 from ..results.trajectory import Trajectory
 
-__all__ = ["plot_activations_vs_emg", "plot_residuals"]
+__all__ = ["plot_activations_vs_emg", "plot_residuals", "plot_knee_load"]
 
 _COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
@@ -82,4 +82,18 @@ def plot_residuals(model: Model, solution: Trajectory, *, height: int = 380) -> 
     fig.update_layout(height=height, title=f"Pelvis residuals: largest force {r.peak_force:.0f} N "
                                            f"({r.peak_force_percent:.1f} % of body weight), largest moment "
                                            f"{r.peak_moment:.0f} N·m", margin=dict(l=60, r=20, t=80, b=50))
+    return fig
+
+
+def plot_knee_load(results: Mapping[str, KneeLoadResult], *, height: int = 380) -> go.Figure:
+    """The magnitude of each walker knee's reaction on the femur (body weights) over the trial, one line per
+    solution (dashed: the left knee), from :func:`~moco_lab.examples.walking_3d_knee_load_results`."""
+    fig = go.Figure()
+    for i, (label, r) in enumerate(results.items()):
+        for joint, dash in (("/jointset/walker_knee_r", "solid"), ("/jointset/walker_knee_l", "dash")):
+            bw = np.linalg.norm(r.knee_force[joint], axis=1) / r.body_weight
+            fig.add_trace(go.Scatter(x=r.time, y=bw, mode="lines", name=f"{label}, {joint[-1]} knee",
+                                     line=dict(color=_COLOURS[i % len(_COLOURS)], dash=dash)))
+    fig.update_layout(height=height, title="Knee reaction force on the femur", xaxis_title="time (s)",
+                      yaxis_title="force (body weights)", margin=dict(l=60, r=20, t=60, b=50))
     return fig
