@@ -393,7 +393,8 @@ def test_motion_capture(voila_url, browser):
 def test_walking_3d(voila_url, browser):
     """The 3-D walking dashboard opens with the inverse solved: the trial drawn in a 3-D scene, ten panels of
     activations against EMG envelopes. An EMG weight typed into the slider's readout and Solve: the EMG-tracking
-    goal appears in the numbers, the previous solve stays as dotted lines."""
+    goal appears in the numbers, the previous solve stays as dotted lines. *Show the knee load* draws the stored
+    knee-load study with its peaks in body weights."""
     p = Page(browser, f"{voila_url}/voila/render/walking_3d.ipynb")
     try:
         p.wait_ready("Solve", plots=2)
@@ -408,6 +409,10 @@ def test_walking_3d(voila_url, browser):
         numbers1 = p.click_and_wait("Solve", ".ml-numbers", numbers0)
         assert "emg_tracking" in numbers1 and "largest changes in mean activation" in numbers1, numbers1
         assert any(t.startswith("previous (p = 2)") for t in p.svg_texts(".js-plotly-plot .legendtext"))
+        # the stored knee-load study: its figure and numbers appear below
+        p.page.get_by_role("button", name="Show the knee load").click()
+        p.page.locator(".js-plotly-plot .gtitle", has_text="Knee reaction force on the femur").wait_for(timeout=60_000)
+        assert "body weights" in p.page.locator(".ml-numbers").nth(1).inner_text()
         p.assert_clean()
         p.page.screenshot(path=str(ARTIFACTS / "walking_3d_full.png"), full_page=True)
     finally:

@@ -83,3 +83,24 @@ def test_bad_settings_are_refused_by_name():
     with pytest.raises(ValueError, match="emg_weight must be >= 0"):
         run_walking_3d(Walking3dSettings(emg_weight=-1.0))
     assert all(len(muscles) >= 3 for muscles in STRENGTH_GROUPS.values())
+
+
+def test_knee_load_shows_the_stored_study(panel, monkeypatch):
+    """*Show the knee load*: both knees' reaction over the trial for moco_lab's stored solutions without and with
+    the knee-load goals (tests/test_walking_3d_knee_load.py checks them against OpenSim), the peaks in body
+    weights, the effort, the muscles that change most; a missing file is reported by name, not swallowed."""
+    assert not panel.out_knee.outputs
+    panel.knee_button.click()
+    fig = panel.out_knee.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert fig["layout"]["yaxis"]["title"]["text"] == "force (body weights)"
+    assert len(fig["data"]) == 4 and {t["name"] for t in fig["data"]} >= {"minimum effort, r knee",
+                                                                        "knee load minimized, l knee"}
+    assert "r knee peak <b>4.3 → 2.8</b> body weights" in panel.knee_numbers.value
+    assert "effort <b>1.70 → 2.38</b>" in panel.knee_numbers.value and "gasmed_r" in panel.knee_numbers.value
+
+    def missing():
+        raise FileNotFoundError("knee_load_basic.sto")
+
+    monkeypatch.setattr("moco_lab.ui.walking_3d.walking_3d_knee_load_results", missing)
+    panel.show_knee_load()
+    assert "knee-load results could not be shown" in panel.message.value and "knee_load_basic.sto" in panel.message.value

@@ -1,18 +1,20 @@
 """The 3-D walking dashboard (``widgets/walking_3d.ipynb``): Moco's exampleMocoInverse with a learner's changes —
 effort exponent, EMG-tracking weight, one muscle group's strength — and what they do to the activations against
-the subject's EMG, the reserves and the pelvis residuals; the trial drawn in 3-D."""
+the subject's EMG, the reserves and the pelvis residuals; the trial drawn in 3-D; the Moco paper's knee load
+(moco_lab's stored solutions on the model's geometry paths)."""
 from __future__ import annotations
 
 import html
 
 import ipywidgets as W
+import numpy as np
 
 from ..analysis.walking_3d import STRENGTH_GROUPS, Walking3dRun, Walking3dSettings, run_walking_3d, trial_motion
-from ..examples.walking_3d import walking_3d_model
+from ..examples.walking_3d import WALKING_3D_KNEE_LOAD, walking_3d_knee_load_results, walking_3d_model
 from ..solve.optimizer import Progress
 from ..util.config import mesh
 from ..viz.pose3d import animate_3d
-from ..viz.walking_3d import plot_activations_vs_emg
+from ..viz.walking_3d import plot_activations_vs_emg, plot_knee_load
 from .components import (
     blank_figure,
     error_box,
@@ -72,14 +74,25 @@ class Walking3dPanel(W.VBox):
             "(lines) with the subject's EMG envelopes (grey) and with the previous solve (dotted). A strength other "
             "than 100 % derives and compiles that model's equations on its first solve (about 20 s).</p>",
             classes=["ml-header"])
+        self.knee_button = W.Button(description="Show the knee load", layout=W.Layout(width="200px"),
+                                    tooltip="moco_lab's stored solutions without and with the knee-load goals")
+        self.knee_numbers, self.out_knee = html_widget(), W.Output()
+        knee = W.VBox([html_widget(
+            "<h3>The knee's load (the Moco paper)</h3><p>Minimizing the knee's joint reaction needs the muscles' "
+            "pull on the bones: the model's <b>geometry paths</b> wrapping over their cylinders (with the "
+            "function-based paths above, the knee's reaction does not depend on the muscles). Those equations are "
+            "large and a solve takes about 20 minutes today, so this shows moco_lab's own solutions, stored with "
+            "their provenance: minimum effort, and with the paper's knee-load goals (weight 0.005 on each knee's "
+            "front–back and axial force).</p>"), self.knee_button, self.knee_numbers, self.out_knee])
         super().__init__(single_action_children(
             self.header, [group_box("Goal", self.exponent, self.emg_weight),
                           group_box("Model", self.group, self.strength)],
-            self.button, self.progress, [self.numbers, self.message, self.out_model], self.out_emg))
+            self.button, self.progress, [self.numbers, self.message, self.out_model], W.VBox([self.out_emg, knee])))
         self.add_class("ml-panel")
         self.run: Walking3dRun | None = None
         self.previous: Walking3dRun | None = None
         self.button.on_click(lambda _b: self.solve())
+        self.knee_button.on_click(lambda _b: self.show_knee_load())
         show_figure(self.out_emg, blank_figure("press Solve", 200))
         self._draw_model()
         if run:
@@ -118,6 +131,29 @@ class Walking3dPanel(W.VBox):
             self.previous, self.run = self.run, run
             self._draw()
             self.progress.value = f"✔ solved in {run.seconds:.1f} s"
+
+    def show_knee_load(self) -> None:
+        """Draw the stored knee-load study: both knees' reaction over the trial, the peaks, the effort, and the
+        muscles whose activation changes most."""
+        try:
+            results = walking_3d_knee_load_results()
+            basic, knee = results["basic"], results["knee"]
+            fig = plot_knee_load({"minimum effort": basic, "knee load minimized": knee})
+            fig.update_layout(width=900)
+            show_figure(self.out_knee, fig)
+            chips = []
+            for joint in WALKING_3D_KNEE_LOAD["joints"]:
+                chips.append(f"<span class='ml-chip'>{joint[-1]} knee peak <b>{basic.peak_knee_force(joint):.1f} → "
+                             f"{knee.peak_knee_force(joint):.1f}</b> body weights</span>")
+            effort = [float(r.provenance["excitation_effort"]) for r in (basic, knee)]
+            chips.append(f"<span class='ml-chip'>effort <b>{effort[0]:.2f} → {effort[1]:.2f}</b></span>")
+            change = {m: float(np.mean(knee.activations[m]) - np.mean(basic.activations[m])) for m in basic.activations}
+            top = sorted(change, key=lambda m: -abs(change[m]))[:6]
+            chips.append("<span class='ml-chip'>largest changes in mean activation: " + ", ".join(
+                f"{m.rsplit('/', 1)[-1]} <b>{change[m]:+.2f}</b>" for m in top) + "</span>")
+            self.knee_numbers.value = f"<div class='ml-numbers'>{''.join(chips)}</div>"
+        except Exception as err:  # shown, never swallowed silently
+            self.message.value = error_box("The knee-load results could not be shown", err)
 
     def _describe(self, run: Walking3dRun) -> str:
         s = run.settings
