@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 
 import moco_lab as ml
+from benchmarks.walking_3d_inverse import moco_processor, moco_solve
 from moco_lab.examples.walking_3d import WALKING_3D_KNEE_LOAD, walking_3d_model
-from moco_lab.util.data import opensim_file
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE / "reference"
@@ -52,19 +52,7 @@ KNEES = WALKING_3D_KNEE_LOAD["joints"]
 def opensim_model():
     """exampleMocoInverse's model operators without ``ModOpReplacePathsWithFunctionBasedPaths``: the file's
     GeometryPaths (OpenSim's model for the knee reactions)."""
-    import opensim as osim
-
-    osim.Logger.setLevelString("error")
-    processor = osim.ModelProcessor(str(opensim_file("subject_walk_scaled.osim")))
-    processor.append(osim.ModOpAddExternalLoads(str(opensim_file("grf_walk.xml"))))
-    processor.append(osim.ModOpReplaceJointsWithWelds(["mtp_r", "mtp_l"]))
-    processor.append(osim.ModOpAddResiduals(250.0, 50.0, 1.0))
-    processor.append(osim.ModOpIgnoreTendonCompliance())
-    processor.append(osim.ModOpReplaceMusclesWithDeGrooteFregly2016())
-    processor.append(osim.ModOpIgnorePassiveFiberForcesDGF())
-    processor.append(osim.ModOpScaleActiveFiberForceCurveWidthDGF(1.5))
-    processor.append(osim.ModOpAddReserves(1.0))
-    return processor.process()
+    return moco_processor(function_based_paths=False).process()
 
 
 def opensim_knee_reactions(sto: Path) -> tuple[np.ndarray, dict, float]:
@@ -84,36 +72,6 @@ def opensim_knee_reactions(sto: Path) -> tuple[np.ndarray, dict, float]:
     forces = {j: values[:, [labels.index(f"{j}|reaction_on_parent_f{a}") for a in "xyz"]] for j in KNEES}
     weight = model.getTotalMass(state) * -model.getGravity()[1]
     return np.array(flat.getIndependentColumn()), forces, weight
-
-
-def moco_solve(tol: float, sto: Path) -> dict:
-    """Moco 4.6's MocoInverse, exampleMocoInverse's settings, on the GeometryPath model, tolerances ``tol``."""
-    import opensim as osim
-
-    inverse = osim.MocoInverse()
-    inverse.setModel(osim.ModelProcessor(opensim_model()))
-    inverse.setKinematics(osim.TableProcessor(str(opensim_file("coordinates.sto"))))
-    inverse.set_initial_time(0.48)
-    inverse.set_final_time(1.61)
-    inverse.set_mesh_interval(0.02)
-    inverse.set_kinematics_allow_extra_columns(True)
-    inverse.set_convergence_tolerance(tol)
-    inverse.set_constraint_tolerance(tol)
-    with tempfile.TemporaryDirectory() as tmp:
-        cwd = os.getcwd()
-        os.chdir(tmp)
-        try:
-            t = time.perf_counter()
-            result = inverse.solve()
-            wall = time.perf_counter() - t
-        finally:
-            os.chdir(cwd)
-    solution = result.getMocoSolution()
-    solution.unseal()
-    solution.write(str(sto))
-    return {"success": bool(solution.success()), "status": solution.getStatus(), "objective": solution.getObjective(),
-            "iterations": solution.getNumIterations(), "solver_duration": solution.getSolverDuration(), "wall": wall,
-            "goals": {name: solution.getObjectiveTerm(name) for name in solution.getObjectiveTermNames()}}
 
 
 def solve(knee_load: bool, model: ml.Model, tol: float = 1e-3) -> dict:
@@ -218,7 +176,7 @@ def main() -> None:
         for tol in (1e-3, 1e-6):
             key = f"moco_tol{tol:g}"
             print(f"[{key}] Moco ...", flush=True)
-            moco[key] = moco_solve(tol, REFERENCE / f"walking_3d_knee_load_{key}.sto")
+            moco[key] = moco_solve(tol, REFERENCE / f"walking_3d_knee_load_{key}.sto", function_based_paths=False)
             environments[key] = environment()
             print(json.dumps(moco[key], indent=1, default=float), flush=True)
     out.write_text(json.dumps({
