@@ -251,7 +251,9 @@ class Kernel:
         ``"dynamics"``: values ``[R (nq), ż (nz), Rw (nw), τ_applied (nq), τ_passive (nq)]`` and
         ``∂R/∂u̇`` (the mass matrix). ``"dynamics_jacobian"``: values
         ``[R, ż, Rw]`` and their Jacobian w.r.t. every node variable and
-        parameter. ``"constraints"``: the constraint terms of
+        parameter. ``"dynamics_jacobian_prescribed"``: the same values, their Jacobian w.r.t. all but ``q``,
+        ``u`` and ``u̇`` (prescribed kinematics: the motion is data, and the derivatives of everything that
+        depends on it alone — muscle paths' lengths and moment arms — are not needed). ``"constraints"``: the constraint terms of
         :meth:`SymbolicSystem.constraint_terms` and their Jacobian.
         """
         if name not in self._blocks:
@@ -263,6 +265,9 @@ class Kernel:
                 values = s.residual + s.state_derivatives + s.implicit_residuals
                 wrt = s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p
                 blk = _block("dynamics_jacobian", values, s, wrt)
+            elif name == "dynamics_jacobian_prescribed":
+                values = s.residual + s.state_derivatives + s.implicit_residuals
+                blk = _block("dynamics_jacobian_prescribed", values, s, s.z + s.w + s.x + s.lam + s.p)
             elif name == "constraints":
                 t = s.constraint_terms()
                 values = t["phi"] + t["phid"] + t["bias"] + t["Ga"] + t["GtG"] + t["GtL"] + t["proj"]
@@ -338,13 +343,15 @@ class Kernel:
         """Names of the outputs this model offers (force elements' outputs, ``/com_position``, ...)."""
         return list(self.system.outputs)
 
-    def output_block(self, names: Sequence[str]) -> tuple[CompiledBlock, dict[str, slice]]:
-        """The compiled outputs ``names`` (values and their Jacobian w.r.t. node variables and parameters).
+    def output_block(self, names: Sequence[str], motion_fixed: bool = False) -> tuple[CompiledBlock, dict[str, slice]]:
+        """The compiled outputs ``names`` (values and their Jacobian w.r.t. node variables and parameters;
+        ``motion_fixed``: not w.r.t. ``q``, ``u``, ``u̇``, as :meth:`evaluate`).
 
         Returns the block and, per name, the slice of its values.
         """
         key = tuple(names)
-        if ("outputs", key) not in self._blocks:
+        kind = "outputs_prescribed" if motion_fixed else "outputs"
+        if (kind, key) not in self._blocks:
             s = self.system
             values, rows = [], {}
             for name in names:
@@ -354,15 +361,16 @@ class Kernel:
                     raise KeyError(did_you_mean(name, list(s.outputs), "model output"))
                 rows[name] = slice(len(values), len(values) + len(s.outputs[name]))
                 values += s.outputs[name]
-            wrt = s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p
-            self._blocks[("outputs", key)] = (_block("outputs", values, s, wrt), rows)
-        return self._blocks[("outputs", key)]
+            wrt = (s.z + s.w + s.x + s.lam + s.p) if motion_fixed else (s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p)
+            self._blocks[(kind, key)] = (_block(kind, values, s, wrt), rows)
+        return self._blocks[(kind, key)]
 
     def outputs(self, names: Sequence[str], Q: np.ndarray, U: np.ndarray, X: np.ndarray | None = None,
                 P: np.ndarray | None = None, Z: np.ndarray | None = None, A: np.ndarray | None = None,
                 W: np.ndarray | None = None, L: np.ndarray | None = None,
-                jac: bool = False, E: np.ndarray | None = None) -> dict:
-        """Model outputs at ``n`` nodes.
+                jac: bool = False, E: np.ndarray | None = None, motion_fixed: bool = False) -> dict:
+        """Model outputs at ``n`` nodes (``motion_fixed``: the Jacobian's ``q``, ``u``, ``u̇`` columns are left
+        zero, as in :meth:`evaluate`).
 
         Returns
         -------
@@ -371,7 +379,7 @@ class Kernel:
             dict of derivative blocks ``dq, du, da, dz, dw, dx, dl, dp`` (each
             ``(n, k, width)``).
         """
-        blk, rows = self.output_block(names)
+        blk, rows = self.output_block(names, motion_fixed and jac)
         vals, ent = blk(self._inputs(Q, U, A, Z, W, X, L, E=E), self._P(P))
         out = {name: vals[:, r] for name, r in rows.items()}
         if jac:
@@ -416,7 +424,8 @@ class Kernel:
     # ------------------------------------------------------------ evaluation
     def evaluate(self, Q: np.ndarray, U: np.ndarray, X: np.ndarray | None, P: np.ndarray | None,
                  Z: np.ndarray | None = None, A: np.ndarray | None = None, jac: bool = False,
-                 W: np.ndarray | None = None, L: np.ndarray | None = None, E: np.ndarray | None = None) -> dict:
+                 W: np.ndarray | None = None, L: np.ndarray | None = None, E: np.ndarray | None = None,
+                 motion_fixed: bool = False) -> dict:
         """Dynamics at ``n`` nodes.
 
         Parameters
@@ -431,6 +440,9 @@ class Kernel:
             f_app + Gᵀλ = 0``) and the Jacobians a ``dl`` block.
         E : (n, ne) the force elements' time-dependent inputs at the nodes'
             times (:meth:`inputs_at`); required when the model has some.
+        motion_fixed : bool
+            With ``jac`` and ``A`` given: ``q``, ``u``, ``u̇`` are data (prescribed kinematics), so the Jacobian
+            leaves their columns zero and is computed without them (much cheaper where muscle paths are large).
 
         Returns
         -------
@@ -466,7 +478,7 @@ class Kernel:
             res["constraints"] = self.constraints(Q, U, L)
         if not jac:
             return res
-        blk = self.block("dynamics_jacobian")
+        blk = self.block("dynamics_jacobian_prescribed" if motion_fixed and A is not None else "dynamics_jacobian")
         vals, ent = blk(self._inputs(Q, U, Aval, Z, W, X, L, E=E), P)
         if A is not None:
             res["R"] = vals[:, :nq]

@@ -70,7 +70,7 @@ def node_patterns(tr: Any) -> dict:
                 Pb[row, kin2blk[col]] = 1.0
         return Pb, Pp
 
-    dj = k.block("dynamics_jacobian")
+    dj = k.block("dynamics_jacobian_prescribed" if lay.prescribed else "dynamics_jacobian")
     nz, nw = k.nz, k.nw
     pat = {}
     pat["R"] = pattern(dj, slice(0, nq))
@@ -153,7 +153,7 @@ def output_patterns(tr: Any) -> dict:
     lay, klay = tr.layout, tr.kernel.layout
     pats = {}
     if tr.outputs:
-        blk, rows = tr.kernel.output_block(tr.outputs)
+        blk, rows = tr.kernel.output_block(tr.outputs, lay.prescribed)
         groups = [("q", lay.q), ("u", lay.u), ("a", lay.acc), ("z", lay.z), ("x", lay.x), ("w", lay.w),
                   ("lam", lay.lam)]
         for name, r in rows.items():

@@ -665,7 +665,8 @@ class Transcription:
         inp = self.node_inputs(idx, B)
         Q, U, Z, X, Acc, W, Lam = inp["Q"], inp["U"], inp["Z"], inp["X"], inp["A"], inp["W"], inp["L"]
         explicit = self.mode == "explicit"
-        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W, L=Lam, E=inp["E"])
+        res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W, L=Lam, E=inp["E"],
+                                   motion_fixed=lay.prescribed)
         kin = None
         F = np.empty((n, ny))
         if lay.prescribed:
@@ -735,7 +736,7 @@ class Transcription:
             return {}, {}
         inp = self.node_inputs(idx, B)
         out = self.kernel.outputs(self.outputs, inp["Q"], inp["U"], inp["X"], P, Z=inp["Z"], A=inp["A"],
-                                  W=inp["W"], L=inp["L"], jac=jac, E=inp["E"])
+                                  W=inp["W"], L=inp["L"], jac=jac, E=inp["E"], motion_fixed=self.layout.prescribed)
         values = {n: out[n] for n in self.outputs}
         if not jac:
             return values, {}
