@@ -81,9 +81,9 @@ class Walking3dPanel(W.VBox):
             "<h3>The knee's load (the Moco paper)</h3><p>Minimizing the knee's joint reaction needs the muscles' "
             "pull on the bones: the model's <b>geometry paths</b> wrapping over their cylinders (with the "
             "function-based paths above, the knee's reaction does not depend on the muscles). Those equations are "
-            "large and a solve takes about 20 minutes today, so this shows moco_lab's own solutions, stored with "
-            "their provenance: minimum effort, and with the paper's knee-load goals (weight 0.005 on each knee's "
-            "front–back and axial force).</p>"), self.knee_button, self.knee_numbers, self.out_knee])
+            "large (deriving and compiling them takes about 6 minutes the first time), so this shows moco_lab's "
+            "own solutions, stored with their provenance: minimum effort, and with the paper's knee-load goals "
+            "(weight 0.005 on each knee's front–back and axial force).</p>"), self.knee_button, self.knee_numbers, self.out_knee])
         super().__init__(single_action_children(
             self.header, [group_box("Goal", self.exponent, self.emg_weight),
                           group_box("Model", self.group, self.strength)],
