@@ -133,11 +133,36 @@ def write_lesson_data(model: ml.Model, results: dict, env: dict) -> None:
         "|---|---|--:|--:|--:|--:|\n" + "\n".join(rows) + "\n")
 
 
+def write_table(stored: dict) -> None:
+    """``benchmarks/walking_3d_knee_load.md``: every stored run, moco_lab's and Moco's, one row each."""
+    rows = []
+    for tool, runs in (("moco_lab", stored.get("results", {})), ("Moco 4.6", stored.get("moco", {}))):
+        for key, r in runs.items():
+            peaks = r.get("peak_bw", {})
+            peak = " / ".join(f"{peaks[j]['opensim']:.2f}" for j in KNEES) if peaks else ""
+            rows.append(f"| {key} | {tool} | {r['status']} | {r['iterations']} | {r['objective']:.6f} | "
+                        f"{r['solver_duration']:.1f} | {r['wall']:.1f} | {peak} |")
+    env = next(iter(stored.get("environments", {}).values()), {})
+    (HERE / "walking_3d_knee_load.md").write_text(
+        "# The Moco paper's knee load on exampleMocoInverse's geometry paths: moco_lab, and Moco 4.6's basic "
+        "problem\n\n"
+        f"{env.get('date', '')}; {env.get('machine', '')}; moco_lab {env.get('moco_lab', '')}, OpenSim "
+        f"{env.get('opensim', '')}. Produced by `benchmarks/walking_3d_knee_load.py` (settings in its docstring; "
+        "all numbers in `reference/walking_3d_knee_load.json`). `basic`, `knee`: the example's tolerances 1e-3, "
+        "without and with the paper's knee-load goals; `basic_1e-06`, `moco_tol*`: the minimum-effort problem at "
+        "other tolerances. Solve: IPOPT's (moco_lab) or Moco's solver time; wall: the whole call, the first "
+        "moco_lab run of a kind including deriving and compiling its equations in a fresh cache. Peak knee force: "
+        "OpenSim's reaction of each walker knee on the femur along the solution (right / left, body weights).\n\n"
+        "| run | tool | status | iterations | objective | solve (s) | wall (s) | peak knee force (BW) |\n"
+        "|---|---|---|--:|--:|--:|--:|--:|\n" + "\n".join(rows) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", default="basic,knee", help=f"moco_lab's solves, of {sorted(RUNS)}")
     parser.add_argument("--moco", action="store_true", help="Moco 4.6's basic problem at 1e-3 and 1e-6 too")
     parser.add_argument("--write-data", action="store_true", help="only rewrite lesson 16's data files")
+    parser.add_argument("--table", action="store_true", help="only rewrite walking_3d_knee_load.md from the json")
     args = parser.parse_args()
     # a fresh kernel cache (the first solve's time is a cold one), unless one is given; read when kernels are built
     os.environ.setdefault("MOCO_LAB_CACHE", tempfile.mkdtemp(prefix="moco_lab_knee_load_"))
@@ -145,6 +170,9 @@ def main() -> None:
 
     out = REFERENCE / "walking_3d_knee_load.json"
     stored = json.loads(out.read_text()) if out.exists() else {}
+    if args.table:
+        write_table(stored)
+        return
     results, moco = stored.get("results", {}), stored.get("moco", {})
     environments = stored.get("environments", {})
     t = time.perf_counter()
@@ -185,6 +213,7 @@ def main() -> None:
                        "moco_lab's solutions; Moco 4.6's basic problem on the same model "
                        "(benchmarks/walking_3d_knee_load.py)",
         "environments": environments, "results": results, "moco": moco}, indent=1, default=float) + "\n")
+    write_table(json.loads(out.read_text()))
     if {"basic", "knee"} & set(args.runs.split(",")):
         write_lesson_data(model, results, environments["knee"] if "knee" in environments else environment())
 
