@@ -411,7 +411,7 @@ def test_walking_3d(voila_url, browser):
         assert any(t.startswith("previous (p = 2)") for t in p.svg_texts(".js-plotly-plot .legendtext"))
         # the stored knee-load study: its figure and numbers appear below
         p.page.get_by_role("button", name="Show the knee load").click()
-        p.page.locator(".js-plotly-plot .gtitle", has_text="Knee reaction force on the femur").wait_for(timeout=60_000)
+        p.page.locator(".js-plotly-plot .gtitle", has_text="Knee reaction force on the femur").first.wait_for(timeout=60_000)
         assert "body weights" in p.page.locator(".ml-numbers").nth(1).inner_text()
         p.assert_clean()
         p.page.screenshot(path=str(ARTIFACTS / "walking_3d_full.png"), full_page=True)
