@@ -36,13 +36,14 @@ REFERENCE = HERE / "reference"
 TOLERANCES = (1e-3, 1e-6)
 
 
-def moco_processor(function_based_paths: bool = True):
+def moco_processor(function_based_paths: bool = True, osim_file: Path | None = None):
     """exampleMocoInverse's ``ModelProcessor``; ``function_based_paths=False`` leaves out
-    ``ModOpReplacePathsWithFunctionBasedPaths`` (the file's GeometryPaths)."""
+    ``ModOpReplacePathsWithFunctionBasedPaths`` (the file's GeometryPaths); ``osim_file``: another model file
+    (default the subject's)."""
     import opensim as osim
 
     osim.Logger.setLevelString("error")
-    processor = osim.ModelProcessor(str(opensim_file("subject_walk_scaled.osim")))
+    processor = osim.ModelProcessor(str(osim_file or opensim_file("subject_walk_scaled.osim")))
     processor.append(osim.ModOpAddExternalLoads(str(opensim_file("grf_walk.xml"))))
     processor.append(osim.ModOpReplaceJointsWithWelds(["mtp_r", "mtp_l"]))
     processor.append(osim.ModOpAddResiduals(250.0, 50.0, 1.0))
@@ -57,13 +58,15 @@ def moco_processor(function_based_paths: bool = True):
     return processor
 
 
-def moco_solve(tol: float, sto: Path, emg: bool = False, function_based_paths: bool = True) -> dict:
+def moco_solve(tol: float, sto: Path, emg: bool = False, function_based_paths: bool = True,
+               osim_file: Path | None = None) -> dict:
     """exampleMocoInverse's ``solveMocoInverse`` (``emg``: ``solveMocoInverseWithEMG``) with convergence and
-    constraint tolerances ``tol``; ``function_based_paths=False``: on the file's GeometryPaths."""
+    constraint tolerances ``tol``; ``function_based_paths=False``: on the file's GeometryPaths; ``osim_file``:
+    another model file."""
     import opensim as osim
 
     inverse = osim.MocoInverse()
-    inverse.setModel(moco_processor(function_based_paths))
+    inverse.setModel(moco_processor(function_based_paths, osim_file))
     inverse.setKinematics(osim.TableProcessor(str(opensim_file("coordinates.sto"))))
     inverse.set_initial_time(0.48)
     inverse.set_final_time(1.61)

@@ -393,7 +393,7 @@ def test_motion_capture(voila_url, browser):
 def test_walking_3d(voila_url, browser):
     """The 3-D walking dashboard opens with the inverse solved: the trial drawn in a 3-D scene, ten panels of
     activations against EMG envelopes. An EMG weight typed into the slider's readout and Solve: the EMG-tracking
-    goal appears in the numbers, the previous solve stays as dotted lines. *Show the knee load* draws the stored
+    goal appears in the numbers, the previous solve stays as dotted lines. *Show the stored study* draws the stored
     knee-load study with its peaks in body weights."""
     p = Page(browser, f"{voila_url}/voila/render/walking_3d.ipynb")
     try:
@@ -410,12 +410,17 @@ def test_walking_3d(voila_url, browser):
         assert "emg_tracking" in numbers1 and "largest changes in mean activation" in numbers1, numbers1
         assert any(t.startswith("previous (p = 2)") for t in p.svg_texts(".js-plotly-plot .legendtext"))
         # the stored knee-load study: its figure and numbers appear below
-        p.page.get_by_role("button", name="Show the knee load").click()
+        p.page.get_by_role("button", name="Show the stored study").click()
         p.page.locator(".js-plotly-plot .gtitle", has_text="Knee reaction force on the femur").first.wait_for(timeout=60_000)
         knee = p.page.locator(".ml-numbers", has_text="body weights").first
         knee.wait_for(timeout=60_000)  # the numbers' update can arrive after the figure
         assert "r knee peak 4.3 → 2.8 body weights" in knee.inner_text()
         p.assert_clean()
         p.page.screenshot(path=str(ARTIFACTS / "walking_3d_full.png"), full_page=True)
+        # Voila scrolls inside its own container, so the full page stops above the knee figure: picture it alone
+        figure = p.page.locator(".js-plotly-plot").filter(has_text="Knee reaction force on the femur").first
+        figure.locator(".main-svg").first.wait_for(timeout=60_000)
+        figure.scroll_into_view_if_needed()
+        figure.screenshot(path=str(ARTIFACTS / "walking_3d_knee.png"))
     finally:
         p.close()

@@ -186,3 +186,28 @@ def test_a_second_process_loads_compiled_dynamics_from_the_disk_cache(tmp_path):
     third = json.loads(subprocess.run([sys.executable, "-c", script_changed], env=env, capture_output=True,
                                       text=True, check=True).stdout.strip().splitlines()[-1])
     assert third.get("compile", 0) > 0
+
+
+def test_output_values_compile_no_jacobian():
+    """Outputs asked for without their Jacobian compile a block of values only (a Jacobian compiled for nothing took
+    5 minutes for the 3-D model's knee reactions after its knee-load solve); their values are the Jacobian block's,
+    bit for bit (the same arithmetic), and which variables they depend on is read off the expressions."""
+    model = ml.models.suspended_mass()
+    Q, U = np.array([[0.05, -0.2], [0.0, 0.1]]), np.array([[0.1, -0.2], [0.3, 0.0]])
+    Z, X = np.array([[0.4, 0.5, 0.6], [0.2, 0.3, 0.1]]), np.full((2, 3), 0.5)
+    names = ["/forceset/left/tendon_force", "/forceset/middle/length"]
+    k = kernel_for(model)
+    k._blocks.clear()
+    values = k.outputs(names, Q, U, X, Z=Z)
+    assert ("outputs_values", tuple(names)) in k._blocks and ("outputs", tuple(names)) not in k._blocks
+    with_jac = k.outputs(names, Q, U, X, Z=Z, jac=True)
+    for name in names:
+        assert np.array_equal(values[name], with_jac[name])
+    # the dependence: the tendon force on q, u and the activation (a state), the length on q only — as the
+    # Jacobian's non-zero columns say
+    assert k.output_dependence(names[:1]) == {"q", "u", "z"}
+    assert k.output_dependence(names[1:]) == {"q"}
+    J = with_jac["J"]["/forceset/middle/length"]
+    assert np.any(J["dq"]) and not np.any(J["du"]) and not np.any(J["dz"])
+    with pytest.raises(KeyError, match="model output"):
+        k.output_dependence(["/forceset/left/tendon_forc"])

@@ -169,6 +169,14 @@ def test_prescribed_kinematics():
     check_hessians(tr, np.random.default_rng(14))
 
 
+def test_prescribed_kinematics_with_a_joint_reaction_goal():
+    """Prescribed kinematics (the Moco paper's knee load): the knee reaction's Hessian w.r.t. the variables only —
+    the muscles' forces through their activations and tendon states, the motion being data."""
+    goal = ml.JointReactionGoal("knee_parent", 0.2, joint_path="knee", reaction_measures=["force-x", "force-y"])
+    tr = prescribed_leg([goal], optim_linear_solver="mumps", optim_hessian_approximation="exact")
+    check_hessians(tr, np.random.default_rng(17))
+
+
 def test_lagrangian_hessian_vector_products():
     """The whole program as IPOPT sees it (every binding's part summed into one structure, quadratic costs
     included): ``H v`` against central differences of ``σ∇f + Jᵀλ`` along random directions ``v``."""

@@ -247,8 +247,9 @@ def test_coupled_model_with_muscles_path_constraint_and_user_goal():
     check_bindings(study.transcribe(), np.random.default_rng(4))
 
 
-def prescribed_leg(**settings) -> Transcription:
-    """The leg with compliant tendons and contact, its kinematics prescribed (``Inverse``'s transcription)."""
+def prescribed_leg(goals=(), **settings) -> Transcription:
+    """The leg with compliant tendons and contact, its kinematics prescribed (``Inverse``'s transcription), with
+    ``goals`` added to its effort and initial-activation goals."""
     model = leg_model(contact=True, tendon="implicit")
     nq = model.nq
 
@@ -263,6 +264,8 @@ def prescribed_leg(**settings) -> Transcription:
     p.set_time_bounds(0, 0.4)
     p.add_goal(ml.ControlGoal("effort"))
     p.add_goal(ml.InitialActivationGoal())
+    for goal in goals:
+        p.add_goal(goal)
     options = ml.SolverSettings(num_mesh_intervals=3, minimize_implicit_auxiliary_derivatives=True, **settings)
     return Transcription(p, options, PrescribedKinematics(0.0, 0.4, kin))
 

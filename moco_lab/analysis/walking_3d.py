@@ -18,16 +18,24 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..examples.walking_3d import walking_3d_emg, walking_3d_inverse, walking_3d_model
+from ..examples.walking_3d import (
+    WALKING_3D_KNEE_LOAD,
+    KneeLoadResult,
+    walking_3d_emg,
+    walking_3d_inverse,
+    walking_3d_model,
+)
 from ..modeling.model import Model
 from ..modeling.operators import scale_max_isometric_force
 from ..results.trajectory import Trajectory
 from ..solve.optimizer import Progress
+from ..tools.analyze import joint_reactions
 from ..tools.inverse import InverseSolution
 from ..util.names import did_you_mean
 
 __all__ = ["EMG_GROUPS", "EmgComparison", "group_activation", "emg_comparison", "ResidualLoads", "residual_loads",
-           "STRENGTH_GROUPS", "Walking3dSettings", "Walking3dRun", "run_walking_3d", "mean_activations", "trial_motion"]
+           "STRENGTH_GROUPS", "Walking3dSettings", "Walking3dRun", "run_walking_3d", "mean_activations", "trial_motion",
+           "knee_reactions", "solve_knee_load"]
 
 #: Each EMG envelope of ``electromyography.sto`` (the right leg) and the model's muscles under its electrodes.
 EMG_GROUPS: dict[str, tuple[str, ...]] = {
@@ -265,3 +273,52 @@ def run_walking_3d(settings: Walking3dSettings | None = None,
     sol = result.solution
     return Walking3dRun(s, result, emg_comparison(sol), residual_loads(model, sol), mean_activations(sol, model),
                         time.perf_counter() - start)
+
+
+def knee_reactions(model: Model, solution: Trajectory) -> dict[str, np.ndarray]:
+    """Each walker knee's reaction on the femur along ``solution``, in ground axes: ``{joint path: (n, 3)}`` (N) —
+    what OpenSim's ``Joint::calcReactionOnParentExpressedInGround`` gives (checked against it in
+    ``tests/test_walking_3d_knee_load.py``)."""
+    joints = list(WALKING_3D_KNEE_LOAD["joints"])
+    table = joint_reactions(model, solution, joints, "parent", "/ground")
+    return {j: np.column_stack([np.asarray(table.columns[f"{j}/reaction_on_parent_in_/ground_force_{a}"], float)
+                                for a in "xyz"]) for j in joints}
+
+
+def solve_knee_load(weight: float = WALKING_3D_KNEE_LOAD["weight"], *, mesh_interval: float = 0.02,
+                    progress: Callable[[Progress], None] | None = None) -> KneeLoadResult:
+    """The Moco paper's knee-load study with a learner's weight: exampleMocoInverse on the model's geometry paths
+    (``walking_3d_model(function_based_paths=False)``) with the knee-load goals of ``weight`` on each walker knee
+    (0: minimum effort alone; the paper's 0.005), solved (``progress`` called with each IPOPT iteration) and
+    measured as the stored study is (:func:`~moco_lab.examples.walking_3d_knee_load_results`).
+
+    The first call in a fresh kernel cache derives and compiles the wrapped paths' equations and the knee
+    reactions (about 2 minutes on 2 cores); after that a solve takes about half a minute at Moco's mesh (0.02 s).
+
+    Returns
+    -------
+    KneeLoadResult
+        ``provenance`` holds ``status``, ``iterations``, ``objective``, ``excitation_effort``, ``weight``,
+        ``mesh_interval`` and ``seconds`` (wall time). Raises ``RuntimeError`` naming the status if IPOPT fails.
+    """
+    weight = float(weight)
+    if not weight >= 0.0:
+        raise ValueError(f"solve_knee_load: weight must be >= 0 (0: minimum effort alone; the paper's "
+                         f"{WALKING_3D_KNEE_LOAD['weight']}), got {weight}")
+    start = time.perf_counter()
+    model = walking_3d_model(function_based_paths=False)
+    inverse = walking_3d_inverse(model, knee_load=weight > 0, mesh_interval=mesh_interval)
+    for goal in inverse.goals:
+        goal.weight = weight  # the knee-load goals (the only goals added to the example's)
+    result = inverse.solve(progress=progress)
+    sol = result.solution
+    if not result.success:
+        raise RuntimeError(f"IPOPT stopped without a solution: {sol.status} ({sol.message}) after {sol.nit} "
+                           "iterations")
+    activations = {name[:-len("/activation")]: np.asarray(v, float) for name, v in sol.states.items()
+                   if name.endswith("/activation")}
+    forces = knee_reactions(model, sol)
+    provenance = {"status": sol.status, "iterations": sol.nit, "objective": sol.objective,
+                  "excitation_effort": sol.goal_values["excitation_effort"], "weight": weight,
+                  "mesh_interval": mesh_interval, "seconds": time.perf_counter() - start}
+    return KneeLoadResult(np.asarray(sol.time, float), activations, forces, float(model.body_weight()), provenance)

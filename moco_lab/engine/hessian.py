@@ -203,7 +203,7 @@ def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, 
             w_eff += np.einsum("nlq,nl->nq", ev.constraint_G(inp), wK[:, 2 * nl:])
         M = ev.mass(inp, P)
         wd[:, :nq] = -np.linalg.solve(np.transpose(M, (0, 2, 1)), w_eff[:, :, None])[:, :, 0]
-    Hk = ev.kernel_hessian("dynamics", wd, inp, P, Aeval)
+    Hk = ev.kernel_hessian("dynamics_prescribed" if lay.prescribed else "dynamics", wd, inp, P, Aeval)
     if constrained:
         Hk = Hk + ev.kernel_hessian("constraints", wc, inp, P, Aeval)
     H = _to_extended(tr, Hk)
@@ -258,7 +258,8 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
         if ev.pattern:
             W = ev.rng.uniform(0.5, 1.5, W.shape)
         inp = tr.node_inputs(idx, B)
-        Hk = ev.kernel_hessian(("outputs", tuple(names)), W, inp, P, inp["A"])
+        kind = "outputs_prescribed" if lay.prescribed else "outputs"  # q, u, u̇ data: not differentiated
+        Hk = ev.kernel_hessian((kind, tuple(names)), W, inp, P, inp["A"])
         H[:, :nb + npar, :nb + npar] += _to_extended(tr, Hk, drop_acceleration=True)
     return grad, H
 
@@ -545,7 +546,8 @@ class EndpointHessian:
             if not np.any(W):
                 continue
             inp = tr.node_inputs(ep.idx[side:side + 1], Bb[side:side + 1])
-            Hk = ev.kernel_hessian(("outputs", tuple(names)), W, inp, P, inp["A"])
+            kind = "outputs_prescribed" if lay.prescribed else "outputs"  # q, u, u̇ data: not differentiated
+            Hk = ev.kernel_hessian((kind, tuple(names)), W, inp, P, inp["A"])
             He = _to_extended(tr, Hk, drop_acceleration=True)[0]
             idx = np.concatenate([o + side * nb + np.arange(nb), 2 + np.arange(npar)])
             H[np.ix_(idx, idx)] += He

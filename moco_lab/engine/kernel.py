@@ -29,7 +29,7 @@ import numpy as np
 
 from ..modeling.model import Model
 from ..symbolic import codegen
-from ..symbolic.expr import derivatives, second_derivatives, structural_hash
+from ..symbolic.expr import Expr, ancestors, derivatives, second_derivatives, structural_hash
 from ..util.version import __version__
 from .system import SymbolicSystem
 
@@ -284,21 +284,28 @@ class Kernel:
         ``"dynamics"``: values ``[R (nq), ż (nz), Rw (nw)]`` (weights in that order), w.r.t. every node variable
         and parameter. ``"constraints"``: values ``[φ, φ̇, Ġu, G a (nl each), Gᵀγ (nq), F_xᵀμ (2 nq)]``.
         ``("outputs", names)``: the named outputs' values, concatenated (see :meth:`output_block`).
+        ``"dynamics_prescribed"``, ``("outputs_prescribed", names)``: the same w.r.t. all but ``q``, ``u``, ``u̇``
+        (prescribed kinematics, where they are data: their rows and columns would be computed and dropped).
         """
         key = ("hessian", kind)
         if key not in self._blocks:
             s = self.system
             wrt = s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p
+            fixed = s.z + s.w + s.x + s.lam + s.p  # w.r.t. all but q, u, u̇ (prescribed kinematics: data)
             if kind == "dynamics":
                 values = s.residual + s.state_derivatives + s.implicit_residuals
                 blk = _hessian_block("dynamics_hessian", values, s, wrt)
+            elif kind == "dynamics_prescribed":
+                values = s.residual + s.state_derivatives + s.implicit_residuals
+                blk = _hessian_block("dynamics_hessian_prescribed", values, s, fixed)
             elif kind == "constraints":
                 t = s.constraint_terms()
                 values = t["phi"] + t["phid"] + t["bias"] + t["Ga"] + t["GtG"] + t["proj"]
                 blk = _hessian_block("constraints_hessian", values, s, s.q + s.u + s.a + s.lam + s.gam + s.mu)
-            elif isinstance(kind, tuple) and kind[0] == "outputs":
+            elif isinstance(kind, tuple) and kind[0] in ("outputs", "outputs_prescribed"):
                 values = [v for name in kind[1] for v in s.outputs[name]]
-                blk = _hessian_block("outputs_hessian", values, s, wrt)
+                blk = (_hessian_block("outputs_hessian", values, s, wrt) if kind[0] == "outputs"
+                       else _hessian_block("outputs_hessian_prescribed", values, s, fixed))
             else:
                 raise KeyError(f"unknown kernel Hessian {kind!r}")
             self._blocks[key] = blk
@@ -343,14 +350,15 @@ class Kernel:
         """Names of the outputs this model offers (force elements' outputs, ``/com_position``, ...)."""
         return list(self.system.outputs)
 
-    def output_block(self, names: Sequence[str], motion_fixed: bool = False) -> tuple[CompiledBlock, dict[str, slice]]:
+    def output_block(self, names: Sequence[str], motion_fixed: bool = False,
+                     values_only: bool = False) -> tuple[CompiledBlock, dict[str, slice]]:
         """The compiled outputs ``names`` (values and their Jacobian w.r.t. node variables and parameters;
-        ``motion_fixed``: not w.r.t. ``q``, ``u``, ``u̇``, as :meth:`evaluate`).
+        ``motion_fixed``: not w.r.t. ``q``, ``u``, ``u̇``, as :meth:`evaluate`; ``values_only``: no Jacobian).
 
         Returns the block and, per name, the slice of its values.
         """
         key = tuple(names)
-        kind = "outputs_prescribed" if motion_fixed else "outputs"
+        kind = "outputs_values" if values_only else "outputs_prescribed" if motion_fixed else "outputs"
         if (kind, key) not in self._blocks:
             s = self.system
             values, rows = [], {}
@@ -361,9 +369,26 @@ class Kernel:
                     raise KeyError(did_you_mean(name, list(s.outputs), "model output"))
                 rows[name] = slice(len(values), len(values) + len(s.outputs[name]))
                 values += s.outputs[name]
-            wrt = (s.z + s.w + s.x + s.lam + s.p) if motion_fixed else (s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p)
+            wrt = (None if values_only else (s.z + s.w + s.x + s.lam + s.p) if motion_fixed
+                   else (s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p))
             self._blocks[(kind, key)] = (_block(kind, values, s, wrt), rows)
         return self._blocks[(kind, key)]
+
+    def output_dependence(self, names: Sequence[str]) -> set[str]:
+        """The node-variable blocks (``"q"``, ``"u"``, ``"a"``, ``"z"``, ``"w"``, ``"x"``, ``"lam"``, ``"e"``) and
+        ``"p"`` (parameters) the outputs ``names`` depend on, read off their expressions (nothing compiled)."""
+        s = self.system
+        for name in names:
+            if name not in s.outputs:
+                from ..util.names import did_you_mean
+
+                raise KeyError(did_you_mean(name, list(s.outputs), "model output"))
+        group = {}
+        for label, variables in (("q", s.q), ("u", s.u), ("a", s.a), ("z", s.z), ("w", s.w), ("x", s.x),
+                                 ("lam", s.lam), ("e", s.e), ("p", s.p)):
+            group.update({v.id: label for v in variables})
+        values = [v for name in names for v in s.outputs[name] if isinstance(v, Expr)]
+        return {group[n.id] for n in ancestors(values) if n.id in group}
 
     def outputs(self, names: Sequence[str], Q: np.ndarray, U: np.ndarray, X: np.ndarray | None = None,
                 P: np.ndarray | None = None, Z: np.ndarray | None = None, A: np.ndarray | None = None,
@@ -379,7 +404,13 @@ class Kernel:
             dict of derivative blocks ``dq, du, da, dz, dw, dx, dl, dp`` (each
             ``(n, k, width)``).
         """
-        blk, rows = self.output_block(names, motion_fixed and jac)
+        if jac:
+            blk, rows = self.output_block(names, motion_fixed)
+        else:  # the values alone: those of a block of these outputs already built (the same arithmetic), or a
+            # block without derivatives (a Jacobian compiled for nothing can take minutes: the wrapped 3-D paths)
+            built = [self._blocks[k] for k in (("outputs_prescribed", tuple(names)), ("outputs", tuple(names)))
+                     if k in self._blocks]
+            blk, rows = built[0] if built else self.output_block(names, values_only=True)
         vals, ent = blk(self._inputs(Q, U, A, Z, W, X, L, E=E), self._P(P))
         out = {name: vals[:, r] for name, r in rows.items()}
         if jac:
@@ -469,8 +500,10 @@ class Kernel:
             res["Rw"] = vals[:, nq + nz:nq + nz + nw]
         else:
             Aval = A
-            if not jac:
-                vals, _ = self.block("dynamics")(self._inputs(Q, U, A, Z, W, X, L, E=E), P)
+            if not jac:  # the values of a Jacobian block already built are the same arithmetic: no new compile
+                built = [self._blocks[k] for k in ("dynamics_jacobian_prescribed", "dynamics_jacobian")
+                         if k in self._blocks]
+                vals, _ = (built[0] if built else self.block("dynamics"))(self._inputs(Q, U, A, Z, W, X, L, E=E), P)
                 res["R"] = vals[:, :nq]
                 res["Zd"] = vals[:, nq:nq + nz]
                 res["Rw"] = vals[:, nq + nz:nq + nz + nw]

@@ -199,6 +199,7 @@ class SymbolicSystem:
         self.node_inputs = (self.q + self.u + self.a + self.z + self.w + self.x + self.lam + self.gam + self.mu
                             + self.e)
         self.param_index = {path: k for k, path in enumerate(self.parameters)}
+        self._held_count = 0  # stand-ins made by hold_function, numbered for their names
         self.z_index = {n: k for k, n in enumerate(self.z_names)}
         self.w_index = {n: k for k, n in enumerate(self.w_names)}
         self.x_index = {n: k for k, n in enumerate(self.x_names)}
@@ -358,7 +359,7 @@ class SymbolicSystem:
             out = []
             for v in values:
                 if isinstance(v, sx.Expr):
-                    self._held_count = getattr(self, "_held_count", 0) + 1
+                    self._held_count += 1
                     stand_in = self.graph.var(f"held/{self._held_count}")
                     held[stand_in] = v
                     v = stand_in
@@ -382,7 +383,7 @@ class SymbolicSystem:
                 capture = _PointCapture(ctx, m.path)
                 held: dict = {}  # OpenSim's wrapping: its tangent points held on the cylinder (see length_and_gradient)
                 hold = self.hold_function(held) if holds_tangent_points(m.geometry.wraps) else None
-                length = m.geometry.length_expr(capture, hold) if hold else m.geometry.length_expr(capture)
+                length = m.geometry.length_expr(capture, hold)
                 stand_ins = [v for _, _, vs in capture.points for v in vs]
                 grads = derivatives([length], stand_ins)[0]
                 values = {v: x for _, p, vs in capture.points for v, x in zip(vs, p)}

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,12 +64,14 @@ WALKING_3D_INVERSE_SETTINGS = {"initial_time": 0.48, "final_time": 1.61, "mesh_i
                                "constraint_tolerance": 1e-3}
 
 
-def walking_3d_model(function_based_paths: bool = True) -> Model:
+def walking_3d_model(function_based_paths: bool = True, osim: str | Path | None = None) -> Model:
     """``subject_walk_scaled.osim`` processed by exampleMocoInverse's model operators, in Moco's order (see the
     module docstring). ``function_based_paths=False`` keeps the muscles' geometry paths, wrapping over their 44
     cylinders by OpenSim's own construction (``read_osim(..., wrap_method="opensim")``: lengths, moment arms and
-    the forces on the bones as OpenSim computes them); compiling the equations then takes minutes."""
-    model = read_osim(opensim_file("subject_walk_scaled.osim"), replace_millard=True, weld=["mtp_r", "mtp_l"],
+    the forces on the bones as OpenSim computes them); compiling the equations then takes minutes. ``osim``:
+    another model file (an edited copy of the subject's, say) processed the same way."""
+    model = read_osim(opensim_file("subject_walk_scaled.osim") if osim is None else osim, replace_millard=True,
+                      weld=["mtp_r", "mtp_l"],
                       wrap_method="shortest" if function_based_paths else "opensim")
     add_external_loads(model, opensim_file("grf_walk.xml"))
     model = add_residuals(model, 250.0, 50.0, 1.0)

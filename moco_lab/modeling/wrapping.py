@@ -164,10 +164,12 @@ def wrap_segment(A: Sequence, B: Sequence, cylinder: WrapCylinder, xp: Any = np,
     outside = xp.minimum(ra2 - R2, rb2 - R2)  # > 0: both points outside the radius
     la = xp.sqrt(xp.maximum(ra2 - R2, 1e-18))
     lb = xp.sqrt(xp.maximum(rb2 - R2, 1e-18))
-    ga, gb = xp.arctan2(la, R), xp.arctan2(lb, R)  # half-angles of the tangent cones (acos(R/r))
-    al, be = xp.arctan2(ay, ax), xp.arctan2(by, bx)
-    th_ccw = _angle_0_2pi(xp, (be - gb) - (al + ga))  # going around counter-clockwise about +z
-    th_cw = _angle_0_2pi(xp, (al - ga) - (be + gb))
+    opensim = (method or cylinder.method) == "opensim"
+    if not opensim:  # the shortest path's angles (OpenSim's construction picks its tangent points otherwise)
+        ga, gb = xp.arctan2(la, R), xp.arctan2(lb, R)  # half-angles of the tangent cones (acos(R/r))
+        al, be = xp.arctan2(ay, ax), xp.arctan2(by, bx)
+        th_ccw = _angle_0_2pi(xp, (be - gb) - (al + ga))  # going around counter-clockwise about +z
+        th_cw = _angle_0_2pi(xp, (al - ga) - (be + gb))
     # where the straight segment passes the axis (OpenSim: the nearest points of the segment's line and the axis)
     dx, dy = bx - ax, by - ay
     t = -(ax * dx + ay * dy) / xp.maximum(dx * dx + dy * dy, 1e-30)
@@ -175,8 +177,9 @@ def wrap_segment(A: Sequence, B: Sequence, cylinder: WrapCylinder, xp: Any = np,
     hits = xp.minimum(xp.minimum(R2 - (nx * nx + ny * ny), t), 1.0 - t)  # > 0: passes through, between the ends
     side = _QUADRANTS[cylinder.quadrant]
     if side is None:
-        ccw = th_cw - th_ccw  # > 0: counter-clockwise is shorter
         wraps = mandatory = xp.minimum(outside, hits)
+        if not opensim:
+            ccw = th_cw - th_ccw  # > 0: counter-clockwise is shorter
     else:  # OpenSim: with a point on the active side, wrap if the segment passes through the cylinder
         # (mandatory) or crosses the plane on the inactive side; with both points on the inactive side, wrap
         k, s = side
@@ -185,12 +188,12 @@ def wrap_segment(A: Sequence, B: Sequence, cylinder: WrapCylinder, xp: Any = np,
         crossing = xp.minimum(-a_k * b_k, -s * n_k)  # opposite sides, crossing on the inactive side
         mandatory = xp.minimum(outside, xp.minimum(one_active, hits))
         wraps = xp.minimum(outside, xp.maximum(xp.maximum(-one_active, hits), crossing))
-        # go around over the active side: the arc's middle must be there
-        mid = al + ga + 0.5 * th_ccw
-        ccw = s * (xp.cos(mid) if k == 0 else xp.sin(mid))
+        if not opensim:  # go around over the active side: the arc's middle must be there
+            mid = al + ga + 0.5 * th_ccw
+            ccw = s * (xp.cos(mid) if k == 0 else xp.sin(mid))
     dz = bz - az
     straight = xp.sqrt(dx * dx + dy * dy + dz * dz)
-    if (method or cylinder.method) == "opensim":
+    if opensim:
         out = _opensim_tangent_points(xp, A, B, R, side, la, lb, ra2, rb2)
         z1, z2 = out["T1"][2], out["T2"][2]
     else:

@@ -176,13 +176,10 @@ def _evaluate(model: Model, kernel, trajectory: Trajectory, names: list[str], pa
     P = np.array([params[k] for k in params], float)
     E = kernel.inputs_at(t)  # time-dependent inputs (applied external loads), at the trajectory's times
 
-    blk, rows = kernel.output_block(names)
-    lay = kernel.layout
-    used = set(blk.cols.tolist())
+    used = kernel.output_dependence(names)
 
     def needs(block: str) -> bool:
-        sl = lay.slice(block)
-        return any(sl.start <= c < sl.stop for c in used)
+        return block in used
 
     A = None
     if needs("a"):

@@ -9,8 +9,20 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from ..analysis.walking_3d import STRENGTH_GROUPS, Walking3dRun, Walking3dSettings, run_walking_3d, trial_motion
-from ..examples.walking_3d import WALKING_3D_KNEE_LOAD, walking_3d_knee_load_results, walking_3d_model
+from ..analysis.walking_3d import (
+    STRENGTH_GROUPS,
+    Walking3dRun,
+    Walking3dSettings,
+    run_walking_3d,
+    solve_knee_load,
+    trial_motion,
+)
+from ..examples.walking_3d import (
+    WALKING_3D_KNEE_LOAD,
+    KneeLoadResult,
+    walking_3d_knee_load_results,
+    walking_3d_model,
+)
 from ..solve.optimizer import Progress
 from ..util.config import mesh
 from ..viz.pose3d import animate_3d
@@ -31,6 +43,9 @@ __all__ = ["Walking3dPanel"]
 _STYLE = {"description_width": "150px"}
 _WIDE = {"width": "340px"}
 NO_GROUP = "none (the model as it is)"
+#: The knee-load weights a learner can choose (on each knee's goal; the Moco paper's 0.005).
+KNEE_WEIGHTS = [("0 (minimum effort)", 0.0), ("0.001", 0.001), ("0.002", 0.002), ("0.005 (the paper's)", 0.005),
+                ("0.01", 0.01), ("0.02", 0.02)]
 #: Short names of the EMG groups for the numbers line (the figure's panels give them in full).
 _SHORT = {"soleus": "SOL", "gastrocnemius": "GAS", "tibialis_anterior": "TA", "medial_hamstrings": "MH",
           "biceps_femoris": "BF", "vastus_lateralis": "VL", "vastus_medius": "VM", "rectus_femoris": "RF",
@@ -74,16 +89,26 @@ class Walking3dPanel(W.VBox):
             "(lines) with the subject's EMG envelopes (grey) and with the previous solve (dotted). A strength other "
             "than 100 % derives and compiles that model's equations on its first solve (about 20 s).</p>",
             classes=["ml-header"])
-        self.knee_button = W.Button(description="Show the knee load", layout=W.Layout(width="200px"),
-                                    tooltip="moco_lab's stored solutions without and with the knee-load goals")
-        self.knee_numbers, self.out_knee = html_widget(), W.Output()
+        self.knee_button = W.Button(description="Show the stored study", layout=W.Layout(width="200px"),
+                                    tooltip="moco_lab's stored solutions without and with the paper's knee-load goals")
+        self.knee_weight = W.Dropdown(options=KNEE_WEIGHTS, value=WALKING_3D_KNEE_LOAD["weight"],
+                                      description="knee-load weight", style=_STYLE, layout=W.Layout(**_WIDE))
+        self.knee_solve_button = W.Button(description="Solve with this weight", layout=W.Layout(width="200px"),
+                                          tooltip="exampleMocoInverse on the geometry paths with this weight on each "
+                                                  "knee's goal (0: minimum effort alone)")
+        self.knee_progress, self.knee_numbers, self.out_knee = html_widget(classes=["ml-progress"]), html_widget(), \
+            W.Output()
+        self.knee_result: KneeLoadResult | None = None
         knee = W.VBox([html_widget(
             "<h3>The knee's load (the Moco paper)</h3><p>Minimizing the knee's joint reaction needs the muscles' "
             "pull on the bones: the model's <b>geometry paths</b> wrapping over their cylinders (with the "
-            "function-based paths above, the knee's reaction does not depend on the muscles). Those equations are "
-            "large (deriving and compiling them takes about 6 minutes the first time), so this shows moco_lab's "
-            "own solutions, stored with their provenance: minimum effort, and with the paper's knee-load goals "
-            "(weight 0.005 on each knee's front–back and axial force).</p>"), self.knee_button, self.knee_numbers, self.out_knee])
+            "function-based paths above, the knee's reaction does not depend on the muscles). <b>Show the stored "
+            "study</b> draws moco_lab's own solutions, stored with their provenance: minimum effort, and with the "
+            "paper's knee-load goals (weight 0.005 on each knee's front–back and axial force). <b>Solve with this "
+            "weight</b> solves the problem again with the weight you choose and draws it beside them; the first such "
+            "solve derives and compiles the wrapped paths' equations (about 2 minutes), later ones take about half a "
+            "minute.</p>"), W.HBox([self.knee_button, self.knee_weight, self.knee_solve_button]),
+            self.knee_progress, self.knee_numbers, self.out_knee])
         super().__init__(single_action_children(
             self.header, [group_box("Goal", self.exponent, self.emg_weight),
                           group_box("Model", self.group, self.strength)],
@@ -93,6 +118,7 @@ class Walking3dPanel(W.VBox):
         self.previous: Walking3dRun | None = None
         self.button.on_click(lambda _b: self.solve())
         self.knee_button.on_click(lambda _b: self.show_knee_load())
+        self.knee_solve_button.on_click(lambda _b: self.solve_knee_load())
         show_figure(self.out_emg, blank_figure("press Solve", 200))
         self._draw_model()
         if run:
@@ -133,27 +159,54 @@ class Walking3dPanel(W.VBox):
             self.progress.value = f"✔ solved in {run.seconds:.1f} s"
 
     def show_knee_load(self) -> None:
-        """Draw the stored knee-load study: both knees' reaction over the trial, the peaks, the effort, and the
-        muscles whose activation changes most."""
+        """Draw the stored knee-load study (and this panel's own knee-load solve, if any): both knees' reaction over
+        the trial, the peaks, the effort, and the muscles whose activation changes most."""
         try:
             results = walking_3d_knee_load_results()
             basic, knee = results["basic"], results["knee"]
-            fig = plot_knee_load({"minimum effort": basic, "knee load minimized": knee})
+            curves = {"minimum effort (stored)": basic, "knee load minimized, weight 0.005 (stored)": knee}
+            chips = []
+            if self.knee_result is not None:
+                weight = self.knee_result.provenance["weight"]
+                curves[f"this solve (weight {weight:g})"] = self.knee_result
+                knee = self.knee_result
+            fig = plot_knee_load(curves)
             fig.update_layout(width=900)
             show_figure(self.out_knee, fig)
-            chips = []
+            if self.knee_result is not None:
+                p = self.knee_result.provenance
+                chips.append(f"<span class='ml-chip ml-ok'>{html.escape(str(p['status']))}, {p['iterations']} "
+                             f"iterations, {p['seconds']:.0f} s (mesh {p['mesh_interval']:g} s)</span>")
+            label = "stored minimum effort → " + ("this solve" if self.knee_result is not None else "stored knee load")
             for joint in WALKING_3D_KNEE_LOAD["joints"]:
                 chips.append(f"<span class='ml-chip'>{joint[-1]} knee peak <b>{basic.peak_knee_force(joint):.1f} → "
                              f"{knee.peak_knee_force(joint):.1f}</b> body weights</span>")
             effort = [float(r.provenance["excitation_effort"]) for r in (basic, knee)]
             chips.append(f"<span class='ml-chip'>effort <b>{effort[0]:.2f} → {effort[1]:.2f}</b></span>")
-            change = {m: float(np.mean(knee.activations[m]) - np.mean(basic.activations[m])) for m in basic.activations}
+            t = basic.time
+            change = {m: float(np.mean(np.interp(t, knee.time, knee.activations[m])) - np.mean(basic.activations[m]))
+                      for m in basic.activations}
             top = sorted(change, key=lambda m: -abs(change[m]))[:6]
             chips.append("<span class='ml-chip'>largest changes in mean activation: " + ", ".join(
                 f"{m.rsplit('/', 1)[-1]} <b>{change[m]:+.2f}</b>" for m in top) + "</span>")
-            self.knee_numbers.value = f"<div class='ml-numbers'>{''.join(chips)}</div>"
+            self.knee_numbers.value = (f"<div class='ml-numbers'><span class='ml-chip'>{label}</span>"
+                                       f"{''.join(chips)}</div>")
         except Exception as err:  # shown, never swallowed silently
             self.message.value = error_box("The knee-load results could not be shown", err)
+
+    def _knee_progress(self, p: Progress) -> None:
+        self.knee_progress.value = f"⏳ IPOPT: iteration {p.iteration}, objective {p.objective:.5g}"
+
+    def solve_knee_load(self) -> None:
+        """Solve the knee-load problem with the chosen weight (Moco's mesh; 0.05 s under ``MOCO_LAB_FAST=1``) and
+        draw it beside the stored study."""
+        with panel_action(self.knee_progress, self.message, self.knee_solve_button,
+                          working="deriving and compiling the geometry paths' equations (the first time: about 2 "
+                                  "minutes)…", busy="Solving…", failure="The knee-load solve failed"):
+            self.knee_result = solve_knee_load(float(self.knee_weight.value), mesh_interval=mesh(0.02, 0.05),
+                                               progress=self._knee_progress)
+            self.show_knee_load()
+            self.knee_progress.value = f"✔ solved in {self.knee_result.provenance['seconds']:.1f} s"
 
     def _describe(self, run: Walking3dRun) -> str:
         s = run.settings
