@@ -107,7 +107,7 @@ def test_knee_load_shows_the_stored_study(panel, monkeypatch):
 
 
 def test_knee_load_solved_with_a_chosen_weight(panel):
-    """*Solve with this weight* (the paper's 0.005; the fast mesh, 0.05 s): the problem on the geometry paths solves
+    """*Minimize with this weight* (the paper's 0.005; the fast mesh, 0.05 s): the problem on the geometry paths solves
     and is drawn beside the stored study (six curves); its peak knee reactions fall as the stored knee-load
     solution's do, well below the stored minimum-effort peaks (measured on this mesh 2.80 and 2.81 body weights
     against 4.34 and 3.78; on the example's mesh 2.80 and 2.82): the criterion of tests/test_walking_3d_knee_load.py,

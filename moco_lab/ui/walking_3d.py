@@ -93,7 +93,7 @@ class Walking3dPanel(W.VBox):
                                     tooltip="moco_lab's stored solutions without and with the paper's knee-load goals")
         self.knee_weight = W.Dropdown(options=KNEE_WEIGHTS, value=WALKING_3D_KNEE_LOAD["weight"],
                                       description="knee-load weight", style=_STYLE, layout=W.Layout(**_WIDE))
-        self.knee_solve_button = W.Button(description="Solve with this weight", layout=W.Layout(width="200px"),
+        self.knee_solve_button = W.Button(description="Minimize with this weight", layout=W.Layout(width="200px"),
                                           tooltip="exampleMocoInverse on the geometry paths with this weight on each "
                                                   "knee's goal (0: minimum effort alone)")
         self.knee_progress, self.knee_numbers, self.out_knee = html_widget(classes=["ml-progress"]), html_widget(), \
