@@ -72,7 +72,8 @@ class _Values:
         self.tr = tr
 
     def kernel_hessian(self, kind, weights, inp, P, A):
-        return self.tr.kernel.hessian(kind, weights, inp["Q"], inp["U"], A=A, Z=inp["Z"], W=inp["W"], X=inp["X"],
+        """A kernel Hessian as ``(block, entries (n, nnz))`` (see :func:`_to_extended`)."""
+        return self.tr.kernel.hessian_entries(kind, weights, inp["Q"], inp["U"], A=A, Z=inp["Z"], W=inp["W"], X=inp["X"],
                                       L=inp["L"], P=P, E=inp["E"], C=inp["Gam"], Mu=inp["Mu"])
 
     def mass(self, inp, P):
@@ -101,7 +102,7 @@ class _Patterns(_Values):
     def kernel_hessian(self, kind, weights, inp, P, A):
         blk = self.tr.kernel.hessian_block(kind)
         n = weights.shape[0]
-        return blk.dense(self.rng.uniform(0.5, 1.5, (n, blk.rows.size)))
+        return blk, self.rng.uniform(0.5, 1.5, (n, blk.rows.size))
 
     def mass(self, inp, P):
         n, nq = inp["U"].shape[0], self.tr.nq
@@ -140,15 +141,20 @@ def _kernel_map(tr, drop_acceleration: bool = False) -> np.ndarray:
     return out
 
 
-def _to_extended(tr, Hk: np.ndarray, drop_acceleration: bool = False) -> np.ndarray:
-    """A kernel-space Hessian (n, K, K) in the extended node space of :func:`_kernel_map`."""
+def _to_extended(tr, Hk: tuple, drop_acceleration: bool = False) -> np.ndarray:
+    """A kernel Hessian ``(block, entries (n, nnz))`` as dense (n, e, e) matrices in the extended node space of
+    :func:`_kernel_map` (its entries scattered there directly: the kernel's inputs that are data are left out)."""
+    blk, entries = Hk
     m = _kernel_map(tr, drop_acceleration)
     explicit_a = not tr.layout.prescribed and not tr.layout.nacc and not drop_acceleration
     size = tr.nb + tr.npar + (tr.nq if explicit_a else 0)
-    src = np.flatnonzero(m >= 0)
-    dst = m[src]
-    out = np.zeros((Hk.shape[0], size, size))
-    out[:, dst[:, None], dst[None, :]] = Hk[:, src[:, None], src[None, :]]
+    r, c = m[blk.rows], m[blk.cols]
+    keep = (r >= 0) & (c >= 0)
+    r, c, entries = r[keep], c[keep], entries[:, keep]
+    out = np.zeros((entries.shape[0], size, size))
+    out[:, r, c] = entries  # distinct pairs: the map is one-to-one on the kept inputs
+    off = r != c
+    out[:, c[off], r[off]] = entries[:, off]
     return out
 
 
@@ -203,10 +209,9 @@ def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, 
             w_eff += np.einsum("nlq,nl->nq", ev.constraint_G(inp), wK[:, 2 * nl:])
         M = ev.mass(inp, P)
         wd[:, :nq] = -np.linalg.solve(np.transpose(M, (0, 2, 1)), w_eff[:, :, None])[:, :, 0]
-    Hk = ev.kernel_hessian("dynamics_prescribed" if lay.prescribed else "dynamics", wd, inp, P, Aeval)
+    H = _to_extended(tr, ev.kernel_hessian("dynamics_prescribed" if lay.prescribed else "dynamics", wd, inp, P, Aeval))
     if constrained:
-        Hk = Hk + ev.kernel_hessian("constraints", wc, inp, P, Aeval)
-    H = _to_extended(tr, Hk)
+        H += _to_extended(tr, ev.kernel_hessian("constraints", wc, inp, P, Aeval))
     if explicit:
         Ap = np.concatenate([dF[:, nq:2 * nq, :], dFp[:, nq:2 * nq, :]], axis=2)
         H = _reduce_explicit(H, Ap)
@@ -301,13 +306,14 @@ class ChunkHessian:
         c, tr = self.chunk, self.chunk.tr
         nb, npar = tr.nb, tr.npar
         nodes = np.arange(c.nloc) if nodes is None else nodes
-        rows = c.off + nodes[:, None] * nb + np.arange(nb)[None, :]   # (k, nb): each node's block, disjoint
-        H[rows[:, :, None], rows[:, None, :]] += Hn[:, :nb, :nb]
+        for k, node in enumerate(nodes):  # each node's block is contiguous and disjoint: slices, not index arrays
+            r = c.off + int(node) * nb
+            H[r:r + nb, r:r + nb] += Hn[k, :nb, :nb]
+            if npar:
+                H[r:r + nb, 2:2 + npar] += Hn[k, :nb, nb:]
+                H[2:2 + npar, r:r + nb] += Hn[k, nb:, :nb]
         if npar:
-            pc = 2 + np.arange(npar)
-            H[rows[:, :, None], pc[None, None, :]] += Hn[:, :nb, nb:]
-            H[pc[None, :, None], rows[:, None, :]] += Hn[:, nb:, :nb]
-            H[np.ix_(pc, pc)] += Hn[:, nb:, nb:].sum(axis=0)
+            H[2:2 + npar, 2:2 + npar] += Hn[:, nb:, nb:].sum(axis=0)
 
     def _integral(self, H: np.ndarray, b, data_all, douts_all, B, P, dur: float, factor: float, ev) -> None:
         """Add ``factor · ∇²[(t_f − t_0) Σ_k q_k s_k]`` of goal ``b``'s integrand over the chunk's nodes.

@@ -328,12 +328,22 @@ class Kernel:
             Symmetric, over the node inputs (columns of the kernel layout, ``K0 = layout.total``) and then the
             parameters: ``K = K0 + np``.
         """
+        blk, entries = self.hessian_entries(kind, weights, Q, U, A=A, Z=Z, W=W, X=X, L=L, P=P, E=E, C=C, Mu=Mu)
+        return blk.dense(entries)
+
+    def hessian_entries(self, kind: str | tuple, weights: np.ndarray, Q: np.ndarray, U: np.ndarray,
+                        A: np.ndarray | None = None, Z: np.ndarray | None = None, W: np.ndarray | None = None,
+                        X: np.ndarray | None = None, L: np.ndarray | None = None, P: np.ndarray | None = None,
+                        E: np.ndarray | None = None, C: np.ndarray | None = None,
+                        Mu: np.ndarray | None = None) -> tuple[HessianBlock, np.ndarray]:
+        """:meth:`hessian` as its block and the entries ``(n, nnz)`` at the block's ``rows``/``cols`` (lower
+        triangle), without the dense ``(n, K, K)`` array."""
         blk = self.hessian_block(kind)
         n = Q.shape[0]
         if kind == "constraints" or E is None:
             E = np.zeros((n, self.ne)) if self.ne else None
         XX = self._inputs(Q, U, A, Z, W, X, L, C, Mu, E=E)
-        return blk.dense(blk(XX, np.asarray(weights, float).reshape(n, blk.num_weights), self._P(P)))
+        return blk, blk(XX, np.asarray(weights, float).reshape(n, blk.num_weights), self._P(P))
 
     def mass_matrix(self, Q: np.ndarray, U: np.ndarray, Z: np.ndarray | None, X: np.ndarray | None,
                     P: np.ndarray | None, W: np.ndarray | None = None, L: np.ndarray | None = None,
