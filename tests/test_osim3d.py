@@ -17,7 +17,14 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from osim_pair import body_pose_errors, mobility_order, their_coordinates
+from osim_pair import (
+    body_pose_errors,
+    largest_relative_difference,
+    mobility_order,
+    their_accelerations,
+    their_coordinates,
+    their_reactions,
+)
 
 from moco_lab.engine.multibody import SymbolicMultibody
 from moco_lab.modeling.functions import PolynomialFunction
@@ -428,11 +435,11 @@ def test_knee_reactions_with_muscles_on_geometry_paths_agree_with_opensim(geomet
     order = mobility_order(theirs, state, model)
     kernel = Kernel(model)
     joints = ["walker_knee_r", "walker_knee_l", "patellofemoral_r", "hip_l", "ankle_r"]
-    keys = {(j, side): kernel.system.add_joint_reaction_output(j, side, "/ground") for j in joints
+    keys = {(j, side, "ground"): kernel.system.add_joint_reaction_output(j, side, "/ground") for j in joints
             for side in ("parent", "child")}
     n = 10
     acc = np.zeros((n, Q.shape[1]))
-    expected = {}
+    expected = []
     for k in range(-1, n):  # one warm-up realization, discarded (tests/test_osim_opensim.py)
         _set(opensim, theirs, state, model, Q[max(k, 0)], U[max(k, 0)])
         for j, m in enumerate(model.muscles):
@@ -440,23 +447,13 @@ def test_knee_reactions_with_muscles_on_geometry_paths_agree_with_opensim(geomet
         theirs.realizeAcceleration(state)
         if k < 0:
             continue
-        udot = state.getUDot()
-        acc[k] = [udot.get(mi) for mi in order]
-        for j in joints:
-            joint = theirs.getJointSet().get(j)
-            for side in ("parent", "child"):
-                sv = (joint.calcReactionOnParentExpressedInGround if side == "parent"
-                      else joint.calcReactionOnChildExpressedInGround)(state)
-                expected[(j, side, k)] = [sv.get(a).get(i) for a in (0, 1) for i in range(3)]
+        acc[k] = their_accelerations(state, order)
+        expected.append(their_reactions(theirs, state, joints))
     traj = _trajectory(model, Q[:n], U[:n], act[:n])
     Z = np.column_stack([traj.states[a] for a in model.auxiliary_state_names()])
     X = np.zeros((n, len(model.control_names())))
     out = kernel.outputs(list(keys.values()), Q[:n], U[:n], X, None, Z=Z, A=acc)
-    worst = 0.0
-    for (j, side), name in keys.items():
-        for k in range(n):
-            t = np.array(expected[(j, side, k)])
-            worst = max(worst, np.abs(out[name][k] - t).max() / max(1.0, np.abs(t).max()))
+    worst = largest_relative_difference(out, keys, expected)
     print(f"joint reactions with muscles on geometry paths {worst:.1e}")
     assert worst < 5e-12, worst
 
@@ -616,34 +613,20 @@ def test_joint_reactions_agree_with_opensim(pair, monkeypatch):
     order = mobility_order(theirs, state, skeleton)
     kernel = Kernel(skeleton)
     joints = ["walker_knee_r", "hip_r", "ground_pelvis", "patellofemoral_r", "ankle_r", "back"]
-    names = {(j, side, frame): kernel.system.add_joint_reaction_output(j, side, frame)
-             for j in joints for side in ("parent", "child") for frame in ("/ground", None)}
+    names = {(j, side, frame): kernel.system.add_joint_reaction_output(j, side, "/ground" if frame == "ground" else None)
+             for j in joints for side in ("parent", "child") for frame in ("ground", "own")}
     n = 5
     acc = np.zeros((n, Q.shape[1]))
-    expected = {}
-    ground = theirs.getGround()
+    expected = []
     for k in range(n):
         _set(opensim, theirs, state, skeleton, Q[k], U[k])
         theirs.realizeAcceleration(state)
-        udot = state.getUDot()
-        acc[k] = [udot.get(mi) for mi in order]
-        for j in joints:
-            joint = theirs.getJointSet().get(j)
-            for side in ("parent", "child"):
-                sv = (joint.calcReactionOnParentExpressedInGround if side == "parent"
-                      else joint.calcReactionOnChildExpressedInGround)(state)
-                own = joint.getParentFrame() if side == "parent" else joint.getChildFrame()
-                expected[(j, side, "/ground", k)] = [sv.get(a).get(i) for a in (0, 1) for i in range(3)]
-                expected[(j, side, None, k)] = [ground.expressVectorInAnotherFrame(state, sv.get(a), own).get(i)
-                                                for a in (0, 1) for i in range(3)]
+        acc[k] = their_accelerations(state, order)
+        expected.append(their_reactions(theirs, state, joints, frames=("ground", "own")))
     Z = np.zeros((n, len(skeleton.auxiliary_state_names())))
     X = np.zeros((n, len(skeleton.control_names())))
     out = kernel.outputs(list(names.values()), Q[:n], U[:n], X, None, Z=Z, A=acc)
-    worst = 0.0
-    for key, name in names.items():
-        for k in range(n):
-            t = np.array(expected[(*key, k)])
-            worst = max(worst, np.abs(out[name][k] - t).max() / max(1.0, np.abs(t).max()))
+    worst = largest_relative_difference(out, names, expected)
     print(f"joint reactions {worst:.1e}")
     assert worst < 5e-12, worst
 

@@ -23,7 +23,13 @@ import pytest
 
 opensim = pytest.importorskip("opensim")
 
-from osim_pair import mobility_order, their_coordinates  # noqa: E402
+from osim_pair import (  # noqa: E402
+    largest_relative_difference,
+    mobility_order,
+    their_accelerations,
+    their_coordinates,
+    their_reactions,
+)
 
 from moco_lab.engine.kernel import kernel_for  # noqa: E402
 from moco_lab.modeling.osim import read_osim  # noqa: E402
@@ -214,15 +220,13 @@ def test_joint_reactions_with_muscles_and_contact(pair):
     order = mobility_order(theirs, state, ours)
     kernel = kernel_for(ours)
     joints = [j.getAbsolutePathString() for j in theirs.getJointSet()]
-    frames = {"ground": "ground", "parent": None, "child": None}
-    names = {(j, side, f): kernel.system.add_joint_reaction_output(j, side, frames[f] if f == "ground" else None)
-             for j in joints for side in ("parent", "child") for f in ("ground", side)}
+    names = {(j, side, f): kernel.system.add_joint_reaction_output(j, side, "ground" if f == "ground" else None)
+             for j in joints for side in ("parent", "child") for f in ("ground", "own")}
     traj = trajectory(ours, Q, U, muscles, act)
     Z = np.column_stack([traj.states[a] for a in ours.auxiliary_state_names()])
     X = np.zeros((N_STATES, len(ours.control_names())))
     A = np.zeros_like(Q)
-    theirs_loads = {}
-    ground = theirs.getGround()
+    theirs_loads = []
     # as for the inverse dynamics below: OpenSim's first realization after the fixture's leaves the muscles' forces
     # of another state (measured: 2.4e3 N off at the knee, every later state agrees); one warm-up, discarded
     set_their_state(theirs, state, ours, Q[0], U[0], muscles, act[0])
@@ -230,24 +234,10 @@ def test_joint_reactions_with_muscles_and_contact(pair):
     for k in range(N_STATES):
         set_their_state(theirs, state, ours, Q[k], U[k], muscles, act[k])
         theirs.realizeAcceleration(state)
-        udot = state.getUDot()
-        A[k] = [udot.get(mi) for mi in order]
-        for j in theirs.getJointSet():
-            path = j.getAbsolutePathString()
-            for side in ("parent", "child"):
-                sv = (j.calcReactionOnParentExpressedInGround if side == "parent"
-                      else j.calcReactionOnChildExpressedInGround)(state)
-                frame = j.getParentFrame() if side == "parent" else j.getChildFrame()
-                for f in ("ground", side):
-                    vecs = [sv.get(0), sv.get(1)] if f == "ground" else \
-                        [ground.expressVectorInAnotherFrame(state, sv.get(i), frame) for i in (0, 1)]
-                    theirs_loads[(path, side, f, k)] = [v.get(i) for v in vecs for i in range(3)]
+        A[k] = their_accelerations(state, order)
+        theirs_loads.append(their_reactions(theirs, state, list(theirs.getJointSet()), frames=("ground", "own")))
     out = kernel.outputs(list(names.values()), Q, U, X, None, Z=Z, A=A)
-    worst = 0.0
-    for (j, side, f), name in names.items():
-        for k in range(N_STATES):
-            t = np.array(theirs_loads[(j, side, f, k)])
-            worst = max(worst, np.abs(out[name][k] - t).max() / max(1.0, np.abs(t).max()))
+    worst = largest_relative_difference(out, names, theirs_loads)
     print(f"joint reactions: {worst:.1e} (relative to the largest component, at least 1 N)")
     # a reaction is the difference of the subtree's momentum rate and the loads on it, each up to ~50 times the
     # result (the whole body's on the pelvis): round-off 50 times the inverse dynamics' (measured 6e-13)
@@ -665,33 +655,22 @@ def _squat_reactions(ours, theirs, state) -> float:
     order = mobility_order(theirs, state, ours)
     kernel = Kernel(ours)
     joints = ["knee_r", "hip_r", "ankle_r"]
-    keys = {(j, side): kernel.system.add_joint_reaction_output(j, side, "/ground") for j in joints
+    keys = {(j, side, "ground"): kernel.system.add_joint_reaction_output(j, side, "/ground") for j in joints
             for side in ("parent", "child")}
     A = np.zeros_like(Q)
-    expected = {}
+    expected = []
     set_their_state(theirs, state, ours, Q[0], U[0], muscles, act[0])
     theirs.realizeAcceleration(state)  # one warm-up realization, discarded (see the test with contact above)
     for k in range(n):
         set_their_state(theirs, state, ours, Q[k], U[k], muscles, act[k])
         theirs.realizeAcceleration(state)
-        udot = state.getUDot()
-        A[k] = [udot.get(mi) for mi in order]
-        for j in joints:
-            joint = theirs.getJointSet().get(j)
-            for side in ("parent", "child"):
-                sv = (joint.calcReactionOnParentExpressedInGround if side == "parent"
-                      else joint.calcReactionOnChildExpressedInGround)(state)
-                expected[(j, side, k)] = [sv.get(a).get(i) for a in (0, 1) for i in range(3)]
+        A[k] = their_accelerations(state, order)
+        expected.append(their_reactions(theirs, state, joints))
     traj = trajectory(ours, Q, U, muscles, act)
     Z = np.column_stack([traj.states[a] for a in ours.auxiliary_state_names()])
     X = np.zeros((n, len(ours.control_names())))
     out = kernel.outputs(list(keys.values()), Q, U, X, None, Z=Z, A=A)
-    worst = 0.0
-    for (j, side), name in keys.items():
-        for k in range(n):
-            t = np.array(expected[(j, side, k)])
-            worst = max(worst, np.abs(out[name][k] - t).max() / max(1.0, np.abs(t).max()))
-    return worst
+    return largest_relative_difference(out, keys, expected)
 
 
 def test_welded_joint_matches_mocos_replace_joints_with_welds():
