@@ -109,7 +109,7 @@ class Walking3dPanel(W.VBox):
             "pull on the bones: the model's <b>geometry paths</b> wrapping over their cylinders (with the "
             "function-based paths above, the knee's reaction does not depend on the muscles). <b>Show the stored "
             "study</b> draws moco_lab's own solutions, stored with their provenance: minimum effort, and with the "
-            "paper's knee-load goals (weight 0.005 on each knee's front–back and axial force). <b>Solve with this "
+            "paper's knee-load goals (weight 0.005 on each knee's front–back and axial force). <b>Minimize with this "
             "weight</b> solves the problem again with the weight you choose and draws it beside them; the first such "
             "solve derives and compiles the wrapped paths' equations (about 2 minutes), later ones take about half a "
             "minute.</p>"), W.HBox([self.knee_button, self.knee_weight, self.knee_solve_button]),
