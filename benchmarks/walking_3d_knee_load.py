@@ -97,6 +97,7 @@ def solve(knee_load: bool, model: ml.Model, tol: float = 1e-3) -> dict:
 
 
 RUNS = {"basic": (False, 1e-3), "knee": (True, 1e-3), "basic_1e-06": (False, 1e-6)}
+DATA = Path(ml.__file__).resolve().parent / "data" / "walking_3d"
 #: The wraps left out of the gastrocnemii for the single-wrap check (``--single-wrap``): each keeps its wrap over the
 #: femoral condyles and loses the one over the shank, so that no path of the model wraps twice.
 SHANK_WRAPS = ("GasMed_at_shank_r", "GasLat_at_shank_r", "GasMed_at_shank_l", "GasLat_at_shank_l")
@@ -121,7 +122,6 @@ def single_wrap_file(folder: Path) -> Path:
     out = Path(folder) / "subject_walk_scaled_single_wrap.osim"
     tree.write(out, encoding="UTF-8", xml_declaration=True)
     return out
-DATA = Path(ml.__file__).resolve().parent / "data" / "walking_3d"
 
 
 def reaction_table(model: ml.Model, sto: Path) -> tuple:

@@ -42,6 +42,13 @@ def loose():
     return inverse, inverse.solve()
 
 
+def _activation_difference(ours: dict, theirs: dict, muscles: str = "") -> float:
+    """The largest difference between two solutions' activations (columns ``/forceset/<muscle>/activation``),
+    over the muscles whose path starts with ``/forceset/<muscles>`` (default all)."""
+    return max(float(np.max(np.abs(ours[n] - theirs[n]))) for n in ours
+               if n.startswith(f"/forceset/{muscles}") and n.endswith("/activation"))
+
+
 def _at_mocos_solution(inverse, key: str):
     """Moco's stored solution ``key`` as a point of moco_lab's program: (transcription, decision vector)."""
     ip = inverse.transcribe()
@@ -115,7 +122,7 @@ def test_tight_solve_reaches_mocos_optimum():
     optimum = STORED["results"]["tol1e-06"]["objective"]
     assert s.objective == pytest.approx(optimum, rel=1e-3)
     time, cols, _ = moco_solution("tol1e-06")
-    worst = max(float(np.max(np.abs(s.states[n] - cols[n]))) for n in s.states if n.endswith("/activation"))
+    worst = _activation_difference(s.states, cols)
     print(f"objective {s.objective:.6f} (Moco {optimum:.6f}); activations within {worst:.3f}")
     assert worst < 0.02
 
@@ -179,7 +186,7 @@ def test_geometry_paths_wrapping_once_reach_mocos_optimum(tmp_path):
     assert s.success, s.message
     optimum = stored["moco"]["single_wrap_1e-06"]["objective"]
     _, theirs, _ = sto.read_table(REFERENCE / "walking_3d_knee_load_moco_single_wrap_1e-06.sto")
-    worst = max(float(np.max(np.abs(s.states[n] - theirs[n]))) for n in s.states if n.endswith("/activation"))
+    worst = _activation_difference(s.states, theirs)
     print(f"objective {s.objective:.6f} (Moco {optimum:.6f}), activations within {worst:.4f}")
     assert s.objective == pytest.approx(optimum, rel=1e-3) and worst < 0.02
     # the full model: the same comparison fails on both counts
@@ -188,8 +195,7 @@ def test_geometry_paths_wrapping_once_reach_mocos_optimum(tmp_path):
     assert abs(ours - theirs_full) > 5e-3 * theirs_full
     _, a, _ = sto.read_table(REFERENCE / "walking_3d_knee_load_basic_1e-06.sto")
     _, b, _ = sto.read_table(REFERENCE / "walking_3d_knee_load_moco_tol1e-06.sto")
-    assert max(float(np.max(np.abs(a[n] - b[n]))) for n in a if n.startswith("/forceset/gas") and
-               n.endswith("/activation")) > 0.02
+    assert _activation_difference(a, b, muscles="gas") > 0.02
 
 
 def test_exact_hessian_reaches_the_emg_optimum_in_few_iterations():
@@ -204,7 +210,7 @@ def test_exact_hessian_reaches_the_emg_optimum_in_few_iterations():
     assert s.success, s.message
     optimum = STORED["results"]["emg_tol1e-06"]["objective"]
     _, cols, _ = moco_solution("emg_tol1e-06")
-    worst = max(float(np.max(np.abs(s.states[n] - cols[n]))) for n in s.states if n.endswith("/activation"))
+    worst = _activation_difference(s.states, cols)
     print(f"objective {s.objective:.6f} (Moco {optimum:.6f}), {s.nit} iterations, activations within {worst:.4f}")
     assert s.objective == pytest.approx(optimum, rel=1e-3) and worst < 0.02
     assert s.nit < 100

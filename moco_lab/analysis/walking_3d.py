@@ -274,13 +274,19 @@ def run_walking_3d(settings: Walking3dSettings | None = None,
     if s.emg_weight > 0:
         inverse.goals[0].weight = float(s.emg_weight)
     inverse.settings.optim_hessian_approximation = s.hessian
-    result = inverse.solve(progress=progress)
-    if not result.success:
-        raise RuntimeError(f"IPOPT stopped without a solution: {result.solution.status} "
-                           f"({result.solution.message}) after {result.solution.nit} iterations")
+    result = _solved(inverse, progress)
     sol = result.solution
     return Walking3dRun(s, result, emg_comparison(sol), residual_loads(model, sol), mean_activations(sol, model),
                         time.perf_counter() - start)
+
+
+def _solved(inverse, progress: Callable[[Progress], None] | None) -> InverseSolution:
+    """``inverse.solve(progress=...)``; ``RuntimeError`` naming IPOPT's status if it found no solution."""
+    result = inverse.solve(progress=progress)
+    if not result.success:
+        s = result.solution
+        raise RuntimeError(f"IPOPT stopped without a solution: {s.status} ({s.message}) after {s.nit} iterations")
+    return result
 
 
 def knee_reactions(model: Model, solution: Trajectory) -> dict[str, np.ndarray]:
@@ -318,11 +324,7 @@ def solve_knee_load(weight: float = WALKING_3D_KNEE_LOAD["weight"], *, mesh_inte
     inverse = walking_3d_inverse(model, knee_load=weight > 0, mesh_interval=mesh_interval)
     for goal in inverse.goals:
         goal.weight = weight  # the knee-load goals (the only goals added to the example's)
-    result = inverse.solve(progress=progress)
-    sol = result.solution
-    if not result.success:
-        raise RuntimeError(f"IPOPT stopped without a solution: {sol.status} ({sol.message}) after {sol.nit} "
-                           "iterations")
+    sol = _solved(inverse, progress).solution
     activations = {name[:-len("/activation")]: np.asarray(v, float) for name, v in sol.states.items()
                    if name.endswith("/activation")}
     forces = knee_reactions(model, sol)

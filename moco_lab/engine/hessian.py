@@ -141,6 +141,13 @@ def _kernel_map(tr, drop_acceleration: bool = False) -> np.ndarray:
     return out
 
 
+def _kernel_kind(tr, kind: str) -> str:
+    """The kernel Hessian ``kind`` to ask for (``"dynamics"``, ``"outputs"``): under prescribed kinematics its
+    ``_prescribed`` variant, w.r.t. the variables only (``q``, ``u``, ``u̇`` are data there, their second
+    derivatives would be computed and dropped)."""
+    return f"{kind}_prescribed" if tr.layout.prescribed else kind
+
+
 def _to_extended(tr, Hk: tuple, drop_acceleration: bool = False) -> np.ndarray:
     """A kernel Hessian ``(block, entries (n, nnz))`` as dense (n, e, e) matrices in the extended node space of
     :func:`_kernel_map` (its entries scattered there directly: the kernel's inputs that are data are left out)."""
@@ -209,7 +216,7 @@ def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, 
             w_eff += np.einsum("nlq,nl->nq", ev.constraint_G(inp), wK[:, 2 * nl:])
         M = ev.mass(inp, P)
         wd[:, :nq] = -np.linalg.solve(np.transpose(M, (0, 2, 1)), w_eff[:, :, None])[:, :, 0]
-    H = _to_extended(tr, ev.kernel_hessian("dynamics_prescribed" if lay.prescribed else "dynamics", wd, inp, P, Aeval))
+    H = _to_extended(tr, ev.kernel_hessian(_kernel_kind(tr, "dynamics"), wd, inp, P, Aeval))
     if constrained:
         H += _to_extended(tr, ev.kernel_hessian("constraints", wc, inp, P, Aeval))
     if explicit:
@@ -263,8 +270,7 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
         if ev.pattern:
             W = ev.rng.uniform(0.5, 1.5, W.shape)
         inp = tr.node_inputs(idx, B)
-        kind = "outputs_prescribed" if lay.prescribed else "outputs"  # q, u, u̇ data: not differentiated
-        Hk = ev.kernel_hessian((kind, tuple(names)), W, inp, P, inp["A"])
+        Hk = ev.kernel_hessian((_kernel_kind(tr, "outputs"), tuple(names)), W, inp, P, inp["A"])
         H[:, :nb + npar, :nb + npar] += _to_extended(tr, Hk, drop_acceleration=True)
     return grad, H
 
@@ -552,8 +558,7 @@ class EndpointHessian:
             if not np.any(W):
                 continue
             inp = tr.node_inputs(ep.idx[side:side + 1], Bb[side:side + 1])
-            kind = "outputs_prescribed" if lay.prescribed else "outputs"  # q, u, u̇ data: not differentiated
-            Hk = ev.kernel_hessian((kind, tuple(names)), W, inp, P, inp["A"])
+            Hk = ev.kernel_hessian((_kernel_kind(tr, "outputs"), tuple(names)), W, inp, P, inp["A"])
             He = _to_extended(tr, Hk, drop_acceleration=True)[0]
             idx = np.concatenate([o + side * nb + np.arange(nb), 2 + np.arange(npar)])
             H[np.ix_(idx, idx)] += He

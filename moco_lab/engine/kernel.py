@@ -263,11 +263,10 @@ class Kernel:
                 blk = _block("dynamics", values, s, s.a)
             elif name == "dynamics_jacobian":
                 values = s.residual + s.state_derivatives + s.implicit_residuals
-                wrt = s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p
-                blk = _block("dynamics_jacobian", values, s, wrt)
+                blk = _block("dynamics_jacobian", values, s, self._variables())
             elif name == "dynamics_jacobian_prescribed":
                 values = s.residual + s.state_derivatives + s.implicit_residuals
-                blk = _block("dynamics_jacobian_prescribed", values, s, s.z + s.w + s.x + s.lam + s.p)
+                blk = _block("dynamics_jacobian_prescribed", values, s, self._variables(motion_fixed=True))
             elif name == "constraints":
                 t = s.constraint_terms()
                 values = t["phi"] + t["phid"] + t["bias"] + t["Ga"] + t["GtG"] + t["GtL"] + t["proj"]
@@ -277,6 +276,18 @@ class Kernel:
                 raise KeyError(f"unknown kernel block {name!r}")
             self._blocks[name] = blk
         return self._blocks[name]
+
+    def _variables(self, motion_fixed: bool = False) -> list:
+        """What the blocks differentiate w.r.t.: every node variable and parameter, or (``motion_fixed``:
+        prescribed kinematics, where ``q``, ``u``, ``u̇`` are data) all but ``q``, ``u``, ``u̇``."""
+        s = self.system
+        fixed = s.z + s.w + s.x + s.lam + s.p
+        return fixed if motion_fixed else s.q + s.u + s.a + fixed
+
+    def _first_built(self, keys: Sequence) -> object | None:
+        """The first of the blocks ``keys`` already built (in memory), or None: values another block already
+        computes with the same arithmetic, so that asking for them compiles nothing new."""
+        return next((self._blocks[k] for k in keys if k in self._blocks), None)
 
     def hessian_block(self, kind: str | tuple) -> HessianBlock:
         """A compiled weighted Hessian (compiled, or loaded from the cache, on first use).
@@ -290,8 +301,7 @@ class Kernel:
         key = ("hessian", kind)
         if key not in self._blocks:
             s = self.system
-            wrt = s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p
-            fixed = s.z + s.w + s.x + s.lam + s.p  # w.r.t. all but q, u, u̇ (prescribed kinematics: data)
+            wrt, fixed = self._variables(), self._variables(motion_fixed=True)
             if kind == "dynamics":
                 values = s.residual + s.state_derivatives + s.implicit_residuals
                 blk = _hessian_block("dynamics_hessian", values, s, wrt)
@@ -370,34 +380,34 @@ class Kernel:
         key = tuple(names)
         kind = "outputs_values" if values_only else "outputs_prescribed" if motion_fixed else "outputs"
         if (kind, key) not in self._blocks:
-            s = self.system
-            values, rows = [], {}
-            for name in names:
-                if name not in s.outputs:
-                    from ..util.names import did_you_mean
-
-                    raise KeyError(did_you_mean(name, list(s.outputs), "model output"))
-                rows[name] = slice(len(values), len(values) + len(s.outputs[name]))
-                values += s.outputs[name]
-            wrt = (None if values_only else (s.z + s.w + s.x + s.lam + s.p) if motion_fixed
-                   else (s.q + s.u + s.a + s.z + s.w + s.x + s.lam + s.p))
-            self._blocks[(kind, key)] = (_block(kind, values, s, wrt), rows)
+            values, rows = self._output_values(names)
+            wrt = None if values_only else self._variables(motion_fixed)
+            self._blocks[(kind, key)] = (_block(kind, values, self.system, wrt), rows)
         return self._blocks[(kind, key)]
+
+    def _output_values(self, names: Sequence[str]) -> tuple[list, dict[str, slice]]:
+        """The outputs' expressions, concatenated, and each name's slice of them (``KeyError`` with suggestions
+        for a name the model does not offer)."""
+        outputs = self.system.outputs
+        values, rows = [], {}
+        for name in names:
+            if name not in outputs:
+                from ..util.names import did_you_mean
+
+                raise KeyError(did_you_mean(name, list(outputs), "model output"))
+            rows[name] = slice(len(values), len(values) + len(outputs[name]))
+            values += outputs[name]
+        return values, rows
 
     def output_dependence(self, names: Sequence[str]) -> set[str]:
         """The node-variable blocks (``"q"``, ``"u"``, ``"a"``, ``"z"``, ``"w"``, ``"x"``, ``"lam"``, ``"e"``) and
         ``"p"`` (parameters) the outputs ``names`` depend on, read off their expressions (nothing compiled)."""
         s = self.system
-        for name in names:
-            if name not in s.outputs:
-                from ..util.names import did_you_mean
-
-                raise KeyError(did_you_mean(name, list(s.outputs), "model output"))
+        values = [v for v in self._output_values(names)[0] if isinstance(v, Expr)]
         group = {}
         for label, variables in (("q", s.q), ("u", s.u), ("a", s.a), ("z", s.z), ("w", s.w), ("x", s.x),
                                  ("lam", s.lam), ("e", s.e), ("p", s.p)):
             group.update({v.id: label for v in variables})
-        values = [v for name in names for v in s.outputs[name] if isinstance(v, Expr)]
         return {group[n.id] for n in ancestors(values) if n.id in group}
 
     def outputs(self, names: Sequence[str], Q: np.ndarray, U: np.ndarray, X: np.ndarray | None = None,
@@ -416,11 +426,11 @@ class Kernel:
         """
         if jac:
             blk, rows = self.output_block(names, motion_fixed)
-        else:  # the values alone: those of a block of these outputs already built (the same arithmetic), or a
-            # block without derivatives (a Jacobian compiled for nothing can take minutes: the wrapped 3-D paths)
-            built = [self._blocks[k] for k in (("outputs_prescribed", tuple(names)), ("outputs", tuple(names)))
-                     if k in self._blocks]
-            blk, rows = built[0] if built else self.output_block(names, values_only=True)
+        else:  # the values alone: a block of these outputs already built, or one without derivatives (a Jacobian
+            # compiled for nothing can take minutes: the wrapped 3-D paths)
+            key = tuple(names)
+            blk, rows = (self._first_built([("outputs_prescribed", key), ("outputs", key)])
+                         or self.output_block(names, values_only=True))
         vals, ent = blk(self._inputs(Q, U, A, Z, W, X, L, E=E), self._P(P))
         out = {name: vals[:, r] for name, r in rows.items()}
         if jac:
@@ -510,10 +520,9 @@ class Kernel:
             res["Rw"] = vals[:, nq + nz:nq + nz + nw]
         else:
             Aval = A
-            if not jac:  # the values of a Jacobian block already built are the same arithmetic: no new compile
-                built = [self._blocks[k] for k in ("dynamics_jacobian_prescribed", "dynamics_jacobian")
-                         if k in self._blocks]
-                vals, _ = (built[0] if built else self.block("dynamics"))(self._inputs(Q, U, A, Z, W, X, L, E=E), P)
+            if not jac:
+                blk = self._first_built(["dynamics_jacobian_prescribed", "dynamics_jacobian"]) or self.block("dynamics")
+                vals, _ = blk(self._inputs(Q, U, A, Z, W, X, L, E=E), P)
                 res["R"] = vals[:, :nq]
                 res["Zd"] = vals[:, nq:nq + nz]
                 res["Rw"] = vals[:, nq + nz:nq + nz + nw]

@@ -5,6 +5,7 @@ the subject's EMG, the reserves and the pelvis residuals; the trial drawn in 3-D
 from __future__ import annotations
 
 import html
+from typing import Callable
 
 import ipywidgets as W
 import numpy as np
@@ -50,6 +51,13 @@ KNEE_WEIGHTS = [("0 (minimum effort)", 0.0), ("0.001", 0.001), ("0.002", 0.002),
 _SHORT = {"soleus": "SOL", "gastrocnemius": "GAS", "tibialis_anterior": "TA", "medial_hamstrings": "MH",
           "biceps_femoris": "BF", "vastus_lateralis": "VL", "vastus_medius": "VM", "rectus_femoris": "RF",
           "gluteus_maximus": "GMAX", "gluteus_medius": "GMED"}
+
+
+def _ipopt_progress(line: W.HTML) -> Callable[[Progress], None]:
+    """A ``progress`` callback that writes IPOPT's iteration and objective into the progress ``line``."""
+    def show(p: Progress) -> None:
+        line.value = f"⏳ IPOPT: iteration {p.iteration}, objective {p.objective:.5g}"
+    return show
 
 
 class Walking3dPanel(W.VBox):
@@ -139,8 +147,6 @@ class Walking3dPanel(W.VBox):
                                  group=group, strength=self.strength.value / 100.0,
                                  mesh_interval=mesh(0.02, 0.05), hessian=self.hessian.value)
 
-    def _progress(self, p: Progress) -> None:
-        self.progress.value = f"⏳ IPOPT: iteration {p.iteration}, objective {p.objective:.5g}"
 
     def _draw_model(self) -> None:
         """The trial on the model, animated (the motion is prescribed: the same for every solve)."""
@@ -158,7 +164,7 @@ class Walking3dPanel(W.VBox):
         """Solve with the controls' settings and redraw."""
         with panel_action(self.progress, self.message, self.button, working="posing the problem…", busy="Solving…",
                           failure="The solve failed"):
-            run = run_walking_3d(self.settings(), progress=self._progress)
+            run = run_walking_3d(self.settings(), progress=_ipopt_progress(self.progress))
             self.previous, self.run = self.run, run
             self._draw()
             self.progress.value = f"✔ solved in {run.seconds:.1f} s"
@@ -199,9 +205,6 @@ class Walking3dPanel(W.VBox):
         except Exception as err:  # shown, never swallowed silently
             self.message.value = error_box("The knee-load results could not be shown", err)
 
-    def _knee_progress(self, p: Progress) -> None:
-        self.knee_progress.value = f"⏳ IPOPT: iteration {p.iteration}, objective {p.objective:.5g}"
-
     def solve_knee_load(self) -> None:
         """Solve the knee-load problem with the chosen weight (Moco's mesh; 0.05 s under ``MOCO_LAB_FAST=1``) and
         draw it beside the stored study."""
@@ -209,7 +212,7 @@ class Walking3dPanel(W.VBox):
                           working="deriving and compiling the geometry paths' equations (the first time: about 2 "
                                   "minutes)…", busy="Solving…", failure="The knee-load solve failed"):
             self.knee_result = solve_knee_load(float(self.knee_weight.value), mesh_interval=mesh(0.02, 0.05),
-                                               progress=self._knee_progress)
+                                               progress=_ipopt_progress(self.knee_progress))
             self.show_knee_load()
             self.knee_progress.value = f"✔ solved in {self.knee_result.provenance['seconds']:.1f} s"
 
