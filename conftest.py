@@ -12,8 +12,16 @@ The lessons store the outputs a learner sees (learner mode, full meshes; ``tests
 ``{"moco_lab": {"stored_outputs": "learner"}}`` in the notebook's metadata), while the test suite runs them in fast
 mode. In such a notebook nbval compares only the cells tagged ``nbval-check-output``: those whose printed text is
 the same in both modes (the refresh script tags them). Every cell still runs, and its ``assert`` lines still count.
+
+The compiled equations' optimized rebuilds in the background (``moco_lab.symbolic.codegen``) are off under the
+tests (``MOCO_LAB_OPTIMIZE_KERNELS=0``, inherited by the notebooks' kernels): they would take the cores the tests
+run on, and they change no number; ``tests/test_codegen.py`` builds and checks them explicitly.
 """
 from __future__ import annotations
+
+import os
+
+os.environ.setdefault("MOCO_LAB_OPTIMIZE_KERNELS", "0")
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 CHECK_TAG = "nbval-check-output"

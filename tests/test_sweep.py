@@ -293,7 +293,30 @@ def test_the_solve_log_names_each_sweep_task(tmp_path, monkeypatch):
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["task"] for r in records] == [row["task"] for row in result.rows]
     assert [r["N"] for r in records] == [5, 6]
+    assert [json.loads(r["change"]) for r in records] == [{"solver.num_mesh_intervals": n} for n in (5, 6)]
     assert "MOCO_LAB_SOLVE_TASK" not in os.environ   # restored after each task
+    assert "MOCO_LAB_SOLVE_CHANGE" not in os.environ
+
+
+def test_robustness_pairs_sweep_tasks_by_their_change(tmp_path):
+    """A sweep whose study starts from an earlier solution has a description (and so a task hash) that differs
+    between BLAS kernels; the robustness table pairs its rows by what each task changes (lesson 08's fixed
+    stiffnesses were once compared across kernels in another order)."""
+    import json
+
+    from benchmarks.robustness import collect
+
+    def log(name, order, hashes):
+        path = tmp_path / name
+        lines = [{"test": "", "label": "lessons/08.ipynb", "task": "", "change": "", "objective": 1.0}]
+        lines += [{"test": "", "label": "lessons/08.ipynb", "task": hashes[k],
+                   "change": json.dumps({"k": k}), "objective": float(k)} for k in order]
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return collect(path)["lessons/08.ipynb"]
+
+    first = log("a.jsonl", [20, 100, 50], {20: "ff", 50: "00", 100: "77"})
+    second = log("b.jsonl", [50, 20, 100], {20: "01", 50: "fe", 100: "aa"})
+    assert [r["objective"] for r in first] == [r["objective"] for r in second] == [1.0, 100.0, 20.0, 50.0]
 
 
 def test_local_workers_refuses_bad_arguments(study):

@@ -206,7 +206,8 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
 
     With the environment variable ``MOCO_LAB_SOLVE_LOG`` naming a file, every run appends one JSON line to it
     (status, iterations, objective, program size, the settings that shape the solve, and within a sweep the
-    task's hash, which is the same on every machine while the order tasks finish in is not): what
+    task's hash and its change as text — the change is the same on every machine, while the order tasks finish
+    in is not, and neither is the hash of a task whose guess is an earlier solution): what
     ``benchmarks/robustness.py`` collects from the lessons, dashboards and tests under several BLAS kernels.
     """
     staged = (settings.optim_hessian_approximation == "exact" and 0 < settings.optim_limited_memory_start
@@ -229,7 +230,7 @@ def _log_run(path: str, prog: MathematicalProgram, settings: SolverSettings, run
 
     record = {"test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
               "label": os.environ.get("MOCO_LAB_SOLVE_LABEL", ""), "task": os.environ.get("MOCO_LAB_SOLVE_TASK", ""),
-              "pid": os.getpid(),
+              "change": os.environ.get("MOCO_LAB_SOLVE_CHANGE", ""), "pid": os.getpid(),
               "cwd": os.path.basename(os.getcwd()), "status": run.status, "success": bool(run.success),
               "nit": int(run.nit), "objective": float(run.cost), "num_vars": int(prog.num_vars()),
               "solver": settings.optim_solver, "linear_solver": settings.optim_linear_solver,

@@ -130,6 +130,12 @@ def _task_id(description: dict, change: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _change_text(change: Mapping[str, Any]) -> str:
+    """The change as canonical text: what a task varies, the same on every machine even where its hash is not
+    (a study whose guess is an earlier solution has a description that depends on the computer's rounding)."""
+    return json.dumps(dict(change), sort_keys=True, default=str)
+
+
 def _new_row(description: dict, change: Mapping[str, Any], warm_start: bool = False) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(ROW_KEYS)
     row.update(task=_task_id(description, change), success=False, warm_start=warm_start,
@@ -154,8 +160,9 @@ def run_task(description: dict, change: Mapping[str, Any], folder: str | None = 
     guess = previous[1] if previous is not None and previous[1] is not None and previous[0]["success"] else None
     row = _new_row(description, change, warm_start=guess is not None)
     start = time.perf_counter()
-    before = os.environ.get("MOCO_LAB_SOLVE_TASK")
+    before = {k: os.environ.get(k) for k in ("MOCO_LAB_SOLVE_TASK", "MOCO_LAB_SOLVE_CHANGE")}
     os.environ["MOCO_LAB_SOLVE_TASK"] = row["task"]  # names the task in the solve log (run_optimizer)
+    os.environ["MOCO_LAB_SOLVE_CHANGE"] = _change_text(change)
     try:
         study = apply_change(Study.from_dict(description), change)
         if guess is not None:
@@ -164,10 +171,11 @@ def run_task(description: dict, change: Mapping[str, Any], folder: str | None = 
     except Exception as err:  # the sweep goes on; the row says what happened
         return _error_row(row, err, time.perf_counter() - start), None
     finally:
-        if before is None:
-            os.environ.pop("MOCO_LAB_SOLVE_TASK", None)
-        else:
-            os.environ["MOCO_LAB_SOLVE_TASK"] = before
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     row.update(success=bool(solution.success), status=solution.status, objective=float(solution.objective),
                final_time=float(solution.final_time), iterations=int(solution.nit),
                solve_time=float(solution.solve_time), wall_time=time.perf_counter() - start)

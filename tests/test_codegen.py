@@ -1,0 +1,88 @@
+"""The compiled equations' optimized rebuild (moco_lab.symbolic.codegen: -O0 first, -O1 later, in the background).
+
+What must hold: the optimized library computes exactly the numbers of the first build (a solve that switches
+kernels between two iterations must not notice), it is picked up by a function already in use, and the background
+build starts only when asked and cleans up after itself.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from moco_lab.symbolic import Graph, codegen, compile_function, derivatives
+from moco_lab.symbolic import expr as sx
+
+pytestmark = pytest.mark.skipif(codegen.c_compiler() is None, reason="no C compiler")
+
+
+def _every_operation(n_chain: int = 60):
+    """Outputs using every operation the code generator emits (and their derivatives), plus a long chain of
+    products and sums, the pattern a compiler could fuse into multiply-adds."""
+    g = Graph()
+    x, y, p = g.var("x"), g.var("y"), g.var("p")
+    terms = [(x * y - x / (y + 3.0)) * p - y, x ** 2.5 + y ** 3 + x ** -1.5 + 1.0 / (x * x) + x ** 2.0,
+             np.sin(x) * np.cos(y) + np.tan(0.3 * x), np.exp(0.5 * x) + np.log(x * x + y * y) + np.sqrt(x * x + p),
+             np.tanh(x - y) + np.sinh(0.5 * x) * np.cosh(0.2 * y),
+             np.arcsin(0.3 * np.tanh(x)) + np.arccos(0.2 * np.tanh(y)) + np.arctan(x * y),
+             np.arctan2(y - 0.5, x - 0.4) + np.abs(x - y), sx.where(x - y, x * x * p, -y), sx.sign(x - 0.1 * y)]
+    chain = x
+    for k in range(n_chain):
+        chain = chain * (0.97 + 0.001 * k) + y * p - 0.5 * chain * x
+    outputs = terms + [chain]
+    (d,) = derivatives([sum(terms[1:], terms[0]) + chain], [x, y, p])
+    outputs += [d.get(k, 0.0) for k in range(3)]
+    return outputs, [x, y], [p]
+
+
+def _inputs():
+    rng = np.random.default_rng(7)
+    # values of every size and sign, so that the math functions see their whole range (NaN where undefined)
+    return rng.normal(0.0, 1.0, (400, 2)) * rng.choice([1e-3, 0.5, 1.0, 4.0, 30.0], (400, 1)), np.array([0.7])
+
+
+def test_the_optimized_rebuild_computes_the_same_numbers_bit_for_bit(tmp_path, monkeypatch):
+    monkeypatch.setenv("MOCO_LAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "0")
+    outputs, xs, ps = _every_operation()
+    fn = compile_function(outputs, xs, ps, name="every_op", backend="c", key="k_every_op")
+    X, P = _inputs()
+    first = fn(X, P)
+    assert not fn._impl.optimized() and np.isnan(first).any() and np.isfinite(first).sum() > first.size // 2
+    plain = codegen.cache_dir() / "every_op-k_every_op.so"
+    units = fn.source.split(codegen._UNIT_SEPARATOR)
+    proc = codegen.start_optimized_build(codegen.c_compiler(), units, plain, wait=True)
+    assert proc.returncode == 0
+    better = codegen.optimized_path(plain)
+    assert better.exists() and better.name == f"every_op-k_every_op.{codegen.OPTIMIZED_TAG}.so"
+    assert not list(tmp_path.rglob("moco_lab_opt_*"))      # its build folder is gone
+    time.sleep(1.05)                                        # a function in use looks for it once a second
+    again = fn(X, P)
+    assert fn._impl.optimized()
+    assert np.array_equal(first, again, equal_nan=True)
+    # a later process (here: a load from the disk cache) takes the optimized build straight away
+    loaded = codegen.load_function("every_op", "k_every_op", 2, 1, len(outputs), "c")
+    assert loaded._impl.optimized() and np.array_equal(loaded(X, P), first, equal_nan=True)
+
+
+def test_a_first_build_starts_the_optimized_one_in_the_background(tmp_path, monkeypatch):
+    monkeypatch.setenv("MOCO_LAB_CACHE", str(tmp_path))
+    g = Graph()
+    x, p = g.var("x"), g.var("p")
+    outputs = [np.sin(x) * p + x * x, np.exp(-x * p)]
+    monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "0")
+    compile_function(outputs, [x], [p], name="bg_off", backend="c", key="k_off")
+    assert codegen.wait_for_optimized_builds(60) == 0
+    monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "1")
+    fn = compile_function(outputs, [x], [p], name="bg_on", backend="c", key="k_on")
+    X, P = np.linspace(-2, 2, 9)[:, None], np.array([1.3])
+    first = fn(X, P)
+    codegen.wait_for_optimized_builds(120)
+    assert codegen.optimized_path(codegen.cache_dir() / "bg_on-k_on.so").exists()
+    assert not codegen.optimized_path(codegen.cache_dir() / "bg_off-k_off.so").exists()
+    time.sleep(1.05)
+    assert np.array_equal(fn(X, P), first) and fn._impl.optimized()
+    monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "sometimes")
+    with pytest.raises(ValueError, match="MOCO_LAB_OPTIMIZE_KERNELS must be 1 or 0, got 'sometimes'"):
+        codegen.optimize_in_background()
