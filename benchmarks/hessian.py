@@ -15,7 +15,8 @@ both with IPOPT + MUMPS and the study factories' other settings unchanged. Cases
 
 Each solve runs in its own process (``--child``), so its peak memory (``ru_maxrss``) is its own. All solves
 share one kernel cache that a warm-up pass fills first (one-iteration solves of every case with both
-approximations): the times are *warm* ones, what a learner's second solve costs. *Cold* rows for the squat and
+approximations, which also waits for the optimized rebuild of the compiled equations that their first builds start,
+``moco_lab.symbolic.codegen``): the times are *warm* ones, what a learner's later solves cost. *Cold* rows for the squat and
 the 2-D walking tracking solve with an empty cache (deriving and compiling the equations, and with ``exact``
 their second derivatives, is part of the time).
 
@@ -167,6 +168,11 @@ def child(case: str, approximation: str, out: str, guess_file: str | None, max_i
         solution.write_sto(path)
         result["solution"] = str(path)
     Path(out).write_text(json.dumps(result))
+    # the optimized rebuilds its compiles started (moco_lab.symbolic.codegen): done before the next measurement, so
+    # that warm rows use them and no row shares the cores with a compiler
+    from moco_lab.symbolic import codegen
+
+    codegen.wait_for_optimized_builds()
 
 
 # ------------------------------------------------------------------ the parent

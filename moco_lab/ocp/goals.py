@@ -524,18 +524,31 @@ class TableSplines:
             self.spline = interpolating_spline(time, table)
             self.slope = self.spline.derivative()
 
+    #: Times at which values were asked, remembered (per object) up to this many: the optimizer asks again and
+    #: again at the same grid times (every chunk of a fixed-time problem, at every iteration).
+    MEMO_SIZE = 256
+
     def __call__(self, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         T = np.asarray(T, float)
+        memo = self.__dict__.setdefault("_memo", {})
+        key = T.tobytes()
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
         inside = (T >= self.t0) & (T <= self.t1)
         if self.kind == "linear":
             t, y = self.time, self.table
             values = np.column_stack([np.interp(T, t, y[:, j]) for j in range(y.shape[1])])
             seg = np.clip(np.searchsorted(t, T, side="right") - 1, 0, t.size - 2)
             slopes = (y[seg + 1] - y[seg]) / (t[seg + 1] - t[seg])[:, None] * inside[:, None]
-            return values, slopes
-        Tc = np.clip(T, self.t0, self.t1)
-        values = np.atleast_2d(self.spline(Tc).reshape(T.size, -1))
-        slopes = self.slope(Tc).reshape(T.size, -1) * inside[:, None]
+        else:
+            Tc = np.clip(T, self.t0, self.t1)
+            values = np.atleast_2d(self.spline(Tc).reshape(T.size, -1))
+            slopes = self.slope(Tc).reshape(T.size, -1) * inside[:, None]
+        values.flags.writeable = slopes.flags.writeable = False  # shared by every caller at these times
+        if len(memo) >= self.MEMO_SIZE:
+            memo.clear()
+        memo[key] = (values, slopes)
         return values, slopes
 
     def curvature(self, T: np.ndarray) -> np.ndarray:

@@ -562,8 +562,9 @@ def _load_library(path: Path, name: str, ny: int):
         return fn
 
     better = optimized_path(path)
+    ready = better.exists()
     #: [function, the optimized library's path while not yet loaded, when to look for it next]
-    state = [load(better if better.exists() else path), None if better.exists() else better, 0.0]
+    state = [load(better if ready else path), None if ready else better, 0.0]
 
     def impl(X, P):
         if state[1] is not None and time.monotonic() >= state[2]:
