@@ -218,7 +218,9 @@ def _write(path: Path, rows: list[dict], started) -> None:
     lines = ["# IPOPT bindings: moco_lab's ctypes driver against cyipopt, casadi's IPOPT against Debian's", "",
              f"Written by `python -m benchmarks.ipopt_binding` on {started:%Y-%m-%d %H:%M} UTC; moco_lab "
              f"{moco_lab.__version__}, cyipopt {cy}, Python {platform.python_version()}, {os.cpu_count()} CPUs. "
-             "Settings and what is timed: the script's docstring (the optimizer call alone, best of two).", "",
+             "Settings and what is timed: the script's docstring (the optimizer call alone, best of two). The two "
+             "rows on Debian's IPOPT compare the bindings (same library, same iterates); the first two rows of a "
+             "case compare the libraries (same binding). IPOPT 3.11 reports its status in words.", "",
              "| case | binding + IPOPT | iterations | solve s | in callbacks s | objective | status |",
              "|---|---|---:|---:|---:|---:|---|"]
     for r in rows:
