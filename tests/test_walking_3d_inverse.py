@@ -128,20 +128,23 @@ def test_tight_solve_reaches_mocos_optimum():
 
 
 def test_with_emg_tracking():
-    """solveMocoInverseWithEMG: Moco's solution scores Moco's objective in moco_lab's program to 1e-9 (the same
-    labels, scaling and quadrature of the EMG tracking term); moco_lab's own solve stops within 2 % of it (at the
-    example's tolerance 1e-3 limited-memory stops lie a few per cent apart: 1.3 % on the problem without EMG), with
-    each goal term within 2 %. Measured: 2.3e-4 in objective."""
+    """solveMocoInverseWithEMG at the example's tolerance 1e-3. Moco's solution scores Moco's objective in moco_lab's
+    program to 1e-9 (the same labels, scaling and quadrature of the EMG tracking term). moco_lab's own limited-memory
+    solve stops on the problem's flat valley above its optimum (Moco's at 1e-6: 3.044503), where depends on the
+    computer's rounding: measured 0.3 % above it under Haswell's OpenBLAS kernels and 2.8 % under SkylakeX's (the
+    effort 4.2 % above Moco's stop, the EMG term 0.4 %), Moco's own stop 0.04 %. Asserted: the objective between the
+    optimum (less 1e-3, the constraint tolerance's slack) and 5 % above it, the EMG term within 2 % of Moco's stop.
+    That the two tools share the optimum is asserted at 1e-6 (test_exact_hessian_reaches_the_emg_optimum_...)."""
     inverse = ml.examples.walking_3d_inverse(emg=True)
     ip, x = _at_mocos_solution(inverse, "emg_tol0.001")
     moco = STORED["results"]["emg_tol0.001"]
     assert _objective(ip, x) == pytest.approx(moco["objective"], rel=1e-9)
     s = inverse.solve().solution
     assert s.success, s.message
-    print(f"objective {s.objective:.6f} (Moco {moco['objective']:.6f}), {dict(s.goal_values)}")
-    assert s.objective == pytest.approx(moco["objective"], rel=0.02)
-    for name in ("excitation_effort", "emg_tracking"):
-        assert s.goal_values[name] == pytest.approx(moco["goals"][name], rel=0.02), name
+    optimum = STORED["results"]["emg_tol1e-06"]["objective"]
+    print(f"objective {s.objective:.6f} (Moco {moco['objective']:.6f}, optimum {optimum:.6f}), {dict(s.goal_values)}")
+    assert optimum * (1 - 1e-3) <= s.objective <= optimum * 1.05
+    assert s.goal_values["emg_tracking"] == pytest.approx(moco["goals"]["emg_tracking"], rel=0.02)
 
 
 def test_knee_load_on_function_based_paths_changes_nothing_as_in_moco(loose):
@@ -202,8 +205,9 @@ def test_exact_hessian_reaches_the_emg_optimum_in_few_iterations():
     """EMG tracking at tolerances 1e-6 with the exact Hessian (second derivatives of the compiled equations w.r.t.
     the variables only: the motion is data): Moco 4.6's stored optimum (3.044503, limited-memory, 375 iterations)
     to 1e-3 and the 80 activations within 0.02, the bounds of the problem without EMG above and for the same reason
-    (measured 1.3e-4 and 0.005), in far fewer iterations than a quasi-Newton Hessian takes (measured 29; moco_lab's
-    limited-memory solve 492, Moco 375): fewer than 100."""
+    (measured 1.3e-4 and 0.005), each goal term within 1e-2 of Moco's (measured: effort 2.1e-4, EMG term 9.7e-6 —
+    at the optimum, not on the flat valley around it where the tolerance-1e-3 stops lie), in far fewer iterations
+    than a quasi-Newton Hessian takes (measured 29; moco_lab's limited-memory solve 492, Moco 375): fewer than 100."""
     inverse = ml.examples.walking_3d_inverse(emg=True, convergence_tolerance=1e-6, constraint_tolerance=1e-6)
     inverse.settings.optim_hessian_approximation = "exact"
     s = inverse.solve().solution
@@ -213,4 +217,6 @@ def test_exact_hessian_reaches_the_emg_optimum_in_few_iterations():
     worst = _activation_difference(s.states, cols)
     print(f"objective {s.objective:.6f} (Moco {optimum:.6f}), {s.nit} iterations, activations within {worst:.4f}")
     assert s.objective == pytest.approx(optimum, rel=1e-3) and worst < 0.02
+    for name, value in STORED["results"]["emg_tol1e-06"]["goals"].items():
+        assert s.goal_values[name] == pytest.approx(value, rel=1e-2), name
     assert s.nit < 100
