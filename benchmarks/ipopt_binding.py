@@ -68,17 +68,12 @@ def build(case: str):
 
 
 def options_for(settings) -> dict:
-    """moco_lab's IPOPT options for ``settings`` (as :func:`moco_lab.solve.optimizer.run_optimizer` sets them)."""
-    from moco_lab.solve import optimizer as opt
+    """moco_lab's IPOPT options for ``settings`` (:func:`moco_lab.solve.optimizer.mumps_algorithm_options`), quiet,
+    without ``limited_memory_aug_solver`` (IPOPT 3.14 only)."""
+    from moco_lab.solve.optimizer import mumps_algorithm_options
 
-    options = {"sb": "yes", "print_level": 0}
-    options.update(opt._setting_options(settings))
-    options["hessian_approximation"] = settings.optim_hessian_approximation
-    if settings.optim_hessian_approximation == "exact":
-        options["mumps_pivot_order"] = opt.MUMPS_PIVOT_ORDER_EXACT
-    options.update(opt._options_for(settings.optim_solver_options, "mumps"))
-    options.pop("limited_memory_aug_solver", None)  # IPOPT 3.14 only
-    options["linear_solver"] = "mumps"
+    options = {"sb": "yes", "print_level": 0, **mumps_algorithm_options(settings), "linear_solver": "mumps"}
+    options.pop("limited_memory_aug_solver", None)
     return options
 
 
@@ -166,9 +161,9 @@ def child(case: str, config: str, out: str) -> None:
             t = time.perf_counter()
             P = ipopt_mumps._Program(prog, exact, hessian=options["hessian_approximation"] == "exact")
             callbacks = _Callbacks(P)
-            big = 1e19  # IPOPT's infinity
-            nlp = cyipopt.Problem(n=P.n, m=P.m, problem_obj=callbacks, lb=np.clip(P.xl, -big, big),
-                                  ub=np.clip(P.xu, -big, big), cl=np.clip(P.gl, -big, big), cu=np.clip(P.gu, -big, big))
+            inf = ipopt_mumps._INF  # bounds as the ctypes driver hands them to IPOPT
+            nlp = cyipopt.Problem(n=P.n, m=P.m, problem_obj=callbacks, lb=np.clip(P.xl, -inf, inf),
+                                  ub=np.clip(P.xu, -inf, inf), cl=np.clip(P.gl, -inf, inf), cu=np.clip(P.gu, -inf, inf))
             for key, value in options.items():
                 nlp.add_option(key, value)
             x, info = nlp.solve(x0)

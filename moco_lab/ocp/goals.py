@@ -518,6 +518,7 @@ class TableSplines:
     def __init__(self, time: np.ndarray, table: np.ndarray, kind: str = "spline"):
         self.t0, self.t1 = float(time[0]), float(time[-1])
         self.kind = kind
+        self._memo: dict = {}   # times (bytes) -> (values, slopes), see MEMO_SIZE
         if kind == "linear":
             self.time, self.table = np.asarray(time, float), np.asarray(table, float).reshape(len(time), -1)
         else:
@@ -530,7 +531,7 @@ class TableSplines:
 
     def __call__(self, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         T = np.asarray(T, float)
-        memo = self.__dict__.setdefault("_memo", {})
+        memo = self._memo
         key = T.tobytes()
         hit = memo.get(key)
         if hit is not None:

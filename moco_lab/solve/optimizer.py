@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "IPOPT_EXIT_MESSAGES", "IPOPT_STATUS_EXPLANATIONS", "IPOPT_DEFAULTS",
            "WARNING_STATUSES", "status_level",
-           "LARGE_PROBLEM_VARIABLES", "ipopt_defaults", "Progress", "OptimizerRun", "run_optimizer", "max_constraint_violation"]
+           "LARGE_PROBLEM_VARIABLES", "ipopt_defaults", "Progress", "OptimizerRun", "run_optimizer", "max_constraint_violation",
+           "mumps_algorithm_options"]
 
 #: IPOPT 3.14's ``SolverReturn`` codes (as Drake reports them) -> Moco's status names.
 IPOPT_STATUS = {
@@ -343,6 +344,17 @@ def _read_ipopt_statistics(stats: str) -> tuple[int | None, dict]:
     return (int(found.group(1)) if found else None), optimality
 
 
+def mumps_algorithm_options(settings: SolverSettings) -> dict:
+    """The IPOPT options that shape a solve with IPOPT + MUMPS under ``settings`` (tolerances, iteration limit, the
+    Hessian approximation, the exact Hessian's MUMPS ordering, ``optim_solver_options``); output options aside."""
+    options = _setting_options(settings)
+    options["hessian_approximation"] = settings.optim_hessian_approximation
+    if settings.optim_hessian_approximation == "exact":
+        options["mumps_pivot_order"] = MUMPS_PIVOT_ORDER_EXACT
+    options.update(_options_for(settings.optim_solver_options, "mumps"))
+    return options
+
+
 def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progress, exact,
                      after: OptimizerRun | None = None) -> OptimizerRun:
     """:func:`run_optimizer` with IPOPT + MUMPS (:mod:`moco_lab.solve.ipopt_mumps`); ``after``: an earlier stage
@@ -355,11 +367,7 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
                "file_print_level": 3}
     if settings.verbose >= 6:
         options["print_timing_statistics"] = "yes"
-    options.update(_setting_options(settings))
-    options["hessian_approximation"] = settings.optim_hessian_approximation
-    if settings.optim_hessian_approximation == "exact":
-        options["mumps_pivot_order"] = MUMPS_PIVOT_ORDER_EXACT
-    options.update(_options_for(settings.optim_solver_options, "mumps"))
+    options.update(mumps_algorithm_options(settings))
     x0 = np.nan_to_num(np.asarray(prog.GetInitialGuess(prog.decision_variables()), float), nan=0.0)
     start = _time.perf_counter()
 
