@@ -11,7 +11,10 @@ kinematics), at random points inside the bounds with random multipliers. Toleran
   differences of them are accurate to ~1e-8 relative and a wrong second derivative (a missing chain-rule term, a
   sign, a dropped cross term with the duration) stands out by orders of magnitude;
 * every entry of that finite-difference Hessian above its tolerance lies in the declared lower-triangular
-  structure (an undeclared entry would be dropped by IPOPT: a silently wrong Newton step).
+  structure (an undeclared entry would be dropped by IPOPT: a silently wrong Newton step);
+* the chunks' integral costs evaluated all at once (``IntegralCostsHessian``, what the optimizer calls) equal the
+  sum of the chunk bindings' Hessians just checked, entry for entry, to 1e-12 relative to the largest entry: the
+  same sums in another order, so only round-off may differ.
 """
 import numpy as np
 import pytest
@@ -83,7 +86,29 @@ def check_hessians(tr: Transcription, rng) -> int:
         assert not np.any(undeclared), (ev.get_description(), np.argwhere(undeclared)[:5])
         checked += 1
     assert checked > 0
+    for group in tr.exact_callbacks.grouped:
+        check_grouped(tr, group, x)
     return checked
+
+
+def check_grouped(tr: Transcription, group, x: np.ndarray, sigma: float = 1.7) -> None:
+    """A grouped Hessian (all chunks' integral costs at once) against the sum of the bindings' it replaces."""
+    n = tr.prog.num_vars()
+    total = {}
+    for _, ev, hess in tr.exact_callbacks.values():
+        if id(ev) not in group.evaluators:
+            continue
+        rows, cols, h = hess
+        _, idx = _binding(tr, ev)
+        r, c = idx[rows], idx[cols]
+        for key, v in zip(np.maximum(r, c) * n + np.minimum(r, c), np.asarray(h(x[idx], np.array([sigma])), float)):
+            total[int(key)] = total.get(int(key), 0.0) + float(v)
+    assert total, "the group replaces no binding"
+    got = dict(zip((group.rows * n + group.cols).tolist(), group.values(x, sigma).tolist()))
+    assert set(got) == set(total)  # the same entries: the program's structure does not change
+    scale = max(1.0, max(abs(v) for v in total.values()))
+    worst = max(abs(got[k] - total[k]) for k in total)
+    assert worst <= 1e-12 * scale, (worst, scale)
 
 
 def exact(study: ml.Study) -> ml.Study:

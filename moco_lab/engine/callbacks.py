@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 from pydrake.autodiffutils import ExtractGradient, InitializeAutoDiff
 
-__all__ = ["drake_callable"]
+__all__ = ["drake_callable", "ExactCallbacks"]
 
 
 def _identity_seeded(z: np.ndarray) -> bool:
@@ -49,3 +49,15 @@ def drake_callable(fun: Callable, scalar: bool) -> Callable:
         return fun(np.asarray(z, float), False)[0]
 
     return wrapped
+
+
+class ExactCallbacks(dict):
+    """``id(evaluator) -> (fun, evaluator, hessian)`` for a transcription's Python bindings (see
+    ``Transcription.exact_callbacks``), plus ``grouped``: objects whose Hessian replaces the sum of several
+    bindings' Hessians in one evaluation. Each has ``evaluators`` (the replaced evaluators' ``id``), ``rows`` and
+    ``cols`` (program variable indices, ``rows >= cols``, within the replaced bindings' declared entries) and
+    ``values(x, sigma)`` (their entries at the program's variables ``x``, the cost factor ``sigma``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.grouped: list = []

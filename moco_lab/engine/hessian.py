@@ -38,7 +38,7 @@ from .patterns import kernel_to_block, node_patterns, patterned
 if TYPE_CHECKING:
     from ..ocp.goals import BoundGoal
 
-__all__ = ["ChunkHessian", "EndpointHessian", "unsupported_for_exact_hessian", "lower_entries"]
+__all__ = ["ChunkHessian", "EndpointHessian", "IntegralCostsHessian", "unsupported_for_exact_hessian", "lower_entries"]
 
 
 def unsupported_for_exact_hessian(tr: Any) -> list[str]:
@@ -226,33 +226,45 @@ def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, 
 
 
 def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np.ndarray, P: np.ndarray,
-                      data: NodeData, douts: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Gradient (n, e) and Hessian (n, e, e) of a goal's integrand over ``[B (nb), P (np), t]`` (e = nb + np + 1)."""
+                      data: NodeData, douts: dict, columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient (n, e) and Hessian (n, e, e) of a goal's integrand over ``[B (nb), P (np), t]`` (e = nb + np + 1).
+
+    ``columns``: only these node-block columns (sorted; the integrand must read no other), so that
+    ``[B[:, columns], P, t]`` and e = len(columns) + np + 1.
+    """
     lay = tr.layout
     nb, npar = tr.nb, tr.npar
     n = B.shape[0]
-    e = nb + npar + 1
+    full = nb + npar + 1
+    keep = np.arange(full) if columns is None else np.concatenate([columns, nb + np.arange(npar + 1)])
+    e = keep.size
+    pos = np.full(full, -1)
+    pos[keep] = np.arange(e)
     s, ds = b.integrand(data, True)
     dB, dP, dt = tr.chain_goal_derivative(ds, douts, n)
-    grad = np.concatenate([dB, dP, dt[:, None]], axis=1)
+    grad = np.concatenate([dB, dP, dt[:, None]], axis=1)[:, keep]
     H = np.zeros((n, e, e))
     starts = {"Y": lay.y.start, "X": lay.x.start, "A": lay.a.start, "P": nb, "t": nb + npar}
 
     def vector(ref):
         """The variable ``ref`` as a unit column or as a row of output derivatives (n, e)."""
         if ref[0] != "out":
-            return starts[ref[0]] + int(ref[1])
+            j = int(pos[starts[ref[0]] + int(ref[1])])
+            if j < 0:
+                raise ValueError(f"goal {b.name!r}: its Hessian names {ref}, a column outside {columns}")
+            return j
         Jb, Jp = douts[ref[1]]
-        v = np.zeros((n, e))
+        v = np.zeros((n, full))
         v[:, :nb], v[:, nb:nb + npar] = Jb[:, ref[2], :], Jp[:, ref[2], :]
-        return v
+        return v[:, keep]
 
+    units_r, units_c, units_v = [], [], []   # pairs of two variables: gathered, added in one step
     for a, c, vals in ev.goal_hessian(b, data):
         va, vc = vector(a), vector(c)
         if isinstance(va, int) and isinstance(vc, int):
-            H[:, va, vc] += vals
-            if va != vc:
-                H[:, vc, va] += vals
+            units_r.append(va)
+            units_c.append(vc)
+            units_v.append(vals)
             continue
         if isinstance(va, int) or isinstance(vc, int):   # a unit column times a row: one row and one column
             unit, row = (va, vc) if isinstance(va, int) else (vc, va)
@@ -262,6 +274,24 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
             continue
         outer = (vals[:, None] * va)[:, :, None] * vc[:, None, :]
         H += outer if a == c else outer + np.transpose(outer, (0, 2, 1))
+    if units_r:
+        r, c = np.array(units_r), np.array(units_c)
+        try:
+            V = np.array(units_v, dtype=float).T   # (n, pairs) when every value is a row of n
+        except ValueError:
+            V = None
+        if V is None or V.shape != (n, r.size):
+            V = np.empty((n, r.size))
+            for j, v in enumerate(units_v):
+                V[:, j] = v
+        off = r != c
+        rr, cc = np.concatenate([r, c[off]]), np.concatenate([c, r[off]])
+        VV = np.concatenate([V, V[:, off]], axis=1)
+        keys = rr * e + cc
+        if np.unique(keys).size == keys.size:
+            H[:, rr, cc] += VV
+        else:   # a pair listed more than once: summed
+            np.add.at(H, (slice(None), rr, cc), VV)
     # the outputs' own curvature, weighted by ∂s/∂output
     names = [name for name in b.outputs if (ds.get("outputs") or {}).get(name) is not None]
     if names:
@@ -271,7 +301,10 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
             W = ev.rng.uniform(0.5, 1.5, W.shape)
         inp = tr.node_inputs(idx, B)
         Hk = ev.kernel_hessian((_kernel_kind(tr, "outputs"), tuple(names)), W, inp, P, inp["A"])
-        H[:, :nb + npar, :nb + npar] += _to_extended(tr, Hk, drop_acceleration=True)
+        Ho = _to_extended(tr, Hk, drop_acceleration=True)
+        if columns is not None:
+            Ho = Ho[:, keep[:-1]][:, :, keep[:-1]]
+        H[:, :e - 1, :e - 1] += Ho
     return grad, H
 
 
@@ -466,6 +499,116 @@ class ChunkHessian:
         """The declared entries of ``σ ∇² f(z)`` for the chunk's plain integral costs ``f``."""
         H = self._cost_dense(np.asarray(zc, float), sigma)
         return H[self.cost_rows, self.cost_cols]
+
+
+class IntegralCostsHessian:
+    """The plain integral costs' Hessian summed over every chunk, in one pass over all grid points.
+
+    The chunks' cost bindings (their :meth:`ChunkHessian.cost`) together are
+    ``σ Σ_b w_b (t_f − t_0) Σ_g Q_g s_b(z_g, t_g)`` with ``Q_g`` the sum of the chunks' quadrature weights at grid
+    point ``g`` (a point two chunks share has a weight from each). The optimizer sums the bindings' Hessians anyway,
+    so this evaluates that sum at once (one integrand Hessian per goal for all points, on the cost columns only)
+    instead of binding by binding; its entries are the union of the bindings' declared entries, so the program's
+    Hessian structure is unchanged.
+
+    Attributes
+    ----------
+    evaluators : set of int
+        ``id`` of the chunk cost bindings' evaluators this replaces.
+    rows, cols : ndarray of int, shape (nnz,)
+        Program variable indices (``prog.decision_variables()`` order), ``rows >= cols``.
+    """
+
+    def __init__(self, tr: Any):
+        self.tr = tr
+        prog = tr.prog
+        ng = tr.grid.num_points
+        self.evaluators = {id(c.cost_evaluator) for c in tr.chunks}
+        keys = []
+        for c in tr.chunks:
+            idx = np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), int)
+            r, k = idx[c.hessian.cost_rows], idx[c.hessian.cost_cols]
+            keys.append(np.maximum(r, k).astype(np.int64) * prog.num_vars() + np.minimum(r, k))
+        keys = np.unique(np.concatenate(keys))
+        n = prog.num_vars()
+        self.rows, self.cols = keys // n, keys % n
+        self.Q = np.zeros(ng)
+        for c in tr.chunks:
+            np.add.at(self.Q, c.g, c.quad)
+        self.T = np.stack([1.0 - tr.grid.tau, tr.grid.tau], axis=1)        # ∂t_g/∂(t_0, t_f): (ng, 2)
+        # each program variable: kind (0 t0, 1 tf, 2 parameter, 3 node block), grid point, position in the
+        # reduced integrand space [B[:, cost columns], P, t]
+        fi = tr._full_index
+        cols = tr.cost_columns
+        ns, npar = cols.size, tr.npar
+        kind, point, where = np.full(n, -1), np.zeros(n, int), np.full(n, -1)
+        kind[fi["t0"]], kind[fi["tf"]] = 0, 1
+        kind[np.asarray(fi["P"], int)] = 2
+        where[np.asarray(fi["P"], int)] = ns + np.arange(npar)
+        Bc = fi["B"][:, cols]
+        kind[Bc] = 3
+        point[Bc] = np.arange(ng)[:, None]
+        where[Bc] = np.arange(ns)[None, :]
+        kr, kc = kind[self.rows], kind[self.cols]
+        if np.any(kr < 0) or np.any(kc < 0):
+            raise AssertionError("IntegralCostsHessian: a declared cost entry outside t0, tf, P and the cost columns")
+        # order each entry as (a, b) with kind(a) >= kind(b): node-node, node-P, node-t, P-P, P-t, t-t
+        swap = kr < kc
+        a = np.where(swap, self.cols, self.rows)
+        b = np.where(swap, self.rows, self.cols)
+        self._ka, self._kb = kind[a], kind[b]
+        self._ga, self._wa, self._wb = point[a], where[a], where[b]
+        if np.any((self._ka == 3) & (self._kb == 3) & (point[a] != point[b])):
+            raise AssertionError("IntegralCostsHessian: a cost entry couples two grid points")
+        self._e = ns + npar   # position of t in the reduced space
+        ka, kb = self._ka, self._kb
+        self._m_node = np.flatnonzero((ka == 3) & (kb >= 2))    # within one grid point's block, or with a parameter
+        self._m_node_t = [np.flatnonzero((ka == 3) & (kb == ti)) for ti in (0, 1)]   # a node variable and t0 / tf
+        self._m_pp = np.flatnonzero((ka == 2) & (kb == 2))
+        self._m_p_t = [np.flatnonzero((ka == 2) & (kb == ti)) for ti in (0, 1)]
+        self._m_tt = {(ta, tb): np.flatnonzero((ka == ta) & (kb == tb)) for ta in (0, 1) for tb in (0, 1)}
+
+    def values(self, x: np.ndarray, sigma: float) -> np.ndarray:
+        """The entries of ``σ ∇²`` (all chunks' plain integral costs) at the program's variables ``x``."""
+        tr = self.tr
+        out = np.zeros(self.rows.size)
+        if sigma == 0:
+            return out
+        x = np.asarray(x, float)
+        t0, tf, P, B = tr.split_full(x)
+        dur = tf - t0
+        ng = tr.grid.num_points
+        g_all = np.arange(ng)
+        cache = tr.cache
+        if cache.x is not None and cache.data is not None and np.array_equal(cache.x, x):
+            data, douts = cache.data
+        else:
+            data, douts = tr.node_data(g_all, B, P, t0 + tr.grid.tau * dur, True)
+        ga, wa, wb, e = self._ga, self._wa, self._wb, self._e
+        Q, T = self.Q, self.T
+        sign = np.array([-1.0, 1.0])   # ∂(t_f − t_0)/∂(t_0, t_f)
+        ev = _Values(tr)
+        for bg in tr.integral_costs:
+            factor = sigma * bg.weight
+            F = factor * dur
+            grad, Hs = integrand_hessian(tr, ev, bg, g_all, B, P, data, douts, columns=tr.cost_columns)
+            Qg = Q[:, None] * grad
+            m = self._m_node
+            out[m] += F * Q[ga[m]] * Hs[ga[m], wa[m], wb[m]]
+            for ti, m in enumerate(self._m_node_t):
+                out[m] += F * Q[ga[m]] * T[ga[m], ti] * Hs[ga[m], wa[m], e] + sign[ti] * factor * Qg[ga[m], wa[m]]
+            m = self._m_pp
+            if m.size:
+                out[m] += F * np.einsum("g,gk->k", Q, Hs[:, wa[m], wb[m]])
+            for ti, m in enumerate(self._m_p_t):
+                if m.size:
+                    out[m] += F * ((Q * T[:, ti]) @ Hs[:, wa[m], e]) + sign[ti] * factor * Qg[:, wa[m]].sum(axis=0)
+            gt = Qg[:, e] @ T                            # ∂S/∂(t_0, t_f)
+            Htt = F * np.einsum("g,gi,gj->ij", Q * Hs[:, e, e], T, T)
+            for (ta, tb), m in self._m_tt.items():
+                if m.size:
+                    out[m] += Htt[ta, tb] + factor * (sign[ta] * gt[tb] + sign[tb] * gt[ta])
+        return out
 
 
 # ----------------------------------------------------------------------------------------------- endpoints

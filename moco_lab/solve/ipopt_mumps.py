@@ -186,6 +186,8 @@ class _Program:
     """The program as IPOPT's C interface sees it: bounds, rows, Jacobian structure and evaluations."""
 
     def __init__(self, prog: MathematicalProgram, exact: dict | None, hessian: bool = False):
+        # Hessians that replace several bindings' in one evaluation (moco_lab.engine.callbacks.ExactCallbacks)
+        self._grouped = list(getattr(exact, "grouped", ()))
         exact = exact or {}
         n = self.n = prog.num_vars()
         self.xl, self.xu = np.full(n, -np.inf), np.full(n, np.inf)
@@ -281,6 +283,9 @@ class _Program:
         """Every binding's Hessian entries mapped to the program's lower triangle, summed into one structure."""
         parts = []   # (kind, term, global rows, global cols)
         missing = []
+        replaced = {i for grp in self._grouped for i in grp.evaluators}
+        for grp in self._grouped:
+            parts.append(("grouped", grp, np.asarray(grp.rows, int), np.asarray(grp.cols, int)))
         for t in self.nonlinear:
             if t.hessian is None:
                 missing.append(_describe(t.evaluator))
@@ -293,6 +298,8 @@ class _Program:
                 r, c = np.nonzero(np.tril(Qs))
                 parts.append(("quadratic", 0.5 * Qs[r, c], idx[r], idx[c]))
             elif kind == "generic":
+                if id(data[1]) in replaced:
+                    continue
                 if data[2] is None:
                     missing.append(_describe(data[1]))
                     continue
@@ -325,6 +332,8 @@ class _Program:
             elif kind == "cost":
                 idx, data = obj
                 v = data[2][2](x[idx], sigma) if sigma != 0 else np.zeros(pos.size)
+            elif kind == "grouped":
+                v = obj.values(x, sigma)
             else:
                 v = sigma * obj
             values.append(np.asarray(v, float))
