@@ -12,9 +12,10 @@ kinematics), at random points inside the bounds with random multipliers. Toleran
   sign, a dropped cross term with the duration) stands out by orders of magnitude;
 * every entry of that finite-difference Hessian above its tolerance lies in the declared lower-triangular
   structure (an undeclared entry would be dropped by IPOPT: a silently wrong Newton step);
-* the chunks' integral costs evaluated all at once (``IntegralCostsHessian``, what the optimizer calls) equal the
-  sum of the chunk bindings' Hessians just checked, entry for entry, to 1e-12 relative to the largest entry: the
-  same sums in another order, so only round-off may differ.
+* the chunks' dynamics rows and their integral costs evaluated all chunks at once (``DynamicsHessian``,
+  ``IntegralCostsHessian``: what the optimizer calls) equal the sum of the chunk bindings' Hessians just checked,
+  entry for entry, to 1e-12 relative to the largest entry: the same sums in another order (a grid point two chunks
+  share evaluated once with their weights summed), so only round-off may differ.
 """
 import numpy as np
 import pytest
@@ -92,19 +93,23 @@ def check_hessians(tr: Transcription, rng) -> int:
 
 
 def check_grouped(tr: Transcription, group, x: np.ndarray, sigma: float = 1.7) -> None:
-    """A grouped Hessian (all chunks' integral costs at once) against the sum of the bindings' it replaces."""
+    """A grouped Hessian (all chunks' dynamics rows, or all their integral costs, at once) against the sum of the
+    Hessians of the bindings it replaces, with the same multipliers."""
     n = tr.prog.num_vars()
-    total = {}
+    rng = np.random.default_rng(3)
+    total, multipliers = {}, {}
     for _, ev, hess in tr.exact_callbacks.values():
         if id(ev) not in group.evaluators:
             continue
         rows, cols, h = hess
-        _, idx = _binding(tr, ev)
+        kind, idx = _binding(tr, ev)
+        w = np.array([sigma]) if kind == "cost" else rng.uniform(-1.0, 1.0, ev.num_outputs())
+        multipliers[id(ev)] = w
         r, c = idx[rows], idx[cols]
-        for key, v in zip(np.maximum(r, c) * n + np.minimum(r, c), np.asarray(h(x[idx], np.array([sigma])), float)):
+        for key, v in zip(np.maximum(r, c) * n + np.minimum(r, c), np.asarray(h(x[idx], w), float)):
             total[int(key)] = total.get(int(key), 0.0) + float(v)
     assert total, "the group replaces no binding"
-    got = dict(zip((group.rows * n + group.cols).tolist(), group.values(x, sigma).tolist()))
+    got = dict(zip((group.rows * n + group.cols).tolist(), group.values(x, sigma, multipliers).tolist()))
     assert set(got) == set(total)  # the same entries: the program's structure does not change
     scale = max(1.0, max(abs(v) for v in total.values()))
     worst = max(abs(got[k] - total[k]) for k in total)

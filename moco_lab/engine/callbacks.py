@@ -56,7 +56,8 @@ class ExactCallbacks(dict):
     ``Transcription.exact_callbacks``), plus ``grouped``: objects whose Hessian replaces the sum of several
     bindings' Hessians in one evaluation. Each has ``evaluators`` (the replaced evaluators' ``id``), ``rows`` and
     ``cols`` (program variable indices, ``rows >= cols``, within the replaced bindings' declared entries) and
-    ``values(x, sigma)`` (their entries at the program's variables ``x``, the cost factor ``sigma``)."""
+    ``values(x, sigma, multipliers)`` (their entries at the program's variables ``x``, the cost factor ``sigma``
+    and ``multipliers``: ``id(evaluator) -> λ`` of each replaced constraint binding's rows)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

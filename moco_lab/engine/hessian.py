@@ -24,6 +24,12 @@ kinematic-constraint terms, derived as an expression graph and compiled). In exp
 The declared structure is the assembly run once on structural patterns (random positive values wherever a
 second derivative can be non-zero: the compiled Hessians' entries, the goals' listed pairs, the patterns of the
 first derivatives), as for the Jacobians.
+
+The optimizer sums the bindings' Hessians, so it does not evaluate the chunks one by one: :class:`DynamicsHessian`
+and :class:`IntegralCostsHessian` give the sums over all chunks of their constraint rows' and of their plain
+integral costs' Hessians in one pass over the grid points (a point two chunks share once, with their weights
+summed), on the union of the chunks' declared entries. The chunk-by-chunk forms stay the reference they are
+tested against.
 """
 from __future__ import annotations
 
@@ -38,7 +44,8 @@ from .patterns import kernel_to_block, node_patterns, patterned
 if TYPE_CHECKING:
     from ..ocp.goals import BoundGoal
 
-__all__ = ["ChunkHessian", "EndpointHessian", "IntegralCostsHessian", "unsupported_for_exact_hessian", "lower_entries"]
+__all__ = ["ChunkHessian", "DynamicsHessian", "EndpointHessian", "IntegralCostsHessian", "unsupported_for_exact_hessian",
+           "lower_entries"]
 
 
 def unsupported_for_exact_hessian(tr: Any) -> list[str]:
@@ -417,21 +424,16 @@ class ChunkHessian:
         H[:2, :2] += np.einsum("k,ki,kj->ij", w * Hs[:, e, e], T, T)
 
     # ---------------------------------------------------------------- constraint rows
-    def _constraint_dense(self, z: np.ndarray, lam: np.ndarray, ev: _Values | None = None) -> np.ndarray:
+    def node_weights(self, lam: np.ndarray) -> tuple:
+        """The chunk's multipliers ``lam`` as weights per chunk node: ``cF`` (nloc, ny) of the state derivatives
+        (``Σ λ·D = ... + dur Σ_k cF_k·F_k``, the duration left out), ``wR`` (nloc, nres) of the residual rows, ``wK``
+        (nloc, nkin) of the kinematic rows, ``wProj`` (nloc, nxt) of the projection rows (None where there are
+        none), and the index of the first row after them (the goals' rows)."""
         c, tr = self.chunk, self.chunk.tr
-        ev = ev or _Values(tr)
-        lay = tr.layout
-        lam = ev.multipliers(np.asarray(lam, float))
-        ny = tr.ny
-        t0, tf, P, B = c._split(z)
-        dur = tf - t0
-        dyn = c._dynamics(z, B, P, True)
-        dF, dFp = dyn[1], dyn[2]
-        L = c.L
-        # per-node weights of F from the defects (Σ λ·D = ... + dur Σ_k cF_k·F_k)
+        lay, ny = tr.layout, tr.ny
         cF = np.zeros((c.nloc, ny))
         dtau = c.dtau[:, None]
-        lr = lam[:c.ndef].reshape(L, c.scheme.rows, ny)
+        lr = lam[:c.ndef].reshape(c.L, c.scheme.rows, ny)
         Af = c.scheme.defect_f
         for j in range(c.scheme.stride + 1):  # node j of every interval: Σ_r defect_f[r, j] λ_r
             np.add.at(cF, c.interval_nodes[:, j], dtau * np.einsum("r,lry->ly", Af[:, j], lr))
@@ -451,6 +453,31 @@ class ChunkHessian:
             wProj = np.zeros((c.nloc, lay.nxt))
             wProj[c.proj_nodes] = lam[r:r + c.proj_nodes.size * lay.nxt].reshape(-1, lay.nxt)
             r += c.proj_nodes.size * lay.nxt
+        return cF, wR, wK, wProj, r
+
+    def _goal_rows(self, Hv: np.ndarray, z: np.ndarray, lam: np.ndarray, r: int, ev: _Values) -> None:
+        """Add the goals' rows of ``λ · c``: partial integrals (from row ``r``) and output path constraints."""
+        c, tr = self.chunk, self.chunk.tr
+        if not (c.nint or c.npath):
+            return
+        t0, tf, P, B = c._split(z)
+        dur = tf - t0
+        data, douts = c._data(z, B, P, t0 + c.tau * dur, True)
+        for j, bg in enumerate(tr.integral_goals):  # I_c − dur Σ q s
+            self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev)
+        npg = len(tr.path_goals)
+        for j, bg in enumerate(tr.path_goals if c.npath else ()):  # Σ_k λ_k s(z_k, t_k) at the path nodes
+            self._pointwise(Hv, bg, data, douts, B, P, lam[c.npre + j:c.nout:npg], ev)
+
+    def _constraint_dense(self, z: np.ndarray, lam: np.ndarray, ev: _Values | None = None) -> np.ndarray:
+        c, tr = self.chunk, self.chunk.tr
+        ev = ev or _Values(tr)
+        lam = ev.multipliers(np.asarray(lam, float))
+        t0, tf, P, B = c._split(z)
+        dur = tf - t0
+        dyn = c._dynamics(z, B, P, True)
+        dF, dFp = dyn[1], dyn[2]
+        cF, wR, wK, wProj, r = self.node_weights(lam)
         H = np.zeros((c.nvar, c.nvar))
         Hv = H[:self.nv, :self.nv]  # view: the partial integrals enter linearly
         Hn = node_dynamics_hessian(tr, ev, c.g, B, P, dyn, dur * cF, wR, wK, wProj)
@@ -462,16 +489,7 @@ class ChunkHessian:
         for ti, sign in ((0, -1.0), (1, 1.0)):
             Hv[ti, :] += sign * cross
             Hv[:, ti] += sign * cross
-        # partial integrals: I_c − dur Σ q s
-        if c.nint or c.npath:
-            T = t0 + c.tau * dur
-            data, douts = c._data(z, B, P, T, True)
-        for j, bg in enumerate(tr.integral_goals):
-            self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev)
-        # output path constraint rows: Σ_k λ_k s(z_k, t_k) at the path nodes
-        npg = len(tr.path_goals)
-        for j, bg in enumerate(tr.path_goals if c.npath else ()):
-            self._pointwise(Hv, bg, data, douts, B, P, lam[c.npre + j:c.nout:npg], ev)
+        self._goal_rows(Hv, z, lam, r, ev)
         return H
 
     def constraint(self, z: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -501,87 +519,105 @@ class ChunkHessian:
         return H[self.cost_rows, self.cost_cols]
 
 
-class IntegralCostsHessian:
-    """The plain integral costs' Hessian summed over every chunk, in one pass over all grid points.
+class _GroupedHessian:
+    """The sum of several chunk bindings' Hessians evaluated at once (the optimizer sums them anyway).
 
-    The chunks' cost bindings (their :meth:`ChunkHessian.cost`) together are
-    ``σ Σ_b w_b (t_f − t_0) Σ_g Q_g s_b(z_g, t_g)`` with ``Q_g`` the sum of the chunks' quadrature weights at grid
-    point ``g`` (a point two chunks share has a weight from each). The optimizer sums the bindings' Hessians anyway,
-    so this evaluates that sum at once (one integrand Hessian per goal for all points, on the cost columns only)
-    instead of binding by binding; its entries are the union of the bindings' declared entries, so the program's
-    Hessian structure is unchanged.
+    Its entries are the union of the bindings' declared entries (so the program's Hessian structure is unchanged),
+    each classified by its two variables: ``t0`` (kind 0), ``tf`` (1), a parameter (2) or a column of a grid
+    point's node block (3), ordered so that the first has the larger kind.
 
     Attributes
     ----------
     evaluators : set of int
-        ``id`` of the chunk cost bindings' evaluators this replaces.
+        ``id`` of the replaced bindings' evaluators.
     rows, cols : ndarray of int, shape (nnz,)
         Program variable indices (``prog.decision_variables()`` order), ``rows >= cols``.
     """
 
-    def __init__(self, tr: Any):
+    def __init__(self, tr: Any, bindings: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray]], what: str):
+        """``bindings``: ``(evaluator, the binding's program variable indices, declared rows, cols)``."""
         self.tr = tr
-        prog = tr.prog
+        n = tr.prog.num_vars()
         ng = tr.grid.num_points
-        self.evaluators = {id(c.cost_evaluator) for c in tr.chunks}
-        keys = []
-        for c in tr.chunks:
-            idx = np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), int)
-            r, k = idx[c.hessian.cost_rows], idx[c.hessian.cost_cols]
-            keys.append(np.maximum(r, k).astype(np.int64) * prog.num_vars() + np.minimum(r, k))
-        keys = np.unique(np.concatenate(keys))
-        n = prog.num_vars()
-        self.rows, self.cols = keys // n, keys % n
-        self.Q = np.zeros(ng)
-        for c in tr.chunks:
-            np.add.at(self.Q, c.g, c.quad)
-        self.T = np.stack([1.0 - tr.grid.tau, tr.grid.tau], axis=1)        # ∂t_g/∂(t_0, t_f): (ng, 2)
-        # each program variable: kind (0 t0, 1 tf, 2 parameter, 3 node block), grid point, position in the
-        # reduced integrand space [B[:, cost columns], P, t]
+        self.evaluators = {id(ev) for ev, _, _, _ in bindings}
+        keys = [np.maximum(idx[r], idx[c]).astype(np.int64) * n + np.minimum(idx[r], idx[c])
+                for _, idx, r, c in bindings]
+        union = np.unique(np.concatenate(keys))
+        #: each binding's entries' positions in the union
+        self.positions = [np.searchsorted(union, k) for k in keys]
+        self.rows, self.cols = union // n, union % n
         fi = tr._full_index
-        cols = tr.cost_columns
-        ns, npar = cols.size, tr.npar
-        kind, point, where = np.full(n, -1), np.zeros(n, int), np.full(n, -1)
+        kind, point, column = np.full(n, -1), np.zeros(n, int), np.zeros(n, int)
         kind[fi["t0"]], kind[fi["tf"]] = 0, 1
         kind[np.asarray(fi["P"], int)] = 2
-        where[np.asarray(fi["P"], int)] = ns + np.arange(npar)
-        Bc = fi["B"][:, cols]
-        kind[Bc] = 3
-        point[Bc] = np.arange(ng)[:, None]
-        where[Bc] = np.arange(ns)[None, :]
+        column[np.asarray(fi["P"], int)] = np.arange(tr.npar)
+        kind[fi["B"]] = 3
+        point[fi["B"]] = np.arange(ng)[:, None]
+        column[fi["B"]] = np.arange(tr.nb)[None, :]
         kr, kc = kind[self.rows], kind[self.cols]
         if np.any(kr < 0) or np.any(kc < 0):
-            raise AssertionError("IntegralCostsHessian: a declared cost entry outside t0, tf, P and the cost columns")
-        # order each entry as (a, b) with kind(a) >= kind(b): node-node, node-P, node-t, P-P, P-t, t-t
+            raise AssertionError(f"{what}: a declared entry outside t0, tf, the parameters and the node blocks")
         swap = kr < kc
         a = np.where(swap, self.cols, self.rows)
         b = np.where(swap, self.rows, self.cols)
         self._ka, self._kb = kind[a], kind[b]
-        self._ga, self._wa, self._wb = point[a], where[a], where[b]
+        self._ga, self._ca, self._cb = point[a], column[a], column[b]
         if np.any((self._ka == 3) & (self._kb == 3) & (point[a] != point[b])):
-            raise AssertionError("IntegralCostsHessian: a cost entry couples two grid points")
-        self._e = ns + npar   # position of t in the reduced space
+            raise AssertionError(f"{what}: an entry couples two grid points")
         ka, kb = self._ka, self._kb
-        self._m_node = np.flatnonzero((ka == 3) & (kb >= 2))    # within one grid point's block, or with a parameter
+        self._m_node = np.flatnonzero((ka == 3) & (kb == 3))    # within one grid point's block
+        self._m_node_p = np.flatnonzero((ka == 3) & (kb == 2))  # a node variable and a parameter
         self._m_node_t = [np.flatnonzero((ka == 3) & (kb == ti)) for ti in (0, 1)]   # a node variable and t0 / tf
         self._m_pp = np.flatnonzero((ka == 2) & (kb == 2))
         self._m_p_t = [np.flatnonzero((ka == 2) & (kb == ti)) for ti in (0, 1)]
         self._m_tt = {(ta, tb): np.flatnonzero((ka == ta) & (kb == tb)) for ta in (0, 1) for tb in (0, 1)}
 
-    def values(self, x: np.ndarray, sigma: float) -> np.ndarray:
+    def _point(self, x: np.ndarray):
+        """``t0, tf, P, B`` of the program's variables ``x`` and whether the node cache holds ``x``."""
+        x = np.asarray(x, float)
+        cache = self.tr.cache
+        return (*self.tr.split_full(x), cache.x is not None and np.array_equal(cache.x, x))
+
+
+class IntegralCostsHessian(_GroupedHessian):
+    """The chunks' plain integral costs' Hessian, all chunks at once.
+
+    The chunks' cost bindings (their :meth:`ChunkHessian.cost`) together are
+    ``σ Σ_b w_b (t_f − t_0) Σ_g Q_g s_b(z_g, t_g)`` with ``Q_g`` the sum of the chunks' quadrature weights at grid
+    point ``g`` (a point two chunks share has a weight from each): one integrand Hessian per goal for all grid
+    points, on the cost columns only, instead of one per chunk.
+    """
+
+    def __init__(self, tr: Any):
+        prog = tr.prog
+        super().__init__(tr, [(c.cost_evaluator, np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), int),
+                               c.hessian.cost_rows, c.hessian.cost_cols) for c in tr.chunks], "IntegralCostsHessian")
+        self.Q = np.zeros(tr.grid.num_points)
+        for c in tr.chunks:
+            np.add.at(self.Q, c.g, c.quad)
+        self.T = np.stack([1.0 - tr.grid.tau, tr.grid.tau], axis=1)        # ∂t_g/∂(t_0, t_f): (ng, 2)
+        # positions in the reduced integrand space [B[:, cost columns], P, t]
+        ns = tr.cost_columns.size
+        reduced = np.full(tr.nb, -1)
+        reduced[tr.cost_columns] = np.arange(ns)
+        node_a = self._ka == 3
+        self._wa = np.where(node_a, reduced[self._ca], ns + self._ca)
+        self._wb = np.where(self._kb == 3, reduced[self._cb], ns + self._cb)
+        if np.any(self._wa[node_a] < 0) or np.any(self._wb[self._kb == 3] < 0):
+            raise AssertionError("IntegralCostsHessian: a declared entry outside the cost columns")
+        self._e = ns + tr.npar   # position of t in the reduced space
+
+    def values(self, x: np.ndarray, sigma: float, multipliers: dict | None = None) -> np.ndarray:
         """The entries of ``σ ∇²`` (all chunks' plain integral costs) at the program's variables ``x``."""
         tr = self.tr
         out = np.zeros(self.rows.size)
         if sigma == 0:
             return out
-        x = np.asarray(x, float)
-        t0, tf, P, B = tr.split_full(x)
+        t0, tf, P, B, cached = self._point(x)
         dur = tf - t0
-        ng = tr.grid.num_points
-        g_all = np.arange(ng)
-        cache = tr.cache
-        if cache.x is not None and cache.data is not None and np.array_equal(cache.x, x):
-            data, douts = cache.data
+        g_all = np.arange(tr.grid.num_points)
+        if cached and tr.cache.data is not None:
+            data, douts = tr.cache.data
         else:
             data, douts = tr.node_data(g_all, B, P, t0 + tr.grid.tau * dur, True)
         ga, wa, wb, e = self._ga, self._wa, self._wb, self._e
@@ -593,7 +629,7 @@ class IntegralCostsHessian:
             F = factor * dur
             grad, Hs = integrand_hessian(tr, ev, bg, g_all, B, P, data, douts, columns=tr.cost_columns)
             Qg = Q[:, None] * grad
-            m = self._m_node
+            m = np.concatenate([self._m_node, self._m_node_p])
             out[m] += F * Q[ga[m]] * Hs[ga[m], wa[m], wb[m]]
             for ti, m in enumerate(self._m_node_t):
                 out[m] += F * Q[ga[m]] * T[ga[m], ti] * Hs[ga[m], wa[m], e] + sign[ti] * factor * Qg[ga[m], wa[m]]
@@ -608,6 +644,77 @@ class IntegralCostsHessian:
             for (ta, tb), m in self._m_tt.items():
                 if m.size:
                     out[m] += Htt[ta, tb] + factor * (sign[ta] * gt[tb] + sign[tb] * gt[ta])
+        return out
+
+
+class DynamicsHessian(_GroupedHessian):
+    """The chunks' constraint rows' Hessian ``Σ_c ∇²(λ_c · c_c)``, all chunks at once.
+
+    Every row of a chunk's dynamics is linear in per-node weights of the node dynamics (the defects weight the
+    state derivatives ``F`` by ``(t_f − t_0) cF``, the residual, kinematic and projection rows their own
+    multipliers: :meth:`ChunkHessian.node_weights`), so the sum over chunks is one node-dynamics Hessian per grid
+    point with the chunks' weights summed (a point two chunks share once, not twice), plus the duration's cross
+    terms ``± cF · ∂F``. The goals' rows (partial integrals, output path constraints) are added chunk by chunk.
+    """
+
+    def __init__(self, tr: Any):
+        prog = tr.prog
+        self._chunk_vars = [np.asarray(prog.FindDecisionVariableIndices(c.vars), int) for c in tr.chunks]
+        super().__init__(tr, [(c.constraint_evaluator, idx, c.hessian.rows, c.hessian.cols)
+                              for c, idx in zip(tr.chunks, self._chunk_vars)], "DynamicsHessian")
+        self.goal_chunks = [k for k, c in enumerate(tr.chunks) if c.nint or c.npath]
+
+    def values(self, x: np.ndarray, sigma: float, multipliers: dict) -> np.ndarray:
+        """The entries of ``Σ_c ∇²(λ_c · c_c)`` at the program's variables ``x``; ``multipliers``:
+        ``id(evaluator) -> λ_c`` of each chunk's rows."""
+        tr, lay = self.tr, self.tr.layout
+        ng, ny = tr.grid.num_points, tr.ny
+        t0, tf, P, B, cached = self._point(x)
+        dur = tf - t0
+        g_all = np.arange(ng)
+        dyn = tr.cache.terms if cached and tr.cache.terms[1] is not None else tr.node_dynamics(g_all, B, P, True)
+        CF, WR = np.zeros((ng, ny)), np.zeros((ng, tr.nres))
+        WK = np.zeros((ng, tr.nkin)) if tr.nkin else None
+        WP = None
+        lams = []
+        for c in tr.chunks:
+            lam = np.asarray(multipliers[id(c.constraint_evaluator)], float)
+            lams.append(lam)
+            cF, wR, wK, wProj, _ = c.hessian.node_weights(lam)
+            np.add.at(CF, c.g, cF)
+            WR[c.g[c.owned]] += wR[c.owned]            # owned rows: each grid point's by one chunk
+            if wK is not None:
+                WK[c.g[c.owned]] += wK[c.owned]
+            if wProj is not None:
+                WP = np.zeros((ng, lay.nxt)) if WP is None else WP
+                WP[c.g] += wProj
+        Hn = node_dynamics_hessian(tr, _Values(tr), g_all, B, P, dyn, dur * CF, WR, WK, WP)
+        nb = tr.nb
+        ga, ca, cb = self._ga, self._ca, self._cb
+        out = np.zeros(self.rows.size)
+        m = self._m_node
+        out[m] = Hn[ga[m], ca[m], cb[m]]
+        m = self._m_node_p
+        out[m] = Hn[ga[m], ca[m], nb + cb[m]]
+        m = self._m_pp
+        if m.size:
+            out[m] = Hn[:, nb + ca[m], nb + cb[m]].sum(axis=0)
+        # the duration times ∂F: cross terms with t0 (−) and tf (+)
+        cross = np.einsum("gy,gyb->gb", CF, dyn[1])
+        for ti, sign in ((0, -1.0), (1, 1.0)):
+            m = self._m_node_t[ti]
+            out[m] += sign * cross[ga[m], ca[m]]
+            m = self._m_p_t[ti]
+            if m.size:
+                out[m] += sign * np.einsum("gy,gyp->p", CF, dyn[2])[ca[m]]
+        for k in self.goal_chunks:   # the goals' rows, chunk by chunk (dense: symmetric)
+            c = tr.chunks[k]
+            h = c.hessian
+            H = np.zeros((c.nvar, c.nvar))
+            h._goal_rows(H[:h.nv, :h.nv], np.asarray(x, float)[self._chunk_vars[k]], lams[k],
+                         h.node_weights(lams[k])[4], _Values(tr))
+            np.add.at(out, self.positions[k], H[h.rows, h.cols])
+        return out
         return out
 
 

@@ -54,7 +54,7 @@ from .callbacks import ExactCallbacks, drake_callable
 from .chunks import Chunk, NodeCache
 from .collocation import DYNAMICS_MODES, PSEUDOSPECTRAL_SCHEMES, SCHEMES, Grid, scheme_for
 from .endpoints import Endpoint, goal_value
-from .hessian import ChunkHessian, EndpointHessian, IntegralCostsHessian, unsupported_for_exact_hessian
+from .hessian import ChunkHessian, DynamicsHessian, EndpointHessian, IntegralCostsHessian, unsupported_for_exact_hessian
 from .kernel import kernel_for
 from .layout import NodeLayout
 from .patterns import output_patterns
@@ -267,8 +267,9 @@ class Transcription:
         #: the value and the exact Jacobian directly (optimizers outside Drake call it instead of the AutoDiff path);
         #: with ``optim_hessian_approximation="exact"``, ``hessian`` is ``(rows, cols, h)``: the binding's Hessian
         #: structure (lower triangle, local variable indices) and ``h(z, weights) -> values`` (weights: the
-        #: constraint rows' multipliers, or ``[σ]`` for a cost), else None; its ``grouped`` list holds the
-        #: chunks' integral costs' Hessian evaluated all at once (:class:`~moco_lab.engine.hessian.IntegralCostsHessian`)
+        #: constraint rows' multipliers, or ``[σ]`` for a cost), else None; its ``grouped`` list holds the chunks'
+        #: Hessians evaluated all chunks at once (:class:`~moco_lab.engine.hessian.DynamicsHessian`,
+        #: :class:`~moco_lab.engine.hessian.IntegralCostsHessian`), which the optimizer calls instead
         self.exact_callbacks = ExactCallbacks()
         ng = grid.num_points
         self.t0 = prog.NewContinuousVariables(1, "t0")[0]
@@ -592,6 +593,7 @@ class Transcription:
             register(c.constraint_evaluator, h.rows, h.cols, h.constraint)
             if self.integral_costs:
                 register(c.cost_evaluator, h.cost_rows, h.cost_cols, h.cost)
+        self.exact_callbacks.grouped.append(DynamicsHessian(self))
         if self.integral_costs:
             self.exact_callbacks.grouped.append(IntegralCostsHessian(self))
         for ep in self.endpoints:

@@ -188,6 +188,7 @@ class _Program:
     def __init__(self, prog: MathematicalProgram, exact: dict | None, hessian: bool = False):
         # Hessians that replace several bindings' in one evaluation (moco_lab.engine.callbacks.ExactCallbacks)
         self._grouped = list(getattr(exact, "grouped", ()))
+        self._grouped_rows: list = []
         exact = exact or {}
         n = self.n = prog.num_vars()
         self.xl, self.xu = np.full(n, -np.inf), np.full(n, np.inf)
@@ -286,7 +287,11 @@ class _Program:
         replaced = {i for grp in self._grouped for i in grp.evaluators}
         for grp in self._grouped:
             parts.append(("grouped", grp, np.asarray(grp.rows, int), np.asarray(grp.cols, int)))
+        #: (evaluator id, first row, rows) of the constraint bindings a grouped Hessian replaces: their multipliers
+        self._grouped_rows = [(id(t.evaluator), t.row0, t.m) for t in self.nonlinear if id(t.evaluator) in replaced]
         for t in self.nonlinear:
+            if id(t.evaluator) in replaced:
+                continue
             if t.hessian is None:
                 missing.append(_describe(t.evaluator))
                 continue
@@ -325,6 +330,7 @@ class _Program:
         """The lower triangle of ``∇²(σ f + λᵀ g)`` at ``x`` on the declared structure."""
         values = []
         positions = []
+        multipliers = {i: lam[r0:r0 + m] for i, r0, m in self._grouped_rows}
         for kind, obj, pos in self.hess_parts:
             if kind == "constraint":
                 t = obj
@@ -333,7 +339,7 @@ class _Program:
                 idx, data = obj
                 v = data[2][2](x[idx], sigma) if sigma != 0 else np.zeros(pos.size)
             elif kind == "grouped":
-                v = obj.values(x, sigma)
+                v = obj.values(x, sigma, multipliers)
             else:
                 v = sigma * obj
             values.append(np.asarray(v, float))
