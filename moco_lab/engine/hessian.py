@@ -266,6 +266,8 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
         return v[:, keep]
 
     units_r, units_c, units_v = [], [], []   # pairs of two variables: gathered, added in one step
+    mixed_u, mixed_rows = [], []               # a variable and a row of output derivatives
+    outer_same, outer_pair = ([], []), ([], [])  # two rows: (weighted rows, rows), the same output or two
     for a, c, vals in ev.goal_hessian(b, data):
         va, vc = vector(a), vector(c)
         if isinstance(va, int) and isinstance(vc, int):
@@ -275,12 +277,20 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
             continue
         if isinstance(va, int) or isinstance(vc, int):   # a unit column times a row: one row and one column
             unit, row = (va, vc) if isinstance(va, int) else (vc, va)
-            part = vals[:, None] * row
-            H[:, unit, :] += part
-            H[:, :, unit] += part
+            mixed_u.append(unit)
+            mixed_rows.append(np.asarray(vals, float)[:, None] * row)
             continue
-        outer = (vals[:, None] * va)[:, :, None] * vc[:, None, :]
-        H += outer if a == c else outer + np.transpose(outer, (0, 2, 1))
+        # two rows: Σ vals va vcᵀ over the pairs as one batched product (the pairs off the diagonal twice)
+        (outer_same if a == c else outer_pair)[0].append(np.asarray(vals, float)[:, None] * va)
+        (outer_same if a == c else outer_pair)[1].append(vc)
+    if mixed_u:
+        M = np.zeros((n, e, e))
+        np.add.at(M, (slice(None), np.array(mixed_u)), np.stack(mixed_rows, axis=1))
+        H += M + np.transpose(M, (0, 2, 1))
+    for rows_a, rows_c, twice in ((*outer_same, False), (*outer_pair, True)):
+        if rows_a:
+            M = np.matmul(np.transpose(np.stack(rows_a, axis=1), (0, 2, 1)), np.stack(rows_c, axis=1))
+            H += M + np.transpose(M, (0, 2, 1)) if twice else M
     if units_r:
         r, c = np.array(units_r), np.array(units_c)
         try:

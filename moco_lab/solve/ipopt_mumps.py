@@ -24,6 +24,7 @@ of these is refused by name. The parts are summed into one lower-triangular stru
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from dataclasses import dataclass
@@ -459,6 +460,53 @@ def kkt_structure(prog: MathematicalProgram, exact: dict | None = None, hessian:
                         P.hess_cols.copy() if hessian else empty)
 
 
+#: glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_HEAP_KEEP = 512 * 1024 * 1024      # bytes of freed memory the heap may keep during a solve
+_MMAP_THRESHOLD = 32 * 1024 * 1024  # glibc's largest allowed (and its dynamic threshold's ceiling)
+
+
+@contextlib.contextmanager
+def _reused_heap():
+    """During a solve, let glibc's heap reuse freed blocks instead of handing them back to the system.
+
+    Every evaluation allocates the same temporaries (node-by-node Hessians and Jacobians of a few MB); by default
+    glibc maps blocks that large afresh each time and unmaps them when freed, so each evaluation pays the kernel
+    for zeroed pages again (measured on the 2-D walking tracking with the exact Hessian: 0.6 s of system time in
+    1.5 s of Hessian evaluations). Here blocks up to 32 MB come from the heap and up to 512 MB of freed memory stay
+    in it while IPOPT runs; afterwards the default trimming is back and what is free is returned to the system.
+    Numbers are unaffected. Outside glibc (or if ``mallopt`` is missing) nothing changes.
+    """
+    libc = _glibc()
+    if libc is None:
+        yield
+        return
+    libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
+    libc.mallopt(_M_TRIM_THRESHOLD, _HEAP_KEEP)
+    try:
+        yield
+    finally:
+        libc.mallopt(_M_TRIM_THRESHOLD, 128 * 1024)   # glibc's default
+        libc.malloc_trim(0)
+
+
+def _glibc():
+    """The C library if it is glibc (it has ``mallopt`` and ``malloc_trim``), else None."""
+    global _GLIBC
+    if _GLIBC is None:
+        try:
+            lib = ctypes.CDLL(None)
+            lib.mallopt.argtypes, lib.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+            lib.malloc_trim.argtypes, lib.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+            _GLIBC = lib
+        except (OSError, AttributeError):
+            _GLIBC = False
+    return _GLIBC or None
+
+
+_GLIBC = None
+
+
 def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, exact: dict | None = None,
                      iteration: Callable[[int, float, float], bool] | None = None) -> IpoptCResult:
     """Solve ``prog`` from ``x0`` with IPOPT + MUMPS; ``options`` are IPOPT options (name -> value).
@@ -583,7 +631,8 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
         g = np.zeros(max(m, 1))
         obj = np.zeros(1)
         mult_g, zl, zu = np.zeros(max(m, 1)), np.zeros(n), np.zeros(n)
-        code = lib.IpoptSolve(handle, dp(x), dp(g), dp(obj), dp(mult_g), dp(zl), dp(zu), None)
+        with _reused_heap():
+            code = lib.IpoptSolve(handle, dp(x), dp(g), dp(obj), dp(mult_g), dp(zl), dp(zu), None)
     finally:
         lib.FreeIpoptProblem(handle)
     if failure and not isinstance(failure[0], StopIteration):
