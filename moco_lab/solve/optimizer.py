@@ -134,6 +134,14 @@ MUMPS_PIVOT_ORDER_EXACT = 4
 #: back-solves were three times slower with it.
 MUMPS_MEM_PERCENT_EXACT = 100
 
+#: IPOPT's barrier-parameter update with exact Hessians: the adaptive one (``mu_strategy``), which IPOPT already
+#: uses by default with its limited-memory Hessian, so that the two approximations differ in the Hessian only.
+#: IPOPT's default with exact second derivatives, the monotone update, stopped at loose tolerances on the high side
+#: of the flat valleys these problems have (benchmarks/hessian.md: the 2-D walking tracking 1.5459 against the
+#: limited-memory 1.5304, its prediction 0.1465 against 0.1350, the double pendulum 2469.5 against 2462.6); the
+#: adaptive update stops where the limited-memory runs do, or lower.
+MU_STRATEGY_EXACT = "adaptive"
+
 
 def ipopt_defaults(num_variables: int) -> dict:
     """moco_lab's IPOPT options for a program with ``num_variables`` decision variables."""
@@ -355,13 +363,14 @@ def _read_ipopt_statistics(stats: str) -> tuple[int | None, dict]:
 
 def mumps_algorithm_options(settings: SolverSettings) -> dict:
     """The IPOPT options that shape a solve with IPOPT + MUMPS under ``settings`` (tolerances, iteration limit, the
-    Hessian approximation, the exact Hessian's MUMPS ordering and workspace, ``optim_solver_options``); output
-    options aside."""
+    Hessian approximation, the exact Hessian's MUMPS ordering and workspace and its barrier update,
+    ``optim_solver_options``); output options aside."""
     options = _setting_options(settings)
     options["hessian_approximation"] = settings.optim_hessian_approximation
     if settings.optim_hessian_approximation == "exact":
         options["mumps_pivot_order"] = MUMPS_PIVOT_ORDER_EXACT
         options["mumps_mem_percent"] = MUMPS_MEM_PERCENT_EXACT
+        options["mu_strategy"] = MU_STRATEGY_EXACT
     options.update(_options_for(settings.optim_solver_options, "mumps"))
     return options
 
