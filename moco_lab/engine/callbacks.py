@@ -11,7 +11,7 @@ exact Jacobian as the derivatives; any other seeding (for example a user's own
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from pydrake.autodiffutils import ExtractGradient, InitializeAutoDiff
@@ -59,6 +59,6 @@ class ExactCallbacks(dict):
     ``values(x, sigma, multipliers)`` (their entries at the program's variables ``x``, the cost factor ``sigma``
     and ``multipliers``: ``id(evaluator) -> λ`` of each replaced constraint binding's rows)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.grouped: list = []
