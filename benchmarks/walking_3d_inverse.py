@@ -152,8 +152,9 @@ def main() -> None:
         print(f"[{key}] moco_lab, exact Hessian ...", flush=True)
         moco_lab_solve(tol, cold=False, emg=emg, hessian="exact")  # compiles its second derivatives
         rows[key]["moco_lab warm, exact Hessian"] = moco_lab_solve(tol, cold=False, emg=emg, hessian="exact")
-        if args.skip_moco:
-            moco = stored["results"][key]
+        if args.skip_moco:   # the stored run's row, with its date (the table says which rows are not this run's)
+            moco = {**stored["results"][key],
+                    "run": stored.get("environments", {}).get(key, stored["environment"]).get("date")}
         else:
             print(f"[{key}] Moco ...", flush=True)
             moco = moco_solve(tol, REFERENCE / f"walking_3d_inverse_moco_{key}.sto", emg=emg)
@@ -176,13 +177,17 @@ def main() -> None:
 
 
 def write_table(rows: dict, env: dict) -> None:
-    lines = ["# Muscle activity of 3-D walking (Moco's exampleMocoInverse): moco_lab and OpenSim Moco 4.6, one run", "",
+    lines = ["# Muscle activity of 3-D walking (Moco's exampleMocoInverse): moco_lab and OpenSim Moco 4.6", "",
              f"{env['date']}; {env['machine']}; moco_lab {env['moco_lab']}, Drake {env['drake']}, "
              f"OpenSim {env['opensim']}. Produced by `benchmarks/walking_3d_inverse.py` (settings in its docstring; "
              "each problem's rows from the latest run that included it, all rows in `walking_3d_inverse.json`).",
-             "",
-             "| tolerances | tool | status | objective | iterations | solve (s) | Moco ÷ moco_lab |",
-             "|---|---|---|---|---|---|---|"]
+             ""]
+    stored_runs = {key: r["moco"]["run"] for key, r in rows.items() if r.get("moco", {}).get("run")}
+    if stored_runs:
+        lines += ["Moco's rows of " + ", ".join(f"`{k}` ({d})" for k, d in stored_runs.items()) + " are its stored runs "
+                  "(`--skip-moco`: Moco not re-run), on this machine; moco_lab's rows are the latest run's.", ""]
+    lines += ["| tolerances | tool | status | objective | iterations | solve (s) | Moco ÷ moco_lab |",
+              "|---|---|---|---|---|---|---|"]
     for key, r in rows.items():
         moco_wall = r["moco"]["wall"]
         for tool, x in r.items():

@@ -205,9 +205,10 @@ def test_exact_hessian_reaches_the_emg_optimum_in_few_iterations():
     """EMG tracking at tolerances 1e-6 with the exact Hessian (second derivatives of the compiled equations w.r.t.
     the variables only: the motion is data): Moco 4.6's stored optimum (3.044503, limited-memory, 375 iterations)
     to 1e-3 and the 80 activations within 0.02, the bounds of the problem without EMG above and for the same reason
-    (measured 1.3e-4 and 0.005), each goal term within 1e-2 of Moco's (measured: effort 2.1e-4, EMG term 9.7e-6 —
-    at the optimum, not on the flat valley around it where the tolerance-1e-3 stops lie), in far fewer iterations
-    than a quasi-Newton Hessian takes (measured 29; moco_lab's limited-memory solve 492, Moco 375): fewer than 100."""
+    (measured 1.7e-5; with IPOPT's monotone barrier update, before the adaptive one became the exact Hessian's,
+    1.3e-4 and 0.005), each goal term within 1e-2 of Moco's (measured: effort 1.7e-5, EMG term 1.8e-5 — at the
+    optimum, not on the flat valley around it where the tolerance-1e-3 stops lie), in far fewer iterations than a
+    quasi-Newton Hessian takes (measured 38; moco_lab's limited-memory solve 492, Moco 375): fewer than 100."""
     inverse = ml.examples.walking_3d_inverse(emg=True, convergence_tolerance=1e-6, constraint_tolerance=1e-6)
     inverse.settings.optim_hessian_approximation = "exact"
     s = inverse.solve().solution
