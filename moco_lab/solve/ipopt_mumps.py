@@ -474,8 +474,9 @@ def _reused_heap():
     glibc maps blocks that large afresh each time and unmaps them when freed, so each evaluation pays the kernel
     for zeroed pages again (measured on the 2-D walking tracking with the exact Hessian: 0.6 s of system time in
     1.5 s of Hessian evaluations). Here blocks up to 32 MB come from the heap and up to 512 MB of freed memory stay
-    in it while IPOPT runs; afterwards the default trimming is back and what is free is returned to the system.
-    Numbers are unaffected. Outside glibc (or if ``mallopt`` is missing) nothing changes.
+    in it while IPOPT runs; afterwards the heap is trimmed at glibc's default threshold again and what is free is
+    returned to the system (blocks up to 32 MB keep coming from the heap: glibc's own ceiling for the threshold it
+    otherwise adapts). Numbers are unaffected. Outside glibc (or if ``mallopt`` is missing) nothing changes.
     """
     libc = _glibc()
     if libc is None:
