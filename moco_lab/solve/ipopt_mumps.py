@@ -500,7 +500,7 @@ def _glibc():
             lib.mallopt.argtypes, lib.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
             lib.malloc_trim.argtypes, lib.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
             _GLIBC = lib
-        except (OSError, AttributeError):
+        except (OSError, AttributeError, TypeError):   # not glibc (macOS has no mallopt; Windows no CDLL(None))
             _GLIBC = False
     return _GLIBC or None
 
