@@ -293,14 +293,9 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
             H += M + np.transpose(M, (0, 2, 1)) if twice else M
     if units_r:
         r, c = np.array(units_r), np.array(units_c)
-        try:
-            V = np.array(units_v, dtype=float).T   # (n, pairs) when every value is a row of n
-        except ValueError:
-            V = None
-        if V is None or V.shape != (n, r.size):
-            V = np.empty((n, r.size))
-            for j, v in enumerate(units_v):
-                V[:, j] = v
+        V = np.empty((n, r.size))
+        for j, v in enumerate(units_v):   # a row of n, or one number for every node
+            V[:, j] = v
         off = r != c
         rr, cc = np.concatenate([r, c[off]]), np.concatenate([c, r[off]])
         VV = np.concatenate([V, V[:, off]], axis=1)
@@ -599,9 +594,8 @@ class IntegralCostsHessian(_GroupedHessian):
     """
 
     def __init__(self, tr: Any):
-        prog = tr.prog
-        super().__init__(tr, [(c.cost_evaluator, np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), int),
-                               c.hessian.cost_rows, c.hessian.cost_cols) for c in tr.chunks], "IntegralCostsHessian")
+        super().__init__(tr, [(c.cost_evaluator, c.cost_index, c.hessian.cost_rows, c.hessian.cost_cols)
+                              for c in tr.chunks], "IntegralCostsHessian")
         self.Q = np.zeros(tr.grid.num_points)
         for c in tr.chunks:
             np.add.at(self.Q, c.g, c.quad)
@@ -616,6 +610,7 @@ class IntegralCostsHessian(_GroupedHessian):
         if np.any(self._wa[node_a] < 0) or np.any(self._wb[self._kb == 3] < 0):
             raise AssertionError("IntegralCostsHessian: a declared entry outside the cost columns")
         self._e = ns + tr.npar   # position of t in the reduced space
+        self._m_block = np.concatenate([self._m_node, self._m_node_p])   # both read one grid point's Hessian
 
     def values(self, x: np.ndarray, sigma: float, multipliers: dict | None = None) -> np.ndarray:
         """The entries of ``σ ∇²`` (all chunks' plain integral costs) at the program's variables ``x``."""
@@ -639,7 +634,7 @@ class IntegralCostsHessian(_GroupedHessian):
             F = factor * dur
             grad, Hs = integrand_hessian(tr, ev, bg, g_all, B, P, data, douts, columns=tr.cost_columns)
             Qg = Q[:, None] * grad
-            m = np.concatenate([self._m_node, self._m_node_p])
+            m = self._m_block
             out[m] += F * Q[ga[m]] * Hs[ga[m], wa[m], wb[m]]
             for ti, m in enumerate(self._m_node_t):
                 out[m] += F * Q[ga[m]] * T[ga[m], ti] * Hs[ga[m], wa[m], e] + sign[ti] * factor * Qg[ga[m], wa[m]]
@@ -686,11 +681,12 @@ class DynamicsHessian(_GroupedHessian):
         CF, WR = np.zeros((ng, ny)), np.zeros((ng, tr.nres))
         WK = np.zeros((ng, tr.nkin)) if tr.nkin else None
         WP = None
-        lams = []
+        lams, goal_row = [], []   # each chunk's multipliers and the index of its first goal row
         for c in tr.chunks:
             lam = np.asarray(multipliers[id(c.constraint_evaluator)], float)
+            cF, wR, wK, wProj, r = c.hessian.node_weights(lam)
             lams.append(lam)
-            cF, wR, wK, wProj, _ = c.hessian.node_weights(lam)
+            goal_row.append(r)
             np.add.at(CF, c.g, cF)
             WR[c.g[c.owned]] += wR[c.owned]            # owned rows: each grid point's by one chunk
             if wK is not None:
@@ -711,20 +707,18 @@ class DynamicsHessian(_GroupedHessian):
             out[m] = Hn[:, nb + ca[m], nb + cb[m]].sum(axis=0)
         # the duration times ∂F: cross terms with t0 (−) and tf (+)
         cross = np.einsum("gy,gyb->gb", CF, dyn[1])
+        cross_p = np.einsum("gy,gyp->p", CF, dyn[2])
         for ti, sign in ((0, -1.0), (1, 1.0)):
             m = self._m_node_t[ti]
             out[m] += sign * cross[ga[m], ca[m]]
             m = self._m_p_t[ti]
-            if m.size:
-                out[m] += sign * np.einsum("gy,gyp->p", CF, dyn[2])[ca[m]]
+            out[m] += sign * cross_p[ca[m]]
         for k in self.goal_chunks:   # the goals' rows, chunk by chunk (dense: symmetric)
             c = tr.chunks[k]
             h = c.hessian
             H = np.zeros((c.nvar, c.nvar))
-            h._goal_rows(H[:h.nv, :h.nv], np.asarray(x, float)[self._chunk_vars[k]], lams[k],
-                         h.node_weights(lams[k])[4], _Values(tr))
+            h._goal_rows(H[:h.nv, :h.nv], np.asarray(x, float)[self._chunk_vars[k]], lams[k], goal_row[k], _Values(tr))
             np.add.at(out, self.positions[k], H[h.rows, h.cols])
-        return out
         return out
 
 

@@ -311,11 +311,11 @@ class Transcription:
         self.cache = NodeCache(self)
         if settings.optim_solver == "ipopt":
             prog.AddVisualizationCallback(self.cache.update, all_vars)
-        if settings.optim_hessian_approximation == "exact":
-            self._add_hessians()
         for c in self.chunks:
             c.var_index = np.asarray(prog.FindDecisionVariableIndices(c.node_vars), dtype=int)
             c.cost_index = np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), dtype=int)
+        if settings.optim_hessian_approximation == "exact":
+            self._add_hessians()
 
     def _grid_inputs(self) -> np.ndarray | None:
         """The model's time-dependent inputs (e.g. applied external loads) at every grid point, or None.
