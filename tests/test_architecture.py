@@ -285,3 +285,30 @@ def test_hint_docstring_and_private_checkers_can_fail(tmp_path):
     assert private_uses(root) == ["pkg/util/b.py:12: uses a._helper", "pkg/util/b.py:2: imports _helper"]
     assert missing_type_hints(root) == ["pkg/util/a.py:5 public: ['x']", "pkg/util/b.py:14 Child.other: ['return']"]
     assert missing_docstrings(root) == ["pkg/util/a.py:5 public", "pkg/util/b.py:14 Child.other"]
+
+
+def test_paused_gc_restores_the_collector():
+    """``paused_gc`` (the engine's builds run inside it) leaves the collector as it found it: enabled after an
+    exception in the block, still disabled when it was disabled before, and paused through nested blocks."""
+    import gc
+
+    from moco_lab.util.memory import paused_gc
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with paused_gc():
+            assert not gc.isenabled()
+            raise RuntimeError("inside")
+    assert gc.isenabled()
+    with paused_gc():
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

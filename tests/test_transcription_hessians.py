@@ -520,3 +520,33 @@ def test_parameter_expression_goal():
     study.solver.chunk_size = 2
     check_hessians(study.transcribe(), np.random.default_rng(17))
 
+
+
+@pytest.mark.parametrize("method", ["Posa2016", "Bordalba2023"])
+def test_equal_chunks_share_their_structures(method):
+    """Chunks with equal signatures (the same rows owned, the same kinematic, projection and path rows) get their
+    Jacobian and Hessian structures from one structure run: here each chunk's shared structures equal the ones its
+    own run finds, entry for entry, and fewer runs than chunks were made (the first, middle and last chunks of
+    a constrained model with a path constraint and an integral cost differ; Bordalba's projection rows read each
+    grid point's data, so those chunks are told apart by their points)."""
+    study = exact(ml.examples.parabola_study("move", w_lambda=0.5))
+    study.solver.kinematic_constraint_method = method
+    study.solver.num_mesh_intervals = 6
+    study.solver.chunk_size = 1
+    # the centre of mass' distance from the origin (its speed's norm would have a kink where the bead starts at rest)
+    study.problem.add_path_constraint(ml.OutputConstraint("reach", output_path="|com_position", bounds=(0, 30)))
+    tr = study.transcribe()
+    assert len(tr.chunks) == 6
+    store = tr.__dict__["_chunk_structures"]
+    runs = {what: sum(1 for k in store if k[0] == what) for what in ("jacobian", "hessian", "cost hessian")}
+    signatures = {c.signature() for c in tr.chunks}
+    assert runs["jacobian"] == runs["hessian"] == len(signatures)
+    assert len(signatures) == (6 if method == "Bordalba2023" else 2)   # Posa: the last chunk owns its last point
+    for c in tr.chunks:
+        assert c.sparsity == c._find_structure()
+        h = c.hessian
+        for (rows, cols), (r2, c2) in (((h.rows, h.cols), h._structure(h._constraint_dense, c.nvar, c.nout)),
+                                       ((h.cost_rows, h.cost_cols), h._structure(h._cost_dense, c.cost_vars.size, 1))):
+            assert np.array_equal(rows, r2) and np.array_equal(cols, c2)
+    check_bindings(tr, np.random.default_rng(21))
+    check_hessians(tr, np.random.default_rng(22))

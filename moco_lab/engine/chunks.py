@@ -13,7 +13,7 @@ A chunk reads the variables, grid, kernel and goals of the
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -122,6 +122,28 @@ class Chunk:
             self.lower[rows], self.upper[rows] = tr.path_bounds(int(self.g[k]))
         self.sparsity = self._structure()
 
+    def signature(self) -> tuple:
+        """What the chunk's structures (its Jacobian's and its Hessians', in its own variables) depend on beyond the
+        transcription: chunks with equal signatures have equal structures, found once (:meth:`shared_structure`).
+
+        The structure runs take random values for every node quantity (patterns) and for ``t0`` and ``tf``, so a
+        chunk's place in the grid enters only through the rows it owns, its kinematic, projection and path rows and
+        its quadrature weights' zeros; the projection rows evaluate the kernel on the nodes' own data, so chunks with
+        projection rows are told apart by their grid points.
+        """
+        return (self.L, self.nloc, self.nvar, self.nout, self.cost_vars.size, tuple(self.owned),
+                tuple((k, tuple(cols)) for k, cols in self.kin_rows), tuple(self.path_nodes), self.nint,
+                tuple(self.quad != 0), tuple(self.proj_nodes), tuple(self.g) if self.proj_nodes.size else ())
+
+    def shared_structure(self, what: str, find: Callable[[], Any]) -> Any:
+        """``find()``, computed once per ``what`` and :meth:`signature` in the transcription (57 equal chunks of the
+        3-D inverse: one structure run instead of 57)."""
+        store = self.tr.__dict__.setdefault("_chunk_structures", {})
+        key = (what, self.signature())
+        if key not in store:
+            store[key] = find()
+        return store[key]
+
     def _node_cols(self, k):
         o = self.off + k * self.tr.nb
         return np.arange(o, o + self.tr.nb)
@@ -158,7 +180,11 @@ class Chunk:
 
     # -------------------------------------------------------------- the exact structure
     def _structure(self) -> list[tuple[int, int]]:
-        """Structural non-zeros of the chunk's Jacobian: its assembly run on the derivatives' patterns."""
+        """Structural non-zeros of the chunk's Jacobian: its assembly run on the derivatives' patterns (once per
+        :meth:`signature`)."""
+        return self.shared_structure("jacobian", self._find_structure)
+
+    def _find_structure(self) -> list[tuple[int, int]]:
         rng = np.random.default_rng(12345)
         z = rng.uniform(0.5, 1.5, self.nvar)
         z[1] = z[0] + 1.0  # tf > t0

@@ -334,9 +334,11 @@ class ChunkHessian:
         self.nv = chunk.off + chunk.nloc * tr.nb  # t0, tf, P and the node blocks
         cols = [np.arange(chunk.off)] + [chunk.off + k * tr.nb + tr.cost_columns for k in range(chunk.nloc)]
         self.cost_positions = np.concatenate(cols)
-        self.rows, self.cols = self._structure(self._constraint_dense, chunk.nvar, chunk.nout)
-        self.cost_rows, self.cost_cols = (self._structure(self._cost_dense, chunk.cost_vars.size, 1)
-                                          if tr.integral_costs else (np.zeros(0, int), np.zeros(0, int)))
+        self.rows, self.cols = chunk.shared_structure(
+            "hessian", lambda: self._structure(self._constraint_dense, chunk.nvar, chunk.nout))
+        self.cost_rows, self.cost_cols = (
+            chunk.shared_structure("cost hessian", lambda: self._structure(self._cost_dense, chunk.cost_vars.size, 1))
+            if tr.integral_costs else (np.zeros(0, int), np.zeros(0, int)))
 
     def _structure(self, dense, size: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
         """The lower triangle's non-zeros: ``dense`` run twice on patterns (random positive values)."""

@@ -30,6 +30,7 @@ import numpy as np
 from ..modeling.model import Model
 from ..symbolic import codegen
 from ..symbolic.expr import Expr, ancestors, derivatives, second_derivatives, structural_hash
+from ..util.memory import paused_gc
 from ..util.version import __version__
 from .system import SymbolicSystem
 
@@ -163,6 +164,7 @@ def _cached_block(name: str, key: str, backend: str, node_inputs: Sequence, shar
     return block
 
 
+@paused_gc()
 def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | None,
            backend: str | None = None) -> CompiledBlock:
     """Compile ``values`` and their Jacobian w.r.t. ``wrt`` (node inputs and parameters), cached by hash."""
@@ -191,6 +193,7 @@ def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | 
     return _cached_block(name, key, backend, system.node_inputs, system.p, derive, wrap)
 
 
+@paused_gc()
 def _hessian_block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence,
                    backend: str | None = None) -> HessianBlock:
     """Compile the weighted Hessian of ``values`` w.r.t. ``wrt`` (node inputs and parameters), cached by hash."""
@@ -694,6 +697,7 @@ def kernel_for(model: Model, parameters: tuple[str, ...] = ()) -> Kernel:
     edited model never gets stale dynamics.
     """
     t0 = time.perf_counter()
-    system = SymbolicSystem(model, list(parameters))
+    with paused_gc():
+        system = SymbolicSystem(model, list(parameters))
     build_statistics["derive"] = build_statistics.get("derive", 0.0) + time.perf_counter() - t0
     return Kernel(model, list(parameters), system)

@@ -49,6 +49,7 @@ from pydrake.solvers import MathematicalProgram
 
 from ..ocp.goals import BoundGoal, EndpointData, NodeData
 from ..ocp.problem import Problem
+from ..util.memory import paused_gc
 from ..util.names import NamedValues, did_you_mean
 from .callbacks import ExactCallbacks, drake_callable
 from .chunks import Chunk, NodeCache
@@ -189,6 +190,7 @@ class Transcription:
     bound_goals : list of BoundGoal
     """
 
+    @paused_gc()   # building creates many objects at once (moco_lab.util.memory)
     def __init__(self, problem: Problem, settings: SolverSettings, prescribed: PrescribedKinematics | None = None):
         settings.validate()
         problem.validate()

@@ -41,20 +41,34 @@ def unit_of(model: Model, name: str) -> str | None:
     -> ``"N"``, ``/com_velocity`` -> ``"m/s"``, ``/tau_knee`` (a coordinate
     actuator's control) -> ``""``.
     """
-    for c in model.coordinates:
-        for what, path in (("value", c.value_path), ("speed", c.speed_path), ("accel", c.accel_path)):
+    return _unit_of(model, name, _Names(model))
+
+
+class _Names:
+    """A model's coordinate paths and its force elements' variable names, listed once (for many lookups)."""
+
+    def __init__(self, model: Model):
+        self.coordinates = [(c, (("value", c.value_path), ("speed", c.speed_path), ("accel", c.accel_path)))
+                            for c in model.coordinates]
+        self.elements = [(element, set(element.control_names()), set(element.state_names()),
+                          set(element.implicit_derivative_names()), element.path.rstrip("/") + "/")
+                         for element in model.force_elements]
+
+
+def _unit_of(model: Model, name: str, names: _Names) -> str | None:
+    for c, paths in names.coordinates:
+        for what, path in paths:
             if name == path or name.startswith(path + "_"):  # also ".../value_x" column names
                 return _coordinate_unit(model, c, what)
     if name.startswith("/com_position"):
         return "m"
     if name.startswith("/com_velocity"):
         return "m/s"
-    for element in model.force_elements:
-        if name in element.control_names() or name in element.state_names():
+    for element, controls, states, implicit, prefix in names.elements:
+        if name in controls or name in states:
             return ""
-        if name in element.implicit_derivative_names():
+        if name in implicit:
             return "1/s"
-        prefix = element.path.rstrip("/") + "/"
         if name.startswith(prefix):
             rest = name[len(prefix):]
             units = element.output_units()
@@ -87,14 +101,18 @@ def quantity_of(model: Model, name: str) -> Quantity:
     actuator's control -> ``Quantity("tau_knee", "control", "")`` (its force is optimal force × control).
     Unknown names get the last path segment and quantity ``"value"``.
     """
-    unit = unit_of(model, name)
-    for c in model.coordinates:
-        for what, path in (("value", c.value_path), ("speed", c.speed_path), ("accel", c.accel_path)):
+    return _quantity_of(model, name, _Names(model))
+
+
+def _quantity_of(model: Model, name: str, names: _Names) -> Quantity:
+    unit = _unit_of(model, name, names)
+    for c, paths in names.coordinates:
+        for what, path in paths:
             if name == path:
                 return Quantity(c.name, _COORDINATE_QUANTITIES[coordinate_motion(model, c)][what], unit)
-    for element in model.force_elements:
+    for element, controls, states, implicit, prefix in names.elements:
         short = element.name
-        if name in element.control_names():
+        if name in controls:
             if bool(element.state_names()) or hasattr(element, "muscle"):
                 return Quantity(short, "excitation", "")
             force = getattr(element, "optimal_force", None)
@@ -102,11 +120,10 @@ def quantity_of(model: Model, name: str) -> Quantity:
             if force is not None and len(coords) == 1:  # the actuator's force is optimal force × control
                 return Quantity(short, "control", f"× {force:g} {_coordinate_unit(model, coords[0], 'force')}")
             return Quantity(short, "control", "")
-        if name in element.state_names():
+        if name in states:
             return Quantity(short, name.rsplit("/", 1)[-1].replace("_", " "), "")
-        if name in element.implicit_derivative_names():
+        if name in implicit:
             return Quantity(short, "tendon force rate" if "tendon" in name else "implicit derivative", unit)
-        prefix = element.path.rstrip("/") + "/"
         if name.startswith(prefix):
             return Quantity(short, name[len(prefix):].replace("_", " "), unit)
     if "/constraintset/" in name:
@@ -119,5 +136,6 @@ def quantity_of(model: Model, name: str) -> Quantity:
 
 
 def quantities_for(model: Model, names: list[str]) -> dict[str, Quantity]:
-    """:func:`quantity_of` for each of ``names``."""
-    return {n: quantity_of(model, n) for n in names}
+    """:func:`quantity_of` for each of ``names`` (the model's names listed once for all of them)."""
+    index = _Names(model)
+    return {n: _quantity_of(model, n, index) for n in names}
