@@ -13,9 +13,10 @@ The lessons store the outputs a learner sees (learner mode, full meshes; ``tests
 mode. In such a notebook nbval compares only the cells tagged ``nbval-check-output``: those whose printed text is
 the same in both modes (the refresh script tags them). Every cell still runs, and its ``assert`` lines still count.
 
-The compiled equations' optimized rebuilds in the background (``moco_lab.symbolic.codegen``) are off under the
-tests (``MOCO_LAB_OPTIMIZE_KERNELS=0``, inherited by the notebooks' kernels): they would take the cores the tests
-run on, and they change no number; ``tests/test_codegen.py`` builds and checks them explicitly.
+The compiled equations' builds in the background (``moco_lab.symbolic.codegen``) are off under the tests
+(``MOCO_LAB_OPTIMIZE_KERNELS=0``, inherited by the notebooks' kernels): they would take the cores the tests run on,
+and they change no number — every test runs the equations on the interpreter (``moco_lab.symbolic.interpreter``),
+which ``tests/test_codegen.py`` checks bit for bit against the compiled libraries it builds explicitly.
 """
 from __future__ import annotations
 

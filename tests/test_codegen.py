@@ -1,8 +1,11 @@
-"""The compiled equations' optimized rebuild (moco_lab.symbolic.codegen: -O0 first, -O1 later, in the background).
+"""How the compiled equations run (moco_lab.symbolic.codegen, moco_lab.symbolic.interpreter): the interpreter at
+once, the optimized library (-O1) when a background process has compiled it.
 
-What must hold: the optimized library computes exactly the numbers of the first build (a solve that switches
-kernels between two iterations must not notice), it is picked up by a function already in use, and the background
-build starts only when asked and cleans up after itself.
+What must hold: the interpreter and every compiled build compute exactly the same numbers (a solve that switches
+between two iterations must not notice) for every operation, any number of nodes (the interpreter runs 16 at a
+time) and any shared inputs; the optimized library is picked up by a function already in use and by later
+processes; a tape kept on disk serves a later process; the background build starts only when asked, once per
+library, and cleans up after itself.
 """
 from __future__ import annotations
 
@@ -86,3 +89,68 @@ def test_a_first_build_starts_the_optimized_one_in_the_background(tmp_path, monk
     monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "sometimes")
     with pytest.raises(ValueError, match="MOCO_LAB_OPTIMIZE_KERNELS must be 1 or 0, got 'sometimes'"):
         codegen.optimize_in_background()
+
+
+def test_the_interpreter_computes_the_compiled_numbers_bit_for_bit(tmp_path, monkeypatch):
+    """Every operation, at 0, 1, 15, 17 and 403 nodes (partial and whole blocks of the interpreter's 16 lanes),
+    against the plain (-O0) and optimized (-O1) libraries compiled from the same statements; its operation codes are
+    the expression graph's."""
+    import re
+
+    from moco_lab.symbolic import interpreter
+
+    names = re.search(r"enum \{([^}]*)\}", interpreter.INTERPRETER_SOURCE).group(1)
+    codes = [c.split("=")[0].strip() for c in names.replace("\n", " ").split(",")]
+    assert codes[:-1] == [op.upper() for op in sx.OPS[2:]] and "ADD = 2" in names
+    monkeypatch.setenv("MOCO_LAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "0")
+    outputs, xs, ps = _every_operation()
+    fn = compile_function(outputs, xs, ps, name="every_op", backend="c", key="k_tape")
+    assert fn._impl.runs() == "interpreter"
+    X, P = _inputs()
+    X = np.concatenate([X, X[:3] * 1.7])   # 403 nodes
+    units = fn.source.split(codegen._UNIT_SEPARATOR)
+    plain = tmp_path / "every_op.so"
+    assert codegen.start_background_build(codegen.c_compiler(), units, plain, wait=True).returncode == 0
+    libraries = [codegen.load_library(plain, "every_op", len(outputs))]       # the optimized build: -O1
+    assert libraries[0].runs() == "optimized"
+    plain.unlink()
+    codegen.optimized_path(plain).rename(tmp_path / "optimized.so")
+    assert codegen.start_background_build(codegen.c_compiler(), units, plain, optimize=False, wait=True).returncode == 0
+    libraries.append(codegen.load_library(plain, "every_op", len(outputs)))    # the plain build: -O0
+    assert libraries[1].runs() == "plain"
+    for n in (0, 1, 15, 17, 403):
+        Y = fn(X[:n], P)
+        assert Y.shape == (n, len(outputs))
+        for lib in libraries:
+            assert np.array_equal(Y, lib(X[:n], P), equal_nan=True), n
+    assert np.isnan(Y).any() and np.isfinite(Y).sum() > Y.size // 2
+    # another value of the shared input: the interpreter's shared statements run again
+    assert np.array_equal(fn(X, -P), libraries[1](X, -P), equal_nan=True)
+    # a later process finds the tape on disk (no library built: background builds are off)
+    again = codegen.load_function("every_op", "k_tape", 2, 1, len(outputs), "c")
+    assert again._impl.runs() == "interpreter" and np.array_equal(again(X, P), fn(X, P), equal_nan=True)
+
+
+def test_one_background_build_per_library(tmp_path, monkeypatch):
+    """While a library's build runs (its marker file names a live process), another compilation of the same
+    statements starts none; the marker goes when the build is done."""
+    monkeypatch.setenv("MOCO_LAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "1")
+    g = Graph()
+    x, p = g.var("x"), g.var("p")
+    outputs = [np.cos(x) * p + x ** 3.0]
+    codegen.wait_for_optimized_builds(60)
+    fn = compile_function(outputs, [x], [p], name="once", backend="c", key="k_once")
+    path = codegen.cache_dir() / "once-k_once.so"
+    started = list(codegen._STARTED)
+    assert len(started) == 1 and codegen._build_running(path)
+    compile_function(outputs, [x], [p], name="once", backend="c", key="k_once")
+    assert codegen._STARTED == started                      # no second build
+    codegen.wait_for_optimized_builds(120)
+    assert not codegen._build_running(path) and codegen.optimized_path(path).exists()
+    assert not list(tmp_path.rglob("*.building")) and not list(tmp_path.rglob("moco_lab_opt_*"))
+    X = np.linspace(-1, 1, 5)[:, None]
+    first = fn(X, np.array([0.4]))
+    time.sleep(1.05)
+    assert np.array_equal(fn(X, np.array([0.4])), first) and fn._impl.optimized()

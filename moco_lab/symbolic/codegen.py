@@ -10,14 +10,18 @@ the loop over nodes; temporaries reuse storage once they are dead.
 Two backends produce the same numbers:
 
 ``"c"``
-    C source compiled with the system's C compiler (``$CC``, ``cc``, ``gcc`` or
-    ``clang``) at ``-O0`` (compiling large generated functions with
-    optimization takes minutes; unoptimized code still runs at about a
-    nanosecond per operation) and loaded with ``ctypes``. Shared libraries are
-    cached on disk by a hash of their source (see :func:`cache_dir`), so a
-    second process loads them without compiling; the cache is safe to share
-    between processes (files are written atomically) and between versions
-    (a different source is a different file).
+    The statements run at once on a small interpreter (:mod:`moco_lab.symbolic.interpreter`: the same statements as
+    integer instructions, applied to 16 nodes at a time; it is compiled once per machine and computes the generated
+    C code's numbers bit for bit, about as fast as that code compiled with ``-O1``), while a detached, low-priority
+    process compiles the generated C code with :data:`OPTIMIZED_FLAGS` (``$CC``, ``cc``, ``gcc`` or ``clang``); a
+    function in use switches to the library as soon as it exists (it looks at most once a second), in this process
+    and in any later one. The instructions (``<name>-<key>.tape.npz``) and the library
+    (``<name>-<key>.<OPTIMIZED_TAG>.so``) are cached on disk by a hash of what they compute (see
+    :func:`cache_dir`), so a second process loads them without deriving or compiling anything; the cache is safe
+    to share between processes (files are written atomically; a build under way is marked, so that no second
+    process starts it) and between versions (a different source is a different file). Until version 0.2 the first
+    build was the generated code compiled at ``-O0``, which a solve waited for: 5 s for the squat's equations, 24 s
+    for its exact Hessian, minutes for the 3-D model's.
 ``"numpy"``
     Python source with one numpy operation per statement on arrays of ``n``
     values. No compiler needed; slower for large graphs.
@@ -25,15 +29,13 @@ Two backends produce the same numbers:
 ``MOCO_LAB_BACKEND=numpy`` (or ``c``) forces a backend; the default is ``c``
 when a compiler is found, else ``numpy``.
 
-Optimized code, later. After a kernel is compiled at ``-O0`` (and used at once), the same source is compiled again
-in the background with :data:`OPTIMIZED_FLAGS` (``-O1``: about 2.3 times faster to run, 4 times longer to compile),
-by a detached, low-priority process that writes ``<name>-<key>.<OPTIMIZED_TAG>.so`` beside the first build. A
-compiled function switches to it as soon as it exists (it looks at most once a second), in this process and in any
-later one. Both builds give the same numbers to the last bit: the flags keep every floating-point operation as
-written (no contraction into fused multiply-adds, every math function a call to the C library as at ``-O0``),
-which ``tests/test_codegen.py`` checks. ``MOCO_LAB_OPTIMIZE_KERNELS=0`` turns the background builds off (the test
-suite does, to keep its two cores for the tests); kernels of more than :data:`OPTIMIZE_MAX_OPS` statements are not
-rebuilt.
+The interpreter, the plain (``-O0``) and the optimized builds give the same numbers to the last bit: the optimized
+flags keep every floating-point operation as written (no contraction into fused multiply-adds, every math function
+a call to the C library as at -O0), the interpreter is compiled with the same rules and performs each statement's
+single operation, which ``tests/test_codegen.py`` checks on every operation. The library is about 10–20 % faster
+than the interpreter and takes the compiler seconds to minutes: ``MOCO_LAB_OPTIMIZE_KERNELS=0`` turns the background
+builds off (the test suite does, to keep its two cores for the tests); kernels of more than
+:data:`OPTIMIZE_MAX_OPS` statements are not compiled (the interpreter runs them).
 """
 from __future__ import annotations
 
@@ -79,15 +81,16 @@ from .expr import (
     Expr,
     ancestors,
 )
+from .interpreter import Tape, interpreter_library, tape_from_plan, tape_function
 
-__all__ = ["CompiledFunction", "compile_function", "load_function", "write_atomic", "cache_dir", "c_compiler", "default_backend",
-           "CODEGEN_VERSION", "optimized_path", "optimize_in_background", "start_optimized_build",
-           "wait_for_optimized_builds"]
+__all__ = ["CompiledFunction", "compile_function", "load_function", "write_atomic", "cache_dir", "c_compiler",
+           "default_backend", "CODEGEN_VERSION", "load_library", "optimized_path", "optimize_in_background",
+           "start_optimized_build", "start_background_build", "wait_for_optimized_builds"]
 
 #: Changes whenever generated code changes meaning or form; part of every cache key (kernels are keyed on their
 #: equations, so a cached kernel compiled by older code would otherwise be kept). "2": kernels up to
 #: :data:`SINGLE_FUNCTION_OPS` statements are one function again.
-CODEGEN_VERSION = "2"
+CODEGEN_VERSION = "3"
 
 #: Statements beyond which a kernel is split into parts, each its own translation unit of at most :data:`PART_OPS`.
 #: Measured: one function of the 3-D full-body model's ~10⁶ statements was killed by the compiler (out of memory,
@@ -177,10 +180,18 @@ class CompiledFunction:
         The generated code.
     """
 
-    def __init__(self, name: str, backend: str, nx: int, npar: int, ny: int, nops: int, source: str, impl: Callable):
-        self.name, self.backend, self.source = name, backend, source
+    def __init__(self, name: str, backend: str, nx: int, npar: int, ny: int, nops: int,
+                 source: str | Callable[[], str], impl: Callable):
+        self.name, self.backend, self._source = name, backend, source
         self.num_inputs, self.num_shared, self.num_outputs, self.num_operations = nx, npar, ny, nops
         self._impl = impl
+
+    @property
+    def source(self) -> str:
+        """The generated code (C: its translation units joined by a separator), generated when first asked for."""
+        if callable(self._source):
+            self._source = self._source()
+        return self._source
 
     def __call__(self, X: np.ndarray, P: np.ndarray | None = None) -> np.ndarray:
         """Evaluate at ``n`` nodes.
@@ -238,9 +249,8 @@ def compile_function(outputs: Sequence, node_inputs: Sequence[Expr], shared_inpu
         raise ValueError(f"function name must be an identifier, got {name!r}")
     plan = _Plan(outputs, node_inputs, shared_inputs)
     if backend == "c":
-        units = plan.c_sources(name)
-        source = _UNIT_SEPARATOR.join(units)
-        impl = _load_c(units, name, plan.ny, key, plan.num_node_ops + len(plan.shared_ops))
+        impl = _c_function(plan, name, key)
+        source = lambda: _UNIT_SEPARATOR.join(plan.c_sources(name))  # noqa: E731
     elif backend == "numpy":
         source = plan.numpy_source(name)
         if key is not None:
@@ -258,9 +268,17 @@ def load_function(name: str, key: str, num_inputs: int, num_shared: int, num_out
     backend = backend or default_backend()
     if backend == "c":
         path = cache_dir() / f"{name}-{key}.so"
-        if not path.exists():
-            return None
-        impl = _load_library(path, name, num_outputs)
+        tape = _tape_path(path)
+        if optimized_path(path).exists() or not tape.exists():
+            if not (optimized_path(path).exists() or path.exists()):
+                return None
+            impl = load_library(path, name, num_outputs)
+        else:
+            compiler = c_compiler()
+            if compiler is None:
+                raise RuntimeError("the 'c' backend needs a C compiler (cc, gcc, clang or $CC); use backend='numpy'")
+            impl = load_library(path, name, num_outputs,
+                                 tape_function(Tape.load(tape), interpreter_library(compiler, path.parent)))
         source = ""
     else:
         path = cache_dir() / f"{name}-{key}.py"
@@ -478,21 +496,33 @@ _LOAD_LOCK = threading.Lock()
 _LIBRARIES: dict[str, ctypes.CDLL] = {}
 
 
-def _load_c(units: str | list[str], name: str, ny: int, key: str | None = None, nops: int = 0):
+def _c_function(plan: _Plan, name: str, key: str | None) -> Callable:
+    """The ``"c"`` backend's ``impl(X, P)``: the optimized library if it is built, else the interpreter running
+    ``plan``'s statements (its tape kept on disk under ``key``) while a background process compiles the optimized
+    library, if background builds are on (module docstring)."""
     compiler = c_compiler()
     if compiler is None:
         raise RuntimeError("the 'c' backend needs a C compiler (cc, gcc, clang or $CC); use backend='numpy'")
-    units = [units] if isinstance(units, str) else list(units)
+    units = None
     if key is None:
+        units = plan.c_sources(name)
         key = hashlib.sha256("\0".join([CODEGEN_VERSION, _COMPILER[1], *units]).encode()).hexdigest()[:32]
     folder = cache_dir()
     path = folder / f"{name}-{key}.so"
     with _LOAD_LOCK:
-        if str(path) not in _LIBRARIES and not path.exists():
-            _build(compiler, units, folder, path)
-            if optimize_in_background() and nops <= OPTIMIZE_MAX_OPS:
-                start_optimized_build(compiler, units, path)
-    return _load_library(path, name, ny)
+        if optimized_path(path).exists() or str(optimized_path(path)) in _LIBRARIES:
+            return load_library(path, name, plan.ny)
+        tape = tape_from_plan(plan)
+        tape.save(_tape_path(path))
+        interim = tape_function(tape, interpreter_library(compiler, folder))
+        nops = plan.num_node_ops + len(plan.shared_ops)
+        if optimize_in_background() and nops <= OPTIMIZE_MAX_OPS and not _build_running(path):
+            start_background_build(compiler, units or plan.c_sources(name), path, plain=False)
+    return load_library(path, name, plan.ny, interim)
+
+
+def _tape_path(path: Path) -> Path:
+    return path.with_name(f"{path.name[:-3]}.tape.npz")
 
 
 def optimized_path(path: Path) -> Path:
@@ -512,27 +542,67 @@ def start_optimized_build(compiler: str, units: list[str], path: Path, wait: boo
     """Compile ``units`` with :data:`OPTIMIZED_FLAGS` into :func:`optimized_path` of ``path``, by a detached,
     low-priority shell process (it outlives this one; the library appears atomically when done). ``wait``: return
     only when it is done (tests). Returns the process."""
+    return start_background_build(compiler, units, path, plain=False, wait=wait)
+
+
+def start_background_build(compiler: str, units: list[str], path: Path, plain: bool = True, optimize: bool = True,
+                           wait: bool = False) -> subprocess.Popen:
+    """Compile ``units`` by a detached, low-priority shell process (it outlives this one): at -O0 into ``path``
+    (``plain``), then with :data:`OPTIMIZED_FLAGS` into :func:`optimized_path` (``optimize``), each library
+    appearing atomically when done. Builds wait for each other (``flock`` on a lock file in the cache, where the
+    system has it), so that they take one core at most. While it waits or runs, ``path`` + ``.building`` holds its
+    process number (so that no other process starts the same build). ``wait``: return only when it is done
+    (tests). Returns the process."""
     folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="moco_lab_opt_", dir=folder))
-    objects, commands = [], []
-    flags = " ".join(OPTIMIZED_FLAGS)
+    sources = []
     for k, text in enumerate(units):
         (tmp / f"unit{k}.c").write_text(text)
-        objects.append(f"unit{k}.o")
-        commands.append(f'"$CC" {flags} -fPIC -c -o unit{k}.o unit{k}.c')  # one after another: one core at most
-    target = optimized_path(path)
-    script = " && ".join([*commands, f'"$CC" -shared -fPIC -o kernel.so {" ".join(objects)} -lm',
-                          'mv -f kernel.so "$TARGET"'])
+        sources.append(f"unit{k}")
+    steps = []
+    for flags, target in ((("-O0",), "$PLAIN"), (OPTIMIZED_FLAGS, "$TARGET")):
+        if (target == "$PLAIN" and not plain) or (target == "$TARGET" and not optimize):
+            continue
+        f = " ".join(flags)
+        steps += [f'"$CC" {f} -fPIC -c -o {u}.o {u}.c' for u in sources]  # one after another: one core at most
+        steps += [f'"$CC" -shared -fPIC -o kernel.so {" ".join(u + ".o" for u in sources)} -lm',
+                  f'mv -f kernel.so "{target}"']
+    marker = _marker(path)
+    script = f'cd "$TMP" && {" && ".join(steps)}; cd / && rm -rf "$TMP"; rm -f "$MARKER"'
     nice = [shutil.which("nice"), "-n", "15"] if shutil.which("nice") else []
-    proc = subprocess.Popen([*nice, "sh", "-c", f'cd "$TMP" && {script}; cd / && rm -rf "$TMP"'],
-                            env={**os.environ, "CC": compiler, "TMP": str(tmp), "TARGET": str(target)},
+    # one build at a time on this machine (they queue on a lock file), so that a solve keeps a core of its own
+    queue = [shutil.which("flock"), str(folder / ".build.lock")] if shutil.which("flock") and not wait else []
+    proc = subprocess.Popen([*nice, *queue, "sh", "-c", script],
+                            env={**os.environ, "CC": compiler, "TMP": str(tmp), "PLAIN": str(path),
+                                 "TARGET": str(optimized_path(path)), "MARKER": str(marker)},
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=not wait)
+    write_atomic(marker, str(proc.pid))
     if wait:
         proc.wait()
     else:
         _STARTED.append(proc)
     return proc
+
+
+def _marker(path: Path) -> Path:
+    return path.with_name(path.name + ".building")
+
+
+def _build_running(path: Path) -> bool:
+    """Whether a background build of ``path`` is under way (in this process or another one)."""
+    try:
+        pid = int(_marker(path).read_text())
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:   # alive, another user's
+        return True
+    return True
 
 
 _STARTED: list[subprocess.Popen] = []
@@ -549,7 +619,11 @@ def wait_for_optimized_builds(timeout: float | None = None) -> int:
     return len(running)
 
 
-def _load_library(path: Path, name: str, ny: int):
+def load_library(path: Path, name: str, ny: int, interim: Callable | None = None) -> Callable:
+    """``impl(X, P) -> Y`` running the function ``name`` (``ny`` outputs) of the best build there is of the library at
+    ``path``: its optimized build (:func:`optimized_path`), else ``interim`` (the interpreter on the same statements),
+    else the library itself; until the optimized build exists it looks for it at most once a second and switches to
+    it (the same numbers, module docstring)."""
     def load(p: Path):
         with _LOAD_LOCK:
             lib = _LIBRARIES.get(str(p))
@@ -559,54 +633,33 @@ def _load_library(path: Path, name: str, ny: int):
         fn = getattr(lib, name)
         fn.restype = None
         fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        return fn
+
+        def run(X, P):
+            n = X.shape[0]
+            Y = np.empty((n, ny))
+            if n and ny:
+                fn(n, X.ctypes.data, P.ctypes.data if P.size else None, Y.ctypes.data)
+            return Y
+
+        return run
 
     better = optimized_path(path)
-    ready = better.exists()
-    #: [function, the optimized library's path while not yet loaded, when to look for it next]
-    state = [load(better if ready else path), None if ready else better, 0.0]
+    #: [function, what runs (0 the interpreter, 1 the plain library, 2 the optimized one), when to look next]
+    if better.exists():
+        state = [load(better), 2, 0.0]
+    elif interim is not None:
+        state = [interim, 0, 0.0]
+    else:
+        state = [load(path), 1, 0.0]
 
     def impl(X, P):
-        if state[1] is not None and time.monotonic() >= state[2]:
-            if state[1].exists():
-                state[0], state[1] = load(state[1]), None
+        if state[1] < 2 and time.monotonic() >= state[2]:
+            if better.exists():
+                state[0], state[1] = load(better), 2
             else:
                 state[2] = time.monotonic() + 1.0
-        n = X.shape[0]
-        Y = np.empty((n, ny))
-        if n and ny:
-            state[0](n, X.ctypes.data, P.ctypes.data if P.size else None, Y.ctypes.data)
-        return Y
+        return state[0](X, P)
 
-    impl.optimized = lambda: state[1] is None  # type: ignore[attr-defined]
+    impl.optimized = lambda: state[1] == 2  # type: ignore[attr-defined]
+    impl.runs = lambda: ("interpreter", "plain", "optimized")[state[1]]  # type: ignore[attr-defined]
     return impl
-
-
-def _build(compiler: str, units: str | list[str], folder: Path, path: Path) -> None:
-    """Compile the translation units (several: each to an object file, in parallel) into the shared library."""
-    units = [units] if isinstance(units, str) else list(units)
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="moco_lab_cc_", dir=folder) as tmp:
-        out = Path(tmp) / "kernel.so"
-        if len(units) == 1:
-            src = Path(tmp) / "kernel.c"
-            src.write_text(units[0])
-            _run([compiler, "-O0", "-shared", "-fPIC", "-o", str(out), str(src), "-lm"])
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            objects = []
-            for k, text in enumerate(units):
-                (Path(tmp) / f"unit{k}.c").write_text(text)
-                objects.append(str(Path(tmp) / f"unit{k}.o"))
-            commands = [[compiler, "-O0", "-fPIC", "-c", "-o", obj, obj[:-2] + ".c"] for obj in objects]
-            with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-                list(pool.map(_run, commands))
-            _run([compiler, "-shared", "-fPIC", "-o", str(out), *objects, "-lm"])
-        os.replace(out, path)  # atomic: another process sees the old state or the whole new file
-
-
-def _run(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"compiling a moco_lab kernel failed ({' '.join(cmd)}):\n{proc.stderr[-4000:]}")
