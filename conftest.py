@@ -13,16 +13,17 @@ The lessons store the outputs a learner sees (learner mode, full meshes; ``tests
 mode. In such a notebook nbval compares only the cells tagged ``nbval-check-output``: those whose printed text is
 the same in both modes (the refresh script tags them). Every cell still runs, and its ``assert`` lines still count.
 
-The compiled equations' builds in the background (``moco_lab.symbolic.codegen``) are off under the tests
-(``MOCO_LAB_OPTIMIZE_KERNELS=0``, inherited by the notebooks' kernels): they would take the cores the tests run on,
-and they change no number — every test runs the equations on the interpreter (``moco_lab.symbolic.interpreter``),
-which ``tests/test_codegen.py`` checks bit for bit against the compiled libraries it builds explicitly.
+The optional builds of the equations' C code in the background (``moco_lab.symbolic.codegen``) stay off under the
+tests even where a user turned them on (``MOCO_LAB_OPTIMIZE_KERNELS=0``, inherited by the notebooks' kernels): they
+would take the cores the tests run on, and they change no number — every test runs the equations on the interpreter
+(``moco_lab.symbolic.interpreter``), which ``tests/test_codegen.py`` checks bit for bit against the compiled
+libraries it builds explicitly.
 """
 from __future__ import annotations
 
 import os
 
-os.environ.setdefault("MOCO_LAB_OPTIMIZE_KERNELS", "0")
+os.environ["MOCO_LAB_OPTIMIZE_KERNELS"] = "0"
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 CHECK_TAG = "nbval-check-output"

@@ -15,10 +15,11 @@ both with IPOPT + MUMPS and the study factories' other settings unchanged. Cases
 
 Each solve runs in its own process (``--child``), so its peak memory (``ru_maxrss``) is its own. All solves
 share one kernel cache that a warm-up pass fills first (one-iteration solves of every case with both
-approximations, which also waits for the optimized rebuild of the compiled equations that their first builds start,
-``moco_lab.symbolic.codegen``): the times are *warm* ones, what a learner's later solves cost. *Cold* rows for the squat and
-the 2-D walking tracking solve with an empty cache (deriving and compiling the equations, and with ``exact``
-their second derivatives, is part of the time).
+approximations; with ``MOCO_LAB_OPTIMIZE_KERNELS=1`` it also waits for the background compilation of the equations
+that their first builds start, ``moco_lab.symbolic.codegen``; by default the equations run on the interpreter): the
+times are *warm* ones, what a learner's later solves cost. *Cold* rows for the squat and the 2-D walking tracking
+solve with an empty cache (deriving the equations, and with ``exact`` their second derivatives, is part of the
+time).
 
 Columns: IPOPT iterations; wall time of the whole ``solve()``; IPOPT's own timing statistics
 (``print_timing_statistics``) split into the evaluations of the objective, constraints and their gradients,

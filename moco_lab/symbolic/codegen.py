@@ -10,18 +10,19 @@ the loop over nodes; temporaries reuse storage once they are dead.
 Two backends produce the same numbers:
 
 ``"c"``
-    The statements run at once on a small interpreter (:mod:`moco_lab.symbolic.interpreter`: the same statements as
-    integer instructions, applied to 16 nodes at a time; it is compiled once per machine and computes the generated
-    C code's numbers bit for bit, about as fast as that code compiled with ``-O1``), while a detached, low-priority
-    process compiles the generated C code with :data:`OPTIMIZED_FLAGS` (``$CC``, ``cc``, ``gcc`` or ``clang``); a
-    function in use switches to the library as soon as it exists (it looks at most once a second), in this process
-    and in any later one. The instructions (``<name>-<key>.tape.npz``) and the library
-    (``<name>-<key>.<OPTIMIZED_TAG>.so``) are cached on disk by a hash of what they compute (see
-    :func:`cache_dir`), so a second process loads them without deriving or compiling anything; the cache is safe
-    to share between processes (files are written atomically; a build under way is marked, so that no second
-    process starts it) and between versions (a different source is a different file). Until version 0.2 the first
-    build was the generated code compiled at ``-O0``, which a solve waited for: 5 s for the squat's equations, 24 s
-    for its exact Hessian, minutes for the 3-D model's.
+    The statements run on a small interpreter (:mod:`moco_lab.symbolic.interpreter`: the same statements as integer
+    instructions, applied to 16 nodes at a time by one C function compiled once per machine with the system's C
+    compiler, ``$CC``, ``cc``, ``gcc`` or ``clang``); it computes the generated C code's numbers bit for bit and
+    about as fast as that code compiled with ``-O1``, so nothing needs compiling per model. The instructions are
+    cached on disk (``<name>-<key>.tape.npz``) by a hash of what they compute (see :func:`cache_dir`), so a second
+    process loads them without deriving anything; the cache is safe to share between processes (files are written
+    atomically) and between versions (different statements, a different file). With
+    ``MOCO_LAB_OPTIMIZE_KERNELS=1`` a detached, low-priority process also compiles the generated C code with
+    :data:`OPTIMIZED_FLAGS` into ``<name>-<key>.<OPTIMIZED_TAG>.so`` (one build at a time, a build under way marked
+    so that no second process starts it), and a function in use switches to it as soon as it exists (it looks at
+    most once a second), in this process and in any later one. Until version 0.2 the generated code was compiled at
+    ``-O0`` before a first solve could start: 5 s for the squat's equations, 24 s for its exact Hessian, minutes
+    for the 3-D model's with wrapped paths.
 ``"numpy"``
     Python source with one numpy operation per statement on arrays of ``n``
     values. No compiler needed; slower for large graphs.
@@ -32,10 +33,11 @@ when a compiler is found, else ``numpy``.
 The interpreter, the plain (``-O0``) and the optimized builds give the same numbers to the last bit: the optimized
 flags keep every floating-point operation as written (no contraction into fused multiply-adds, every math function
 a call to the C library as at -O0), the interpreter is compiled with the same rules and performs each statement's
-single operation, which ``tests/test_codegen.py`` checks on every operation. The library is about 10–20 % faster
-than the interpreter and takes the compiler seconds to minutes: ``MOCO_LAB_OPTIMIZE_KERNELS=0`` turns the background
-builds off (the test suite does, to keep its two cores for the tests); kernels of more than
-:data:`OPTIMIZE_MAX_OPS` statements are not compiled (the interpreter runs them).
+single operation, which ``tests/test_codegen.py`` checks on every operation. The optimized library is rarely worth
+its compile (seconds to minutes, a core taken meanwhile, which slowed the solve running beside it about twofold on
+two cores): warm solves on the interpreter took 2.6 s against 2.5 s on the library for the squat, 9.5 and 4.7 s
+against 9.1 and 4.6 s for the 2-D walking tracking (limited-memory and exact Hessians), the same for the 3-D inverse.
+Kernels of more than :data:`OPTIMIZE_MAX_OPS` statements are never compiled.
 """
 from __future__ import annotations
 
@@ -333,16 +335,19 @@ class _Plan:
     @staticmethod
     def _slots(ops):
         """Storage slots with reuse: a slot is freed after the last statement reading it."""
+        args = [[a.id for a in n.args] for n in ops]
         last = {}
-        for k, n in enumerate(ops):
-            for a in n.args:
-                last[a.id] = k
+        for k, ids in enumerate(args):
+            for a in ids:
+                last[a] = k
         slot, free, count = {}, [], 0
-        for k, n in enumerate(ops):
+        for k, (n, ids) in enumerate(zip(ops, args)):
             # free dead arguments first (a statement reads before it writes)
-            for a in set(a.id for a in n.args):
-                if last.get(a) == k and a in slot:
-                    free.append(slot[a])
+            for a in (ids if len(ids) < 2 or ids[0] != ids[-1] and len(ids) == 2 else set(ids)):
+                if last[a] == k:
+                    s = slot.get(a)
+                    if s is not None:
+                        free.append(s)
             if free:
                 slot[n.id] = free.pop()
             else:
@@ -531,8 +536,8 @@ def optimized_path(path: Path) -> Path:
 
 
 def optimize_in_background() -> bool:
-    """Whether a first build starts the optimized one (``$MOCO_LAB_OPTIMIZE_KERNELS``, default yes)."""
-    value = os.environ.get("MOCO_LAB_OPTIMIZE_KERNELS", "1").strip().lower()
+    """Whether a new function's library is compiled in the background (``$MOCO_LAB_OPTIMIZE_KERNELS``, default no)."""
+    value = os.environ.get("MOCO_LAB_OPTIMIZE_KERNELS", "0").strip().lower()
     if value not in ("0", "1", "no", "yes", "false", "true", "off", "on"):
         raise ValueError(f"MOCO_LAB_OPTIMIZE_KERNELS must be 1 or 0, got {value!r}")
     return value in ("1", "yes", "true", "on")

@@ -476,18 +476,24 @@ def minimum(a: Any, b: Any) -> Any:
 # -------------------------------------------------------------------- derivatives
 def ancestors(outputs: Sequence[Expr]) -> list[Expr]:
     """Every node the outputs depend on, in topological (id) order."""
-    seen: set[int] = set()
-    stack = [o for o in outputs if isinstance(o, Expr)]
+    exprs = [o for o in outputs if isinstance(o, Expr)]
+    if not exprs:
+        return []
+    nodes = exprs[0].g.nodes   # a node's id is its place in its graph's list
+    seen = bytearray(len(nodes))
+    stack = [o.id for o in exprs]
     found = []
     while stack:
-        n = stack.pop()
-        if n.id in seen:
+        i = stack.pop()
+        if seen[i]:
             continue
-        seen.add(n.id)
-        found.append(n)
-        stack.extend(a for a in n.args if a.id not in seen)
-    found.sort(key=lambda n: n.id)
-    return found
+        seen[i] = 1
+        found.append(i)
+        for a in nodes[i].args:
+            if not seen[a.id]:
+                stack.append(a.id)
+    found.sort()
+    return [nodes[i] for i in found]
 
 
 def substitute(outputs: Sequence, values: dict[Expr, Any]) -> list:

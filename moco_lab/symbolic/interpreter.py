@@ -215,28 +215,40 @@ def tape_from_plan(plan: Any) -> Tape:
     s0 = c0 + len(values)
     t0 = s0 + len(plan.shared_ops)
     y0 = t0 + plan.num_node_slots
-    xin, pin, shared_slot, node_slot, shared = plan.xin, plan.pin, plan.shared_slot, plan.node_slot, plan.shared
+    xin, pin, shared = plan.xin, plan.pin, plan.shared
+    # every node's entry in the value array
+    where = {i: k for i, k in xin.items()}
+    where.update((i, nx + k) for i, k in pin.items())
+    where.update((i, s0 + k) for i, k in plan.shared_slot.items())
+    where.update((i, t0 + k) for i, k in plan.node_slot.items())
 
     def index(a: Expr) -> int:
         if a.op == CONST:
             return c0 + constants[repr(float(a.val))]
-        if a.op == VAR:
-            return xin[a.id] if a.id in xin else nx + pin[a.id]
-        if a.id in shared:
-            return s0 + shared_slot[a.id]
-        return t0 + node_slot[a.id]
+        return where[a.id]
+
+    for n in plan.shared_ops + plan.node_ops:
+        for a in n.args:
+            if a.op == CONST and a.id not in where:
+                where[a.id] = c0 + constants[repr(float(a.val))]
 
     def code(ops: list, first: list, after: bool) -> np.ndarray:
         rows = list(first)
         out_at = plan.out_at
+        append = rows.append
         for n in ops:
-            args = [index(a) for a in n.args]
-            if n.op == POWC:
-                args.append(c0 + constants[repr(float(n.val))])
-            dst = index(n)
-            rows.append((n.op, dst, *args, *(0,) * (3 - len(args))))
-            if after:
-                rows.extend((COPY, y0 + j, dst, 0, 0) for j in out_at.get(n.id, ()))
+            args = n.args
+            dst = where[n.id]
+            if len(args) == 2:
+                append((n.op, dst, where[args[0].id], where[args[1].id], 0))
+            elif n.op == POWC:
+                append((POWC, dst, where[args[0].id], c0 + constants[repr(float(n.val))], 0))
+            elif len(args) == 1:
+                append((n.op, dst, where[args[0].id], 0, 0))
+            else:
+                append((n.op, dst, where[args[0].id], where[args[1].id], where[args[2].id]))
+            if after and n.id in out_at:
+                rows.extend((COPY, y0 + j, dst, 0, 0) for j in out_at[n.id])
         return np.array(rows, np.int32).reshape(-1, 5)
 
     # outputs that are no node statement: constants, shared values (once) and node inputs (at every node)
