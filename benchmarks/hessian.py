@@ -280,8 +280,8 @@ def _write(path: Path, rows, cold_rows, started) -> None:
         f"Drake {version('drake')}, numpy {numpy.__version__}, Python {platform.python_version()}, "
         f"{platform.machine()}, {os.cpu_count()} CPUs, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(auto)')}.",
         "IPOPT + MUMPS for both approximations; every other setting is the study factory's. Warm: the kernel cache",
-        "holds every compiled function, optimized (a warm-up pass solved each case for one iteration first and",
-        "waited for the optimized rebuild of the compiled equations it started). Times are wall",
+        "holds every function of the equations (a warm-up pass solved each case for one iteration first; with",
+        "MOCO_LAB_OPTIMIZE_KERNELS=1 it also waited for their background compilation). Times are wall",
         "seconds on a shared machine: compare rows of one run, not runs. The split is IPOPT's",
         "`print_timing_statistics`: evaluations = objective, constraints and their first derivatives; Hessian =",
         "the exact Hessian of the Lagrangian (the L-BFGS update is inside *rest*); KKT = the primal-dual system",
@@ -294,7 +294,7 @@ def _write(path: Path, rows, cold_rows, started) -> None:
     ]
     lines += [_row(r, r["case"]) for r in rows]
     if cold_rows:
-        lines += ["", "## Cold solves (empty kernel cache: derive, differentiate, compile, solve)", "", header]
+        lines += ["", "## Cold solves (empty kernel cache: derive, differentiate, solve)", "", header]
         lines += [_row(r, r["case"] + " (cold)") for r in cold_rows]
     path.write_text("\n".join(lines) + "\n")
 

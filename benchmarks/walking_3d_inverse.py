@@ -4,12 +4,14 @@ settings, one run.
 Both tools solve :mod:`moco_lab.examples.walking_3d`'s problem — Moco's example line for line on Moco's side
 (``exampleMocoInverse.py``: the model operators, ``coordinates.sto``, t in [0.48, 1.61], mesh interval 0.02 s) — at
 the example's tolerances 1e-3 and again at 1e-6 (the optimum both should share). moco_lab: IPOPT with the
-limited-memory Hessian (as Moco), *cold* (compiled-equations cache emptied) and *warm* (the cache filled, the
-optimized rebuild the cold run starts in the background done), and warm with the exact
+limited-memory Hessian (as Moco), *cold* (the equations' cache emptied: derived again) and *warm* (the cache
+filled), and warm with the exact
 Hessian (``optim_hessian_approximation="exact"``: second derivatives from the compiled equations). Moco: its CasADi solver with
 the example's settings (forward finite differences, 2 threads on this machine).
 
-What is timed (wall clock): the whole ``solve()`` of a freshly built study. Writes
+What is timed (wall clock): Moco's whole ``solve()`` of a freshly built study (which reads and processes the model
+and the kinematics), and moco_lab's ``ml.examples.walking_3d_inverse(...)`` (reading the same files, applying the
+same operators) followed by its ``solve()``. Writes
 ``benchmarks/walking_3d_inverse.md`` (the table) and ``benchmarks/reference/walking_3d_inverse_moco.json`` plus Moco's
 solutions (``walking_3d_inverse_moco_tol<tol>.sto``): the stored reference ``tests/test_walking_3d_inverse.py``
 compares with, with its provenance (versions, settings, date).
@@ -115,12 +117,12 @@ def moco_solve(tol: float, sto: Path, emg: bool = False, function_based_paths: b
 def moco_lab_solve(tol: float, cold: bool, emg: bool = False, hessian: str = "limited-memory") -> dict:
     if cold:
         clear_kernel_cache(disk=True)
+    t = time.perf_counter()   # from the files, as Moco's solve() processes its model and tables
     inverse = ml.examples.walking_3d_inverse(emg=emg, convergence_tolerance=tol, constraint_tolerance=tol)
     inverse.settings.optim_hessian_approximation = hessian
-    t = time.perf_counter()
     result = inverse.solve()
     wall = time.perf_counter() - t
-    if cold:  # the optimized rebuild it started (moco_lab.symbolic.codegen): the warm runs use it, undisturbed
+    if cold:  # a background build it may have started (MOCO_LAB_OPTIMIZE_KERNELS=1): not beside the warm runs
         codegen.wait_for_optimized_builds()
     s = result.solution
     return {"success": bool(s.success), "status": s.status, "objective": s.objective, "iterations": s.nit,
