@@ -27,11 +27,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..util.memory import paused_gc
 
 if TYPE_CHECKING:
     from pydrake.solvers import MathematicalProgram
@@ -186,6 +189,7 @@ def _autodiff_eval(evaluator, z, jac):
 class _Program:
     """The program as IPOPT's C interface sees it: bounds, rows, Jacobian structure and evaluations."""
 
+    @paused_gc()   # many small objects at once (moco_lab.util.memory): 0.47 s -> 0.1 s beside a new model's graph
     def __init__(self, prog: MathematicalProgram, exact: dict | None, hessian: bool = False):
         # Hessians that replace several bindings' in one evaluation (moco_lab.engine.callbacks.ExactCallbacks)
         self._grouped = list(getattr(exact, "grouped", ()))
@@ -475,7 +479,7 @@ def _reused_heap():
     for zeroed pages again (measured on the 2-D walking tracking with the exact Hessian: 0.6 s of system time in
     1.5 s of Hessian evaluations). Here blocks up to 32 MB come from the heap and up to 512 MB of freed memory stay
     in it while IPOPT runs; afterwards the heap is trimmed at glibc's default threshold again and what is free is
-    returned to the system (blocks up to 32 MB keep coming from the heap: glibc's own ceiling for the threshold it
+    returned to the system, by a thread (blocks up to 32 MB keep coming from the heap: glibc's own ceiling for the threshold it
     otherwise adapts). Numbers are unaffected. Outside glibc (or if ``mallopt`` is missing) nothing changes.
     """
     libc = _glibc()
@@ -488,7 +492,9 @@ def _reused_heap():
         yield
     finally:
         libc.mallopt(_M_TRIM_THRESHOLD, 128 * 1024)   # glibc's default
-        libc.malloc_trim(0)
+        # returning the free pages walks the whole heap: 0.3 s beside a large new model's expression graph; a
+        # thread does it (ctypes lets go of the interpreter lock) while the solution is put together
+        threading.Thread(target=libc.malloc_trim, args=(0,), daemon=True).start()
 
 
 def _glibc():
