@@ -697,7 +697,6 @@ def kernel_for(model: Model, parameters: tuple[str, ...] = ()) -> Kernel:
     edited model never gets stale dynamics.
     """
     t0 = time.perf_counter()
-    with paused_gc():
-        system = SymbolicSystem(model, list(parameters))
+    system = SymbolicSystem(model, list(parameters))
     build_statistics["derive"] = build_statistics.get("derive", 0.0) + time.perf_counter() - t0
     return Kernel(model, list(parameters), system)

@@ -30,6 +30,7 @@ from ..modeling.model import Model
 from ..modeling.wrapping import holds_tangent_points
 from ..symbolic import expr as sx
 from ..symbolic.expr import Graph, derivatives, substitute
+from ..util.memory import paused_gc
 from ..util.names import did_you_mean
 from .multibody import SymbolicMultibody
 
@@ -168,6 +169,7 @@ class SymbolicSystem:
     outputs : dict of str -> list of Expr
     """
 
+    @paused_gc()   # tens of thousands of new nodes at once (moco_lab.util.memory)
     def __init__(self, model: Model, parameters: Sequence[str] = ()):
         self.model = model
         self.parameters = list(parameters)

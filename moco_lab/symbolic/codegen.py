@@ -270,17 +270,12 @@ def load_function(name: str, key: str, num_inputs: int, num_shared: int, num_out
     backend = backend or default_backend()
     if backend == "c":
         path = cache_dir() / f"{name}-{key}.so"
-        tape = _tape_path(path)
-        if optimized_path(path).exists() or not tape.exists():
-            if not (optimized_path(path).exists() or path.exists()):
-                return None
-            impl = load_library(path, name, num_outputs)
-        else:
-            compiler = c_compiler()
-            if compiler is None:
-                raise RuntimeError("the 'c' backend needs a C compiler (cc, gcc, clang or $CC); use backend='numpy'")
-            impl = load_library(path, name, num_outputs,
-                                 tape_function(Tape.load(tape), interpreter_library(compiler, path.parent)))
+        tape, interim = _tape_path(path), None
+        if tape.exists() and not optimized_path(path).exists():
+            interim = tape_function(Tape.load(tape), interpreter_library(_compiler(), path.parent))
+        elif not (optimized_path(path).exists() or path.exists()):
+            return None
+        impl = load_library(path, name, num_outputs, interim)
         source = ""
     else:
         path = cache_dir() / f"{name}-{key}.py"
@@ -343,7 +338,7 @@ class _Plan:
         slot, free, count = {}, [], 0
         for k, (n, ids) in enumerate(zip(ops, args)):
             # free dead arguments first (a statement reads before it writes)
-            for a in (ids if len(ids) < 2 or ids[0] != ids[-1] and len(ids) == 2 else set(ids)):
+            for a in (ids if len(ids) < 2 or (len(ids) == 2 and ids[0] != ids[1]) else set(ids)):  # each once
                 if last[a] == k:
                     s = slot.get(a)
                     if s is not None:
@@ -505,9 +500,7 @@ def _c_function(plan: _Plan, name: str, key: str | None) -> Callable:
     """The ``"c"`` backend's ``impl(X, P)``: the optimized library if it is built, else the interpreter running
     ``plan``'s statements (its tape kept on disk under ``key``) while a background process compiles the optimized
     library, if background builds are on (module docstring)."""
-    compiler = c_compiler()
-    if compiler is None:
-        raise RuntimeError("the 'c' backend needs a C compiler (cc, gcc, clang or $CC); use backend='numpy'")
+    compiler = _compiler()
     units = None
     if key is None:
         units = plan.c_sources(name)
@@ -524,6 +517,13 @@ def _c_function(plan: _Plan, name: str, key: str | None) -> Callable:
         if optimize_in_background() and nops <= OPTIMIZE_MAX_OPS and not _build_running(path):
             start_background_build(compiler, units or plan.c_sources(name), path, plain=False)
     return load_library(path, name, plan.ny, interim)
+
+
+def _compiler() -> str:
+    compiler = c_compiler()
+    if compiler is None:
+        raise RuntimeError("the 'c' backend needs a C compiler (cc, gcc, clang or $CC); use backend='numpy'")
+    return compiler
 
 
 def _tape_path(path: Path) -> Path:
@@ -566,9 +566,7 @@ def start_background_build(compiler: str, units: list[str], path: Path, plain: b
         (tmp / f"unit{k}.c").write_text(text)
         sources.append(f"unit{k}")
     steps = []
-    for flags, target in ((("-O0",), "$PLAIN"), (OPTIMIZED_FLAGS, "$TARGET")):
-        if (target == "$PLAIN" and not plain) or (target == "$TARGET" and not optimize):
-            continue
+    for flags, target in [(("-O0",), "$PLAIN")] * plain + [(OPTIMIZED_FLAGS, "$TARGET")] * optimize:
         f = " ".join(flags)
         steps += [f'"$CC" {f} -fPIC -c -o {u}.o {u}.c' for u in sources]  # one after another: one core at most
         steps += [f'"$CC" -shared -fPIC -o kernel.so {" ".join(u + ".o" for u in sources)} -lm',

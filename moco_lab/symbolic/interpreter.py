@@ -200,17 +200,18 @@ def tape_from_plan(plan: Any) -> Tape:
         return k
 
     # every constant first: their block's size fixes where the other blocks start
+    const_at: dict[int, int] = {}   # constant node id -> its place among the constants
     for n in plan.shared_ops + plan.node_ops:
         if n.op == POWC:
             constant(n.val)
         for a in n.args:
             if a.op == CONST:
-                constant(a.val)
+                const_at[a.id] = constant(a.val)
     for o in plan.outputs:
         if not isinstance(o, Expr):
             constant(o)
         elif o.op == CONST:
-            constant(o.val)
+            const_at[o.id] = constant(o.val)
     c0 = nx + npar
     s0 = c0 + len(values)
     t0 = s0 + len(plan.shared_ops)
@@ -221,16 +222,7 @@ def tape_from_plan(plan: Any) -> Tape:
     where.update((i, nx + k) for i, k in pin.items())
     where.update((i, s0 + k) for i, k in plan.shared_slot.items())
     where.update((i, t0 + k) for i, k in plan.node_slot.items())
-
-    def index(a: Expr) -> int:
-        if a.op == CONST:
-            return c0 + constants[repr(float(a.val))]
-        return where[a.id]
-
-    for n in plan.shared_ops + plan.node_ops:
-        for a in n.args:
-            if a.op == CONST and a.id not in where:
-                where[a.id] = c0 + constants[repr(float(a.val))]
+    where.update((i, c0 + k) for i, k in const_at.items())
 
     def code(ops: list, first: list, after: bool) -> np.ndarray:
         rows = list(first)
@@ -259,7 +251,7 @@ def tape_from_plan(plan: Any) -> Tape:
         elif o.op == VAR and o.id in xin:
             each.append((COPY, y0 + j, xin[o.id], 0, 0))
         elif o.op in (CONST, VAR) or o.id in shared:
-            once.append((COPY, y0 + j, index(o), 0, 0))
+            once.append((COPY, y0 + j, where[o.id], 0, 0))
     shared_code = np.concatenate([code(plan.shared_ops, [], False), np.array(once, np.int32).reshape(-1, 5)])
     node_code = code(plan.node_ops, each, True)
     v0 = np.zeros(y0 + ny)
