@@ -98,7 +98,7 @@ class Walking3dPanel(W.VBox):
             "summed excitation<sup>p</sup>. Change the <b>effort exponent</b>, make four right-leg muscles follow "
             "their <b>EMG</b>, or weaken a <b>muscle group</b>, press <b>Solve</b>, and compare the activations "
             "(lines) with the subject's EMG envelopes (grey) and with the previous solve (dotted). A strength other "
-            "than 100 % derives and compiles that model's equations on its first solve (about 20 s). The <b>exact "
+            "than 100 % derives that model's equations on its first solve (about a second more). The <b>exact "
             "Hessian</b> (Newton's method instead of Moco's quasi-Newton one) solves the EMG tracking in a few "
             "seconds instead of half a minute.</p>",
             classes=["ml-header"])
@@ -119,8 +119,8 @@ class Walking3dPanel(W.VBox):
             "study</b> draws moco_lab's own solutions, stored with their provenance: minimum effort, and with the "
             "paper's knee-load goals (weight 0.005 on each knee's front–back and axial force). <b>Minimize with this "
             "weight</b> solves the problem again with the weight you choose and draws it beside them; the first such "
-            "solve derives and compiles the wrapped paths' equations (about 2 minutes), later ones take about half a "
-            "minute.</p>"), W.HBox([self.knee_button, self.knee_weight, self.knee_solve_button]),
+            "solve derives the wrapped paths' equations (about 22 s on 2 cores), later ones take about 17 s."
+            "</p>"), W.HBox([self.knee_button, self.knee_weight, self.knee_solve_button]),
             self.knee_progress, self.knee_numbers, self.out_knee])
         super().__init__(single_action_children(
             self.header, [group_box("Goal", self.exponent, self.emg_weight),
@@ -209,8 +209,8 @@ class Walking3dPanel(W.VBox):
         """Solve the knee-load problem with the chosen weight (Moco's mesh; 0.05 s under ``MOCO_LAB_FAST=1``) and
         draw it beside the stored study."""
         with panel_action(self.knee_progress, self.message, self.knee_solve_button,
-                          working="deriving and compiling the geometry paths' equations (the first time: about 2 "
-                                  "minutes)…", busy="Solving…", failure="The knee-load solve failed"):
+                          working="deriving the geometry paths' equations (the first time: a few seconds)…",
+                          busy="Solving…", failure="The knee-load solve failed"):
             self.knee_result = solve_knee_load(float(self.knee_weight.value), mesh_interval=mesh(0.02, 0.05),
                                                progress=_ipopt_progress(self.knee_progress))
             self.show_knee_load()
