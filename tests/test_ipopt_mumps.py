@@ -54,6 +54,14 @@ def test_hs071_reaches_its_published_optimum(python_constraint):
     assert result.x[4] == pytest.approx(result.x[0], abs=1e-9)
     drake = IpoptSolver().Solve(prog, x0, None)
     assert drake.get_optimal_cost() == pytest.approx(result.cost, rel=1e-8)
+    # the driver measures the final violation itself, as Drake's evaluation of every binding does
+    assert result.constraint_violation == pytest.approx(ml.solve.max_constraint_violation(prog, result.x), abs=1e-12)
+    P = ipopt_mumps._Program(prog, None)
+    assert P.violation(x0) == pytest.approx(12.0, rel=1e-15)   # x·x = 52 at the guess, 40 required
+    assert P.violation(x0) == ml.solve.max_constraint_violation(prog, x0)
+    outside = x0 + np.array([0, 1.5, 0, 0, 0])                   # x2 = 6.5 > 5 and x·x = 69.25
+    assert P.violation(outside) == pytest.approx(29.25) == ml.solve.max_constraint_violation(prog, outside)
+    assert np.isnan(P.violation(np.full(5, np.nan)))
 
 
 def test_linear_problem_matches_its_closed_form_and_drakes_ipopt():

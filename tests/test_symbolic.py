@@ -148,6 +148,17 @@ def test_structural_hash_depends_on_equations_not_names():
     assert structural_hash(out1, in1) != structural_hash(out3, in3)
     assert structural_hash(out1, in1) != structural_hash(out1, in1[::-1])     # input order matters
     assert structural_hash(out1, in1, "x") != structural_hash(out1, in1, "y")
+    # the walk is kept per graph and outputs: nodes made later (derivatives) change nothing, and a graph that
+    # made other nodes first (other ids) hashes the same equations the same
+    first = structural_hash(out1, in1)
+    derivatives(out1, in1)
+    assert structural_hash(out1, in1) == first
+    g = Graph()
+    a, b = g.var("a"), g.var("b")
+    np.cos(b) * a
+    assert structural_hash([np.sin(a) * b + 2.0], [a, b]) == first
+    assert structural_hash([np.sin(a) * b + 2.0, 1.5], [a, b]) != first             # a number among the outputs
+    assert structural_hash(out1 + out1, in1) != first                               # the same output twice
 
 
 def test_disk_cache_round_trip(tmp_path, monkeypatch):

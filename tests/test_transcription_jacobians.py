@@ -289,3 +289,161 @@ def test_joint_reaction_goals(scheme):
     study.solver.multibody_dynamics_mode = "implicit"
     study.solver.num_mesh_intervals = 3
     check_bindings(study.transcribe(), np.random.default_rng(4))
+
+
+# ---------------------------------------------------------------- the chunks' Jacobians all at once (IPOPT's C path)
+def check_grouped_jacobian(tr: Transcription, rng) -> None:
+    """:class:`DynamicsJacobian` gives every chunk's declared entries exactly as the chunk's own dense Jacobian holds
+    them (bit for bit: the same operations on the same node dynamics), from the node cache and without it; the
+    IPOPT driver's Jacobian with it equals the one it assembles chunk by chunk."""
+    from moco_lab.engine.jacobian import DynamicsJacobian
+    from moco_lab.solve.ipopt_mumps import _Program
+
+    assert DynamicsJacobian.covers(tr)
+    group = DynamicsJacobian(tr)
+    prog = tr.prog
+    x = random_point(tr, rng)
+    expected = []
+    tr.cache.x = None
+    for c, (r, col) in zip(tr.chunks, group.entries):
+        declared = set(c.constraint_evaluator.gradient_sparsity_pattern())
+        assert declared == set(zip(r.tolist(), col.tolist()))
+        J = c.constraint(x[prog.FindDecisionVariableIndices(c.vars)], True)[1]
+        expected.append(J[r, col])
+    expected = np.concatenate(expected)
+    assert np.array_equal(group.values(x), expected)          # computing the node dynamics itself
+    tr.cache.update(x)
+    assert np.array_equal(group.values(x), expected)          # from the node cache
+    P = _Program(prog, tr.exact_callbacks)
+    assert [g for g, _ in P.jacobian_groups] == tr.exact_callbacks.grouped_jacobians
+    assert not any(id(t.evaluator) in set(group.evaluators) for t in P.jacobian_terms)
+    grouped = np.zeros(P.nnz)
+    P.jacobian_at(x, grouped)
+    P.jacobian_terms, P.jacobian_groups = P.nonlinear, []
+    one_by_one = np.zeros(P.nnz)
+    P.jacobian_at(x, one_by_one)
+    assert np.array_equal(grouped, one_by_one)
+
+
+def check_scattered_blocks(tr: Transcription, rng) -> None:
+    """The node dynamics' derivative blocks scattered from the kernel's sparse entries (implicit and prescribed
+    modes) equal the kernel's dense Jacobians placed group by group (``Kernel.evaluate(dense=True)``)."""
+    x = random_point(tr, rng)
+    _, _, P, B = tr.split_full(x)
+    idx = np.arange(tr.grid.num_points)
+    _, dF, dFp, _, dR, dRp, _ = tr.node_dynamics(idx, B, P, True)
+    inp = tr.node_inputs(idx, B)
+    res = tr.kernel.evaluate(inp["Q"], inp["U"], inp["X"], P, Z=inp["Z"], A=inp["A"], jac=True, W=inp["W"],
+                             L=inp["L"], E=inp["E"], motion_fixed=tr.layout.prescribed)
+    n, lay = idx.size, tr.layout
+    zrows = slice(tr.ny - lay.nz, tr.ny)
+    assert np.array_equal(dF[:, zrows], tr._block(res["JZ"], lay.nz, n))
+    assert np.array_equal(dFp[:, zrows], res["JZ"]["dp"])
+    assert np.array_equal(dR, np.concatenate([tr._block(res["J"], tr.nq, n), tr._block(res["JW"], lay.nw, n)], 1))
+    assert np.array_equal(dRp, np.concatenate([res["J"]["dp"], res["JW"]["dp"]], axis=1))
+
+
+def grouped_cases():
+    """Transcriptions whose chunks hold defects, residuals and kinematic rows only: both modes and several schemes,
+    parameters, compliant tendons, kinematic constraints by Posa's method (with a parameter), prescribed kinematics
+    — between them, every kind of entry :class:`DynamicsJacobian` gathers."""
+    cases = {}
+    for scheme, mode in [("hermite-simpson", "explicit"), ("hermite-simpson", "implicit"), ("trapezoidal", "implicit"),
+                         ("legendre-gauss-3", "implicit"), ("legendre-gauss-radau-2", "explicit")]:
+        study = ml.Study()
+        study.problem = leg_problem(leg_model(contact=True), goals=False)
+        study.solver.transcription_scheme = scheme
+        study.solver.multibody_dynamics_mode = mode
+        study.solver.num_mesh_intervals = 3
+        study.solver.chunk_size = 2
+        cases[f"leg-{scheme}-{mode}"] = study.transcribe
+    for mode in ("explicit", "implicit"):
+        def tendons_and_parameters(mode=mode):
+            study = ml.Study()
+            p = study.problem = leg_problem(leg_model(contact=False, tendon="implicit"), goals=False)
+            p.set_state_info("/jointset/knee/knee_angle/value", (-0.6, -0.3))
+            p.add_parameter("mass", "/bodyset/shank/mass", (2, 5))
+            p.add_parameter("fmax", "/forceset/vasti/max_isometric_force", (2000, 4000))
+            study.solver.num_mesh_intervals = 2
+            study.solver.multibody_dynamics_mode = mode
+            return study.transcribe()
+        cases[f"tendons-parameters-{mode}"] = tendons_and_parameters
+
+        def posa(mode=mode):
+            study = ml.examples.parabola_study("move", w_lambda=0.5)
+            study.problem.add_parameter("mass", "/bodyset/body/mass", (0.5, 2.0))   # φ̈'s rows read it (explicit)
+            study.solver.multibody_dynamics_mode = mode
+            study.solver.kinematic_constraint_method = "Posa2016"
+            study.solver.num_mesh_intervals = 3
+            return study.transcribe()
+        cases[f"posa-{mode}"] = posa
+    cases["prescribed"] = prescribed_leg
+    return cases
+
+
+GROUPED = grouped_cases()
+
+
+@pytest.mark.parametrize("case", sorted(GROUPED))
+def test_chunk_jacobians_all_at_once(case):
+    tr = GROUPED[case]()
+    check_grouped_jacobian(tr, np.random.default_rng(6))
+    if tr.mode != "explicit":
+        check_scattered_blocks(tr, np.random.default_rng(7))
+
+
+def test_chunks_with_goal_rows_keep_their_own_jacobians():
+    """Partial-integral rows (a goal divided by the displacement) are not gathered: the chunks' own Jacobians are
+    evaluated one by one, and DynamicsJacobian refuses such a transcription."""
+    from moco_lab.engine.jacobian import DynamicsJacobian
+
+    study = ml.Study()
+    study.problem = leg_problem(leg_model(contact=True), goals=True)
+    study.solver.num_mesh_intervals = 3
+    tr = study.transcribe()
+    assert not DynamicsJacobian.covers(tr) and not tr.exact_callbacks.grouped_jacobians
+    with pytest.raises(ValueError, match="partial-integral"):
+        DynamicsJacobian(tr)
+
+
+def test_grouped_cases_cover_every_kind_of_entry():
+    from moco_lab.engine import jacobian
+
+    kinds = {name: getattr(jacobian, name) for name in dir(jacobian) if name.startswith(("_DEFECT_", "_RES_", "_KIN_"))}
+    seen = set()
+    for make in GROUPED.values():
+        group = jacobian.DynamicsJacobian(make())
+        seen |= {code for code, m in group._m.items() if m.size}
+    assert seen == set(kinds.values()), {name for name, code in kinds.items() if code not in seen}
+
+
+def test_chunk_variable_indices_are_drakes():
+    """Each chunk's variable indices (worked out from the grid's) are Drake's own lookups of its variables: with
+    parameters, partial integrals (a goal divided by the displacement) and prescribed kinematics."""
+    study = ml.Study()
+    study.problem = leg_problem(leg_model(contact=True), goals=True)
+    study.solver.num_mesh_intervals = 3
+    for tr in (study.transcribe(), GROUPED["tendons-parameters-implicit"](), GROUPED["prescribed"]()):
+        prog = tr.prog
+        for c in tr.chunks:
+            assert np.array_equal(c.var_index, prog.FindDecisionVariableIndices(c.node_vars))
+            assert np.array_equal(c.cost_index, prog.FindDecisionVariableIndices(c.cost_vars))
+            assert np.array_equal(c.var_full_index, prog.FindDecisionVariableIndices(c.vars))
+
+
+def test_the_optimizer_gets_drakes_variable_indices():
+    """The indices the transcription hands the IPOPT driver for its own bindings (chunks, costs, bounds, the node
+    cache) are Drake's lookups of those bindings' variables."""
+    from moco_lab.solve.ipopt_mumps import _binding_indices
+
+    study = ml.Study()
+    study.problem = leg_problem(leg_model(contact=True), goals=True)
+    study.solver.num_mesh_intervals = 3
+    for tr in (study.transcribe(), GROUPED["prescribed"]()):
+        prog = tr.prog
+        bindings = (*prog.bounding_box_constraints(), *prog.GetAllConstraints(), *prog.GetAllCosts(),
+                    *prog.visualization_callbacks())
+        given = {id(ev) for ev, _ in tr.exact_callbacks.indices.values()}
+        assert sum(id(b.evaluator()) in given for b in bindings) >= len(tr.chunks) + 2
+        for b, idx in zip(bindings, _binding_indices(prog, bindings, tr.exact_callbacks.indices)):
+            assert np.array_equal(idx, prog.FindDecisionVariableIndices(b.variables()))

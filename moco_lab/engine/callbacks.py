@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 from pydrake.autodiffutils import ExtractGradient, InitializeAutoDiff
 
-__all__ = ["drake_callable", "ExactCallbacks"]
+__all__ = ["drake_callable", "ExactCallbacks", "variable_indices"]
 
 
 def _identity_seeded(z: np.ndarray) -> bool:
@@ -57,8 +57,27 @@ class ExactCallbacks(dict):
     bindings' Hessians in one evaluation. Each has ``evaluators`` (the replaced evaluators' ``id``), ``rows`` and
     ``cols`` (program variable indices, ``rows >= cols``, within the replaced bindings' declared entries) and
     ``values(x, sigma, multipliers)`` (their entries at the program's variables ``x``, the cost factor ``sigma``
-    and ``multipliers``: ``id(evaluator) -> λ`` of each replaced constraint binding's rows)."""
+    and ``multipliers``: ``id(evaluator) -> λ`` of each replaced constraint binding's rows); and
+    ``grouped_jacobians``: objects whose ``values(x)`` are several constraint bindings' declared Jacobian entries
+    at once, with ``evaluators`` (the bindings' evaluators' ``id``, in order) and ``entries`` (each binding's
+    ``(rows, cols)``, in its own variables, in the order ``values`` returns them); and ``indices``: ``id(evaluator)
+    -> the binding's variables' indices`` where the transcription knows them (so that the optimizer need not look
+    hundreds of thousands of variables up), kept with the evaluator as ``(evaluator, indices)``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.grouped: list = []
+        self.grouped_jacobians: list = []
+        self.indices: dict[int, tuple[Any, np.ndarray]] = {}
+
+
+def variable_indices(prog: Any, groups: list) -> list[np.ndarray]:
+    """``prog.FindDecisionVariableIndices`` of each array of variables in ``groups``, found in one call (each call
+    costs ~0.1 ms beyond its variables: hundreds of bindings or grid points add up)."""
+    sizes = [np.size(v) for v in groups]
+    flat = [np.asarray(v, dtype=object).reshape(-1) for v in groups if np.size(v)]
+    if not flat:
+        return [np.zeros(0, int) for _ in groups]
+    found = np.asarray(prog.FindDecisionVariableIndices(np.concatenate(flat)), dtype=int)
+    return np.split(found, np.cumsum(sizes)[:-1])
+

@@ -665,8 +665,7 @@ class DynamicsHessian(_GroupedHessian):
     """
 
     def __init__(self, tr: Any):
-        prog = tr.prog
-        self._chunk_vars = [np.asarray(prog.FindDecisionVariableIndices(c.vars), int) for c in tr.chunks]
+        self._chunk_vars = [c.var_full_index for c in tr.chunks]
         super().__init__(tr, [(c.constraint_evaluator, idx, c.hessian.rows, c.hessian.cols)
                               for c, idx in zip(tr.chunks, self._chunk_vars)], "DynamicsHessian")
         self.goal_chunks = [k for k, c in enumerate(tr.chunks) if c.nint or c.npath]

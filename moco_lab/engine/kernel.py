@@ -479,7 +479,7 @@ class Kernel:
     def evaluate(self, Q: np.ndarray, U: np.ndarray, X: np.ndarray | None, P: np.ndarray | None,
                  Z: np.ndarray | None = None, A: np.ndarray | None = None, jac: bool = False,
                  W: np.ndarray | None = None, L: np.ndarray | None = None, E: np.ndarray | None = None,
-                 motion_fixed: bool = False) -> dict:
+                 motion_fixed: bool = False, dense: bool = True) -> dict:
         """Dynamics at ``n`` nodes.
 
         Parameters
@@ -497,14 +497,18 @@ class Kernel:
         motion_fixed : bool
             With ``jac`` and ``A`` given: ``q``, ``u``, ``u̇`` are data (prescribed kinematics), so the Jacobian
             leaves their columns zero and is computed without them (much cheaper where muscle paths are large).
+        dense : bool
+            With ``jac`` and ``A`` given, False returns the Jacobian as the compiled block's sparse entries
+            (``"entries"``: the :class:`CompiledBlock` and its entries ``(n, nnz)``; values ``[R, Zd, Rw]``, inputs
+            in :attr:`layout` order, then the parameters) instead of the dense ``"J"``, ``"JZ"``, ``"JW"``.
 
         Returns
         -------
         dict
             ``"A"`` (n, nq) forward-dynamics accelerations (when ``A`` is None)
             or ``"R"`` (n, nq) the residual; ``"Zd"`` (n, nz) state
-            derivatives; ``"Rw"`` (n, nw) implicit residuals;
-            ``"constraints"`` (with constraints, see :meth:`constraints`).
+            derivatives; ``"Rw"`` (n, nw) implicit residuals (the kinematic-constraint terms are
+            :meth:`constraints`', computed only when asked for).
             With ``jac``: ``"J"`` = derivatives of A (or R) w.r.t. ``dq, du, dz,
             dw, dx, dp, dl`` (and ``da`` = M for R), ``"JZ"`` of Zd and ``"JW"``
             of Rw, each of shape ``(n, rows, cols)``.
@@ -529,8 +533,6 @@ class Kernel:
                 res["R"] = vals[:, :nq]
                 res["Zd"] = vals[:, nq:nq + nz]
                 res["Rw"] = vals[:, nq + nz:nq + nz + nw]
-        if self.nl:
-            res["constraints"] = self.constraints(Q, U, L)
         if not jac:
             return res
         blk = self.block("dynamics_jacobian_prescribed" if motion_fixed and A is not None else "dynamics_jacobian")
@@ -539,6 +541,9 @@ class Kernel:
             res["R"] = vals[:, :nq]
             res["Zd"] = vals[:, nq:nq + nz]
             res["Rw"] = vals[:, nq + nz:nq + nz + nw]
+            if not dense:
+                res["entries"] = (blk, ent)
+                return res
         lay = self.layout
         npar = self.npar
         cols = {"dq": lay.slice("q"), "du": lay.slice("u"), "da": lay.slice("a"), "dz": lay.slice("z"),

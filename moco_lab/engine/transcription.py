@@ -51,11 +51,12 @@ from ..ocp.goals import BoundGoal, EndpointData, NodeData
 from ..ocp.problem import Problem
 from ..util.memory import paused_gc
 from ..util.names import NamedValues, did_you_mean
-from .callbacks import ExactCallbacks, drake_callable
+from .callbacks import ExactCallbacks, drake_callable, variable_indices
 from .chunks import Chunk, NodeCache
 from .collocation import DYNAMICS_MODES, PSEUDOSPECTRAL_SCHEMES, SCHEMES, Grid, scheme_for
 from .endpoints import Endpoint, goal_value
 from .hessian import ChunkHessian, DynamicsHessian, EndpointHessian, IntegralCostsHessian, unsupported_for_exact_hessian
+from .jacobian import DynamicsJacobian
 from .kernel import kernel_for
 from .layout import NodeLayout
 from .patterns import output_patterns
@@ -308,14 +309,30 @@ class Transcription:
         self._full_index = {
             "t0": prog.FindDecisionVariableIndex(self.t0), "tf": prog.FindDecisionVariableIndex(self.tf),
             "P": prog.FindDecisionVariableIndices(self.P) if self.npar else np.zeros(0, int),
-            "B": np.array([prog.FindDecisionVariableIndices(np.concatenate([self.Y[k], self.X[k], self.A[k]]))
-                           for k in range(ng)], dtype=int).reshape(ng, self.nb)}
+            "B": variable_indices(prog, [np.hstack([self.Y, self.X, self.A])])[0].reshape(ng, self.nb)}
         self.cache = NodeCache(self)
+        known = self.exact_callbacks.indices
         if settings.optim_solver == "ipopt":
-            prog.AddVisualizationCallback(self.cache.update, all_vars)
-        for c in self.chunks:
-            c.var_index = np.asarray(prog.FindDecisionVariableIndices(c.node_vars), dtype=int)
-            c.cost_index = np.asarray(prog.FindDecisionVariableIndices(c.cost_vars), dtype=int)
+            ev = prog.AddVisualizationCallback(self.cache.update, all_vars).evaluator()
+            known[id(ev)] = (ev, np.arange(all_vars.size))
+        # each chunk's variables' indices from the grid's (its node_vars, cost_vars and vars, as Chunk lists them)
+        fi = self._full_index
+        head = np.concatenate([[fi["t0"], fi["tf"]], fi["P"]]).astype(int)
+        partials = variable_indices(prog, [np.array(list(c.partial.values()), dtype=object) for c in self.chunks])
+        for c, partial in zip(self.chunks, partials):
+            c.var_index = np.concatenate([head, fi["B"][c.g].reshape(-1)])
+            c.cost_index = np.concatenate([head, fi["B"][c.g][:, self.cost_columns].reshape(-1)])
+            c.var_full_index = np.concatenate([c.var_index, partial])
+            known[id(c.constraint_evaluator)] = (c.constraint_evaluator, c.var_full_index)
+            if self.integral_costs:
+                known[id(c.cost_evaluator)] = (c.cost_evaluator, c.cost_index)
+        # the bounds' variables, as _add_bounds lists them: t0, tf, then Y, X, A grid point by grid point, then P
+        B, ny, nx = fi["B"], self.ny, self.nx
+        box = self._box.evaluator()
+        known[id(box)] = (box, np.concatenate([head[:2], B[:, :ny].reshape(-1), B[:, ny:ny + nx].reshape(-1),
+                                               B[:, ny + nx:].reshape(-1), head[2:]]))
+        if settings.optim_solver == "ipopt" and DynamicsJacobian.covers(self):
+            self.exact_callbacks.grouped_jacobians.append(DynamicsJacobian(self))
         if settings.optim_hessian_approximation == "exact":
             self._add_hessians()
 
@@ -366,8 +383,8 @@ class Transcription:
         else:
             lo += [p.time_initial.lower, p.time_final.lower]
             hi += [p.time_initial.upper, p.time_final.upper]
-        self.state_infos = [p.state_info(n) for n in self.state_names]
-        self.control_infos = [p.control_info(n) for n in self.control_names]
+        self.state_infos = p.state_infos(self.state_names)
+        self.control_infos = p.control_infos(self.control_names)
         for infos, V in ((self.state_infos, self.Y), (self.control_infos, self.X)):
             if V.shape[1] == 0:
                 continue
@@ -410,9 +427,9 @@ class Transcription:
             hi.append([par.bounds.upper])
         if self.npar:
             variables.append(self.P)
-        self.prog.AddBoundingBoxConstraint(np.hstack([np.atleast_1d(np.asarray(v, float)) for v in lo]),
-                                           np.hstack([np.atleast_1d(np.asarray(v, float)) for v in hi]),
-                                           np.hstack(variables))
+        self._box = self.prog.AddBoundingBoxConstraint(np.hstack([np.atleast_1d(np.asarray(v, float)) for v in lo]),
+                                                       np.hstack([np.atleast_1d(np.asarray(v, float)) for v in hi]),
+                                                       np.hstack(variables))
 
     def _endpoint_kinematic_rows(self) -> dict[int, np.ndarray]:
         """The kinematic rows to enforce at the first and last grid points, where bounds fix the state.
@@ -651,6 +668,51 @@ class Transcription:
             B[:, :, lay.lam] = J["dl"]
         return B
 
+    def _scatter(self, blk: Any, entries: np.ndarray, n: int) -> tuple:
+        """``dF, dFp, dR, dRp`` (as :meth:`node_dynamics` returns them) straight from the residual block's sparse
+        Jacobian entries ``(n, nnz)`` (implicit and prescribed modes): the force elements' state derivatives are
+        ``F``'s last rows, the multibody and implicit residuals ``R``'s rows; columns of the node block or the
+        parameters. ``F``'s kinematic rows are left zero for the caller."""
+        plans = self.__dict__.setdefault("_scatter_plans", {})
+        if id(blk) not in plans:
+            plans[id(blk)] = (blk, self._scatter_plan(blk))   # the block kept with its plan: its id stays unique
+        nb, npar = self.nb, self.npar
+        out = (np.zeros((n, self.ny, nb)), np.zeros((n, self.ny, npar)), np.zeros((n, self.nres, nb)),
+               np.zeros((n, self.nres, npar)))
+        for a, (sel, flat) in zip(out, plans[id(blk)][1]):
+            a.reshape(n, -1)[:, flat] = entries[:, sel]
+        return out
+
+    def _scatter_plan(self, blk: Any) -> list:
+        """For :meth:`_scatter`: ``(kernel entries, flat positions in a node's array)`` of ``dF, dFp, dR, dRp``; the
+        kernel's columns the node block does not hold (prescribed ``q, u, u̇``, time inputs) are left out."""
+        lay, klay = self.layout, self.kernel.layout
+        nq, nz, ny, nb, npar = self.nq, lay.nz, self.ny, self.nb, self.npar
+        col = np.full(klay.total, -1)
+        groups = [("z", lay.z), ("x", lay.x), ("w", lay.w)]
+        if not lay.prescribed:
+            groups += [("q", lay.q), ("u", lay.u)] + ([("a", lay.acc)] if lay.nacc else [])
+        if lay.nl:
+            groups.append(("lam", lay.lam))
+        for name, dest in groups:
+            col[klay.slice(name)] = np.arange(dest.start, dest.stop)
+        rows, cols = np.asarray(blk.rows), np.asarray(blk.cols)
+        in_z = (rows >= nq) & (rows < nq + nz)
+        frow = ny - nz + rows - nq                                 # a force element's state derivative: F's row
+        rrow = np.where(rows < nq, rows, rows - nz)                # a residual: R's row
+        is_p = cols >= klay.total
+        node_col = np.where(is_p, -1, col[np.minimum(cols, klay.total - 1)])
+        keep = is_p | (node_col >= 0)
+        a = klay.slice("a")
+        keep &= (rows < nq) | (cols < a.start) | (cols >= a.stop)     # only the residual reads u̇ (Kernel.evaluate)
+        targets = []
+        for rows_of, mask in ((frow, in_z), (rrow, ~in_z)):
+            m = np.flatnonzero(mask & keep & ~is_p)
+            targets.append((m, rows_of[m] * nb + node_col[m]))
+            m = np.flatnonzero(mask & is_p)
+            targets.append((m, rows_of[m] * npar + cols[m] - klay.total))
+        return targets
+
     def node_dynamics(self, idx: np.ndarray, B: np.ndarray, P: np.ndarray, jac: bool) -> dict:
         """Dynamics at grid points ``idx``: state derivatives ``F``, residuals ``R``, kinematic rows ``K``.
 
@@ -673,7 +735,7 @@ class Transcription:
         Q, U, Z, X, Acc, W, Lam = inp["Q"], inp["U"], inp["Z"], inp["X"], inp["A"], inp["W"], inp["L"]
         explicit = self.mode == "explicit"
         res = self.kernel.evaluate(Q, U, X, P, Z=Z, A=None if explicit else Acc, jac=jac, W=W, L=Lam, E=inp["E"],
-                                   motion_fixed=lay.prescribed)
+                                   motion_fixed=lay.prescribed, dense=explicit)
         kin = None
         F = np.empty((n, ny))
         if lay.prescribed:
@@ -695,27 +757,24 @@ class Transcription:
                     F[:, :nq] += c["GtG"]
         if not jac:
             return F, None, None, R, None, None, kin
-        dF = np.zeros((n, ny, self.nb))
-        dFp = np.zeros((n, ny, npar))
-        zrows = slice(ny - lay.nz, ny)
-        dF[:, zrows, :] = self._block(res["JZ"], lay.nz, n)
-        dFp[:, zrows, :] = res["JZ"]["dp"]
-        dRw = self._block(res["JW"], lay.nw, n)
-        if lay.prescribed:
-            dR = np.concatenate([self._block(res["J"], nq, n), dRw], axis=1)
-            dRp = np.concatenate([res["J"]["dp"], res["JW"]["dp"]], axis=1)
+        if explicit:
+            dF = np.zeros((n, ny, self.nb))
+            dFp = np.zeros((n, ny, npar))
+            zrows = slice(ny - lay.nz, ny)
+            dF[:, zrows, :] = self._block(res["JZ"], lay.nz, n)
+            dFp[:, zrows, :] = res["JZ"]["dp"]
+            dR, dRp = self._block(res["JW"], lay.nw, n), res["JW"]["dp"]
         else:
+            dF, dFp, dR, dRp = self._scatter(*res["entries"], n)
+        if not lay.prescribed:
             dF[:, np.arange(nq), lay.u.start + np.arange(nq)] = 1.0
             if explicit:
                 dUdot = self._block(res["J"], nq, n)
                 dUdotp = res["J"]["dp"]
-                dR, dRp = dRw, res["JW"]["dp"]
             else:
                 dUdot = np.zeros((n, nq, self.nb))
                 dUdot[:, np.arange(nq), lay.acc.start + np.arange(nq)] = 1.0
                 dUdotp = np.zeros((n, nq, npar))
-                dR = np.concatenate([self._block(res["J"], nq, n), dRw], axis=1)
-                dRp = np.concatenate([res["J"]["dp"], res["JW"]["dp"]], axis=1)
             dF[:, nq:2 * nq, :] = dUdot
             dFp[:, nq:2 * nq, :] = dUdotp
             if self.nkin:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from pydrake.multibody.plant import MultibodyPlant
@@ -270,14 +270,34 @@ class Problem:
 
     def state_info(self, name: str) -> VariableInfo:
         """The effective bounds of a state (explicit info, else pattern, else default)."""
-        self._check_name(name, self.state_names(), "state")
-        return self._effective(name, self._state_infos, self._state_patterns, self._default_state_bounds(name))
+        return self.state_infos([name])[0]
 
     def control_info(self, name: str) -> VariableInfo:
         """Effective bounds of control ``name`` (explicit settings, else patterns, else the model's defaults)."""
-        self._check_name(name, self.control_names(), "control")
-        return self._effective(name, self._control_infos, self._control_patterns,
-                               Bounds(*self._require_model().default_control_bounds(name)))
+        return self.control_infos([name])[0]
+
+    def state_infos(self, names: Sequence[str] | None = None) -> list[VariableInfo]:
+        """:meth:`state_info` of each of ``names`` (default: every state, in order), the names checked at once."""
+        known = self.state_names()
+        names = known if names is None else self._checked(names, known, "state")
+        return [self._effective(n, self._state_infos, self._state_patterns, self._default_state_bounds(n))
+                for n in names]
+
+    def control_infos(self, names: Sequence[str] | None = None) -> list[VariableInfo]:
+        """:meth:`control_info` of each of ``names`` (default: every control, in order), the names checked at once."""
+        known = self.control_names()
+        names = known if names is None else self._checked(names, known, "control")
+        model = self._require_model()
+        return [self._effective(n, self._control_infos, self._control_patterns,
+                                Bounds(*model.default_control_bounds(n))) for n in names]
+
+    @classmethod
+    def _checked(cls, names: Sequence[str], known: list[str], what: str) -> list[str]:
+        names, known_set = list(names), set(known)
+        for n in names:
+            if n not in known_set:
+                cls._check_name(n, known, what)
+        return names
 
     def _default_state_bounds(self, name: str) -> Bounds:
         return Bounds(*self._require_model().default_state_bounds(name))
@@ -390,10 +410,8 @@ class Problem:
             self._check_name(name, self.state_names(), "state")
         for name in self._control_infos:
             self._check_name(name, self.control_names(), "control")
-        for n in self.state_names():
-            self.state_info(n)
-        for n in self.control_names():
-            self.control_info(n)
+        self.state_infos()
+        self.control_infos()
         for p in self.parameters:
             model.property(p.property)
         ctx = _NamesOnlyContext(self)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 import scipy.sparse as sp
 
+from ..engine.callbacks import variable_indices
 from ..util.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -160,6 +161,9 @@ class IpoptCResult:
     status: str
     success: bool
     nit: int
+    #: The largest violation of any constraint or bound at ``x`` (NaN if a constraint is NaN there), from the
+    #: driver's own evaluation (as :func:`moco_lab.solve.optimizer.max_constraint_violation` measures it).
+    constraint_violation: float = float("nan")
 
 
 class _Term:
@@ -174,6 +178,15 @@ class _Term:
         self.row0 = 0
         self.jac_slice = slice(0, 0)
         self.hessian = hessian
+
+
+def _binding_indices(prog: MathematicalProgram, bindings: tuple, known: dict) -> list[np.ndarray]:
+    """Each binding's variables' indices: from ``known`` (``id(evaluator) -> (evaluator, indices)``) where given for
+    that very evaluator, the others looked up at once."""
+    given = [known.get(id(b.evaluator()), (None, None)) for b in bindings]
+    mine = [entry[1] if entry[0] is b.evaluator() else None for b, entry in zip(bindings, given)]
+    found = iter(variable_indices(prog, [b.variables() for b, idx in zip(bindings, mine) if idx is None]))
+    return [next(found) if idx is None else idx for idx in mine]
 
 
 def _autodiff_eval(evaluator, z, jac):
@@ -194,11 +207,16 @@ class _Program:
         # Hessians that replace several bindings' in one evaluation (moco_lab.engine.callbacks.ExactCallbacks)
         self._grouped = list(getattr(exact, "grouped", ()))
         self._grouped_rows: list = []
+        grouped_jacobians = list(getattr(exact, "grouped_jacobians", ()))
         exact = exact or {}
         n = self.n = prog.num_vars()
         self.xl, self.xu = np.full(n, -np.inf), np.full(n, np.inf)
-        for b in prog.bounding_box_constraints():
-            idx = np.asarray(prog.FindDecisionVariableIndices(b.variables()), int)
+        boxes, bindings, costs = prog.bounding_box_constraints(), prog.GetAllConstraints(), prog.GetAllCosts()
+        visualization = prog.visualization_callbacks()
+        found = iter(_binding_indices(prog, (*boxes, *bindings, *costs, *visualization),
+                                      getattr(exact, "indices", None) or {}))
+        for b in boxes:
+            idx = next(found)
             ev = b.evaluator()
             np.maximum.at(self.xl, idx, ev.lower_bound())
             np.minimum.at(self.xu, idx, ev.upper_bound())
@@ -206,12 +224,12 @@ class _Program:
         lo, hi = [], []
         row = 0
         known = {"BoundingBoxConstraint", "LinearConstraint", "LinearEqualityConstraint"}
-        for b in prog.GetAllConstraints():
+        for b in bindings:
             ev = b.evaluator()
             kind = type(ev).__name__
+            idx = next(found)
             if kind == "BoundingBoxConstraint":
                 continue
-            idx = np.asarray(prog.FindDecisionVariableIndices(b.variables()), int)
             m = ev.num_constraints()
             if kind in known:
                 A = sp.coo_matrix(ev.get_sparse_A())
@@ -249,6 +267,7 @@ class _Program:
         # one product per evaluation instead of one per binding (programs have hundreds of small ones)
         linear = [t for t in self.constraints if t.constant is not None]
         self.nonlinear = [t for t in self.constraints if t.constant is None]
+        self._group_jacobians(grouped_jacobians)
         if linear:
             g_rows = np.concatenate([t.row0 + np.arange(t.m) for t in linear])
             jac_pos = np.concatenate([np.arange(t.jac_slice.start, t.jac_slice.stop) for t in linear])
@@ -267,9 +286,9 @@ class _Program:
             self.linear_jac_values = np.zeros(0)
         # costs: linear and quadratic ones as matrices, others through their evaluators
         self.costs = []
-        for b in prog.GetAllCosts():
+        for b in costs:
             ev = b.evaluator()
-            idx = np.asarray(prog.FindDecisionVariableIndices(b.variables()), int)
+            idx = next(found)
             kind = type(ev).__name__
             if kind == "LinearCost":
                 self.costs.append(("linear", idx, (np.asarray(ev.a(), float), float(ev.b()))))
@@ -278,11 +297,35 @@ class _Program:
                                                       float(ev.c()))))
             else:
                 self.costs.append(("generic", idx, (exact.get(id(ev), (None,))[0], ev, _exact_hessian(exact, ev))))
-        self.visualization = [(np.asarray(prog.FindDecisionVariableIndices(b.variables()), int), b.evaluator())
-                              for b in prog.visualization_callbacks()]
+        self.visualization = [(next(found), b.evaluator()) for b in visualization]
         self._x_seen = None
         if hessian:
             self._hessian_structure()
+
+    def _group_jacobians(self, groups: list) -> None:
+        """Where each grouped Jacobian's values go among the declared entries (its bindings' own ones, matched
+        entry by entry); the bindings it covers are not evaluated one by one."""
+        by_id = {id(t.evaluator): t for t in self.nonlinear}
+        self.jacobian_groups = []
+        covered = set()
+        for grp in groups:
+            if not all(i in by_id for i in grp.evaluators):
+                continue  # bindings removed from the program: evaluate them one by one
+            positions = []
+            for i, (r, c) in zip(grp.evaluators, grp.entries):
+                t = by_id[i]
+                width = t.idx.size
+                declared = t.rows * width + t.cols
+                order = np.argsort(declared, kind="stable")
+                keys = np.asarray(r, np.int64) * width + np.asarray(c, np.int64)
+                at = np.minimum(np.searchsorted(declared[order], keys), max(declared.size - 1, 0))
+                if keys.size != declared.size or not np.array_equal(declared[order][at], keys):
+                    raise AssertionError(f"{type(grp).__name__}: its entries differ from those {_describe(t.evaluator)}"
+                                         " declares")
+                positions.append(t.jac_slice.start + order[at])
+            self.jacobian_groups.append((grp, np.concatenate(positions) if positions else np.zeros(0, int)))
+            covered.update(grp.evaluators)
+        self.jacobian_terms = [t for t in self.nonlinear if id(t.evaluator) not in covered]
 
     # -- the Hessian of the Lagrangian (exact second derivatives)
     def _hessian_structure(self) -> None:
@@ -352,6 +395,19 @@ class _Program:
         out[:] = np.bincount(np.concatenate(positions), weights=np.concatenate(values),
                              minlength=self.hess_nnz) if positions else 0.0
 
+    def violation(self, x: np.ndarray) -> float:
+        """The largest violation of a constraint row or a bound at ``x``; NaN if ``x`` or a row is NaN."""
+        if np.any(np.isnan(x)):
+            return float("nan")
+        g = np.zeros(self.m)
+        self.new_point(x)
+        self.constraints_at(x, g)
+        if np.any(np.isnan(g)):
+            return float("nan")
+        with np.errstate(invalid="ignore"):   # inf - inf at unbounded sides
+            gaps = np.concatenate([self.gl - g, g - self.gu, self.xl - x, x - self.xu])
+        return float(np.max(gaps[~np.isnan(gaps)], initial=0.0))
+
     # -- evaluations
     def new_point(self, x: np.ndarray) -> None:
         """Run the program's visualization callbacks once per new point (moco_lab's node cache is one)."""
@@ -401,11 +457,13 @@ class _Program:
 
     def jacobian_at(self, x: np.ndarray, out: np.ndarray) -> None:
         out[self.linear_jac_positions] = self.linear_jac_values
-        for t in self.nonlinear:
+        for t in self.jacobian_terms:
             z = x[t.idx]
             J = np.asarray(t.fun(z, True)[1], float) if t.fun is not None else _autodiff_eval(t.evaluator, z, True)[1]
             J = J.reshape(t.m, t.idx.size)
             out[t.jac_slice] = J[t.rows, t.cols]
+        for grp, positions in self.jacobian_groups:
+            out[positions] = grp.values(x)
 
 
 def _exact_hessian(exact: dict, ev):
@@ -646,4 +704,4 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
         raise failure[0]
     status = IPOPT_C_STATUS.get(code, f"IPOPT_Return_Code_{code}")
     return IpoptCResult(x=x, cost=float(obj[0]), code=int(code), status=status, success=code in (0, 1),
-                        nit=int(count[0]))
+                        nit=int(count[0]), constraint_violation=P.violation(x))

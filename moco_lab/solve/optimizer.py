@@ -405,7 +405,7 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
     nit, optimality = _read_ipopt_statistics(stats)
     return OptimizerRun(x=result.x, success=result.success, status=result.status,
                         nit=result.nit if nit is None else nit, solve_time=solve_time, cost=result.cost,
-                        constraint_violation=max_constraint_violation(prog, result.x), optimality=optimality)
+                        constraint_violation=result.constraint_violation, optimality=optimality)
 
 
 def _run_staged(prog: MathematicalProgram, settings: SolverSettings, progress, exact) -> OptimizerRun:

@@ -709,9 +709,9 @@ def _local_derivative(g: Graph, n: Expr, a: Expr) -> Expr:
 def structural_hash(outputs: Sequence, inputs: Sequence[Expr], extra: str = "") -> str:
     """A hash of what ``outputs`` compute from ``inputs`` (in this order): the same for the same equations.
 
-    Walks the nodes the outputs depend on once. Variables are identified by
-    their position in ``inputs`` (names do not matter); an output may be a
-    number.
+    Walks the nodes the outputs depend on once per graph and set of outputs (the walk's digest is kept on the
+    graph: a model's Jacobian and Hessian blocks hash the same equations). Variables are identified by their
+    position in ``inputs`` (names do not matter); an output may be a number.
 
     Returns
     -------
@@ -720,15 +720,38 @@ def structural_hash(outputs: Sequence, inputs: Sequence[Expr], extra: str = "") 
     """
     import hashlib
 
-    nodes = ancestors([o for o in outputs if isinstance(o, Expr)])
-    local = {n.id: k for k, n in enumerate(nodes)}
+    exprs = [o for o in outputs if isinstance(o, Expr)]
+    structure, variables, local = _structure(exprs) if exprs else ("", [], {})
     position = {v.id: k for k, v in enumerate(inputs)}
     h = hashlib.sha256()
     h.update(extra.encode())
-    parts = []
+    h.update(b"|structure|" + structure.encode())
+    h.update(b"|variables|")
+    h.update(";".join(str(position[v.id]) if v.id in position else repr(v.val) for v in variables).encode())
+    h.update(b"|out|")
+    h.update(";".join(str(local[o.id]) if isinstance(o, Expr) else repr(float(o)) for o in outputs).encode())
+    return h.hexdigest()
+
+
+def _structure(exprs: list[Expr]) -> tuple[str, list[Expr], dict[int, int]]:
+    """The operations ``exprs`` depend on, in topological order with local numbering (variables as ``v``, their
+    identity left to the caller): ``(hex digest, the variables in order, output id -> local number)``, computed
+    once per graph and set of outputs."""
+    import hashlib
+
+    memo = exprs[0].g.__dict__.setdefault("_structure_memo", {})
+    key = tuple(o.id for o in exprs)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    nodes = ancestors(exprs)
+    local = {n.id: k for k, n in enumerate(nodes)}
+    h = hashlib.sha256()
+    parts, variables = [], []
     for n in nodes:
         if n.op == VAR:
-            parts.append(f"v{position.get(n.id, repr(n.val))}")
+            parts.append("v")
+            variables.append(n)
         elif n.op == CONST:
             parts.append(f"c{n.val!r}")
         else:
@@ -738,6 +761,5 @@ def structural_hash(outputs: Sequence, inputs: Sequence[Expr], extra: str = "") 
             h.update(";".join(parts).encode())
             parts = []
     h.update(";".join(parts).encode())
-    h.update(b"|out|")
-    h.update(";".join(str(local[o.id]) if isinstance(o, Expr) else repr(float(o)) for o in outputs).encode())
-    return h.hexdigest()
+    found = memo[key] = (h.hexdigest(), variables, {o.id: local[o.id] for o in exprs})
+    return found
