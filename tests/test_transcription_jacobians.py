@@ -293,9 +293,10 @@ def test_joint_reaction_goals(scheme):
 
 # ---------------------------------------------------------------- the chunks' Jacobians all at once (IPOPT's C path)
 def check_grouped_jacobian(tr: Transcription, rng) -> None:
-    """:class:`DynamicsJacobian` gives every chunk's declared entries exactly as the chunk's own dense Jacobian holds
-    them (bit for bit: the same operations on the same node dynamics), from the node cache and without it; the
-    IPOPT driver's Jacobian with it equals the one it assembles chunk by chunk."""
+    """:class:`DynamicsJacobian` gives every chunk's rows and declared entries exactly as the chunk's own evaluation
+    holds them as the optimizer calls it, with the node cache at the point (bit for bit: the same operations on the
+    same node dynamics), from the node cache and without it; the IPOPT driver's rows and Jacobian with it equal
+    the ones it assembles chunk by chunk."""
     from moco_lab.engine.jacobian import DynamicsJacobian
     from moco_lab.solve.ipopt_mumps import _Program
 
@@ -303,26 +304,32 @@ def check_grouped_jacobian(tr: Transcription, rng) -> None:
     group = DynamicsJacobian(tr)
     prog = tr.prog
     x = random_point(tr, rng)
-    expected = []
-    tr.cache.x = None
+    expected, rows = [], []
+    tr.cache.update(x)
     for c, (r, col) in zip(tr.chunks, group.entries):
         declared = set(c.constraint_evaluator.gradient_sparsity_pattern())
         assert declared == set(zip(r.tolist(), col.tolist()))
-        J = c.constraint(x[prog.FindDecisionVariableIndices(c.vars)], True)[1]
-        expected.append(J[r, col])
-    expected = np.concatenate(expected)
-    assert np.array_equal(group.values(x), expected)          # computing the node dynamics itself
-    tr.cache.update(x)
+        z = x[prog.FindDecisionVariableIndices(c.vars)]
+        rows.append(c.constraint(z, False)[0])
+        expected.append(c.constraint(z, True)[1][r, col])
+    expected, rows = np.concatenate(expected), np.concatenate(rows)
     assert np.array_equal(group.values(x), expected)          # from the node cache
+    assert np.array_equal(group.constraints(x), rows)
+    tr.cache.x = None
+    assert np.array_equal(group.values(x), expected)          # computing the node dynamics itself
+    assert np.array_equal(group.constraints(x), rows)
     P = _Program(prog, tr.exact_callbacks)
-    assert [g for g, _ in P.jacobian_groups] == tr.exact_callbacks.grouped_jacobians
+    assert [g for g, _, _ in P.jacobian_groups] == tr.exact_callbacks.grouped_jacobians
     assert not any(id(t.evaluator) in set(group.evaluators) for t in P.jacobian_terms)
-    grouped = np.zeros(P.nnz)
+    grouped, grouped_rows = np.zeros(P.nnz), np.zeros(P.m)
     P.jacobian_at(x, grouped)
+    P.constraints_at(x, grouped_rows)
     P.jacobian_terms, P.jacobian_groups = P.nonlinear, []
-    one_by_one = np.zeros(P.nnz)
+    one_by_one, one_by_one_rows = np.zeros(P.nnz), np.zeros(P.m)
     P.jacobian_at(x, one_by_one)
+    P.constraints_at(x, one_by_one_rows)
     assert np.array_equal(grouped, one_by_one)
+    assert np.array_equal(grouped_rows, one_by_one_rows)
 
 
 def check_scattered_blocks(tr: Transcription, rng) -> None:
@@ -345,8 +352,8 @@ def check_scattered_blocks(tr: Transcription, rng) -> None:
 
 def grouped_cases():
     """Transcriptions whose chunks hold defects, residuals and kinematic rows only: both modes and several schemes,
-    parameters, compliant tendons, kinematic constraints by Posa's method (with a parameter), prescribed kinematics
-    — between them, every kind of entry :class:`DynamicsJacobian` gathers."""
+    parameters, compliant tendons, kinematic constraints by Posa's method (with a parameter), prescribed kinematics,
+    partial integrals of goals on outputs — between them, every kind of entry :class:`DynamicsJacobian` gathers."""
     cases = {}
     for scheme, mode in [("hermite-simpson", "explicit"), ("hermite-simpson", "implicit"), ("trapezoidal", "implicit"),
                          ("legendre-gauss-3", "implicit"), ("legendre-gauss-radau-2", "explicit")]:
@@ -357,6 +364,14 @@ def grouped_cases():
         study.solver.num_mesh_intervals = 3
         study.solver.chunk_size = 2
         cases[f"leg-{scheme}-{mode}"] = study.transcribe
+    for scheme, mode in [("hermite-simpson", "explicit"), ("trapezoidal", "implicit")]:
+        study = ml.Study()   # partial integrals (a goal divided by the displacement), goals on outputs, scale factors
+        study.problem = leg_problem(leg_model(contact=True), goals=True)
+        study.solver.transcription_scheme = scheme
+        study.solver.multibody_dynamics_mode = mode
+        study.solver.num_mesh_intervals = 3
+        study.solver.chunk_size = 2
+        cases[f"leg-goals-{scheme}-{mode}"] = study.transcribe
     for mode in ("explicit", "implicit"):
         def tendons_and_parameters(mode=mode):
             study = ml.Study()
@@ -364,6 +379,9 @@ def grouped_cases():
             p.set_state_info("/jointset/knee/knee_angle/value", (-0.6, -0.3))
             p.add_parameter("mass", "/bodyset/shank/mass", (2, 5))
             p.add_parameter("fmax", "/forceset/vasti/max_isometric_force", (2000, 4000))
+            # a partial integral that reads a parameter (the centre of mass moves with the shank's mass)
+            p.add_goal(ml.OutputGoal("com", 0.5, output_path="/com_position", output_index=1, exponent=2,
+                                     divide_by_duration=True))
             study.solver.num_mesh_intervals = 2
             study.solver.multibody_dynamics_mode = mode
             return study.transcribe()
@@ -392,24 +410,27 @@ def test_chunk_jacobians_all_at_once(case):
         check_scattered_blocks(tr, np.random.default_rng(7))
 
 
-def test_chunks_with_goal_rows_keep_their_own_jacobians():
-    """Partial-integral rows (a goal divided by the displacement) are not gathered: the chunks' own Jacobians are
-    evaluated one by one, and DynamicsJacobian refuses such a transcription."""
+def test_chunks_with_path_rows_keep_their_own_jacobians():
+    """Output path rows are not gathered: the chunks are evaluated one by one, and DynamicsJacobian refuses such a
+    transcription."""
     from moco_lab.engine.jacobian import DynamicsJacobian
 
     study = ml.Study()
-    study.problem = leg_problem(leg_model(contact=True), goals=True)
+    p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+    p.add_path_constraint(ml.OutputConstraint("com", "/com_position", output_index=1, bounds=(-5.0, 5.0)))
     study.solver.num_mesh_intervals = 3
     tr = study.transcribe()
+    assert any(c.npath for c in tr.chunks)
     assert not DynamicsJacobian.covers(tr) and not tr.exact_callbacks.grouped_jacobians
-    with pytest.raises(ValueError, match="partial-integral"):
+    with pytest.raises(ValueError, match="path rows"):
         DynamicsJacobian(tr)
 
 
 def test_grouped_cases_cover_every_kind_of_entry():
     from moco_lab.engine import jacobian
 
-    kinds = {name: getattr(jacobian, name) for name in dir(jacobian) if name.startswith(("_DEFECT_", "_RES_", "_KIN_"))}
+    kinds = {name: getattr(jacobian, name) for name in dir(jacobian)
+             if name.startswith(("_DEFECT_", "_RES_", "_KIN_", "_INT_"))}
     seen = set()
     for make in GROUPED.values():
         group = jacobian.DynamicsJacobian(make())

@@ -59,8 +59,9 @@ class ExactCallbacks(dict):
     ``values(x, sigma, multipliers)`` (their entries at the program's variables ``x``, the cost factor ``sigma``
     and ``multipliers``: ``id(evaluator) -> λ`` of each replaced constraint binding's rows); and
     ``grouped_jacobians``: objects whose ``values(x)`` are several constraint bindings' declared Jacobian entries
-    at once, with ``evaluators`` (the bindings' evaluators' ``id``, in order) and ``entries`` (each binding's
-    ``(rows, cols)``, in its own variables, in the order ``values`` returns them); and ``indices``: ``id(evaluator)
+    and ``constraints(x)`` their rows (``num_rows``) at once, with ``evaluators`` (the bindings' evaluators' ``id``,
+    in order) and ``entries`` (each binding's ``(rows, cols)``, in its own variables, in the order ``values``
+    returns them); and ``indices``: ``id(evaluator)
     -> the binding's variables' indices`` where the transcription knows them (so that the optimizer need not look
     hundreds of thousands of variables up), kept with the evaluator as ``(evaluator, indices)``."""
 

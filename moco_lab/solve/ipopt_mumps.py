@@ -323,8 +323,13 @@ class _Program:
                     raise AssertionError(f"{type(grp).__name__}: its entries differ from those {_describe(t.evaluator)}"
                                          " declares")
                 positions.append(t.jac_slice.start + order[at])
-            self.jacobian_groups.append((grp, np.concatenate(positions) if positions else np.zeros(0, int)))
+            rows = [np.arange(by_id[i].row0, by_id[i].row0 + by_id[i].m) for i in grp.evaluators]
+            rows = np.concatenate(rows) if rows else np.zeros(0, int)
+            if rows.size != grp.num_rows:
+                raise AssertionError(f"{type(grp).__name__}: {grp.num_rows} rows for bindings of {rows.size}")
+            self.jacobian_groups.append((grp, np.concatenate(positions) if positions else np.zeros(0, int), rows))
             covered.update(grp.evaluators)
+        #: the nonlinear bindings evaluated one by one
         self.jacobian_terms = [t for t in self.nonlinear if id(t.evaluator) not in covered]
 
     # -- the Hessian of the Lagrangian (exact second derivatives)
@@ -448,7 +453,9 @@ class _Program:
 
     def constraints_at(self, x: np.ndarray, out: np.ndarray) -> None:
         out[self.linear_rows] = self.linear_matrix @ x
-        for t in self.nonlinear:
+        for grp, _, rows in self.jacobian_groups:
+            out[rows] = grp.constraints(x)
+        for t in self.jacobian_terms:
             z = x[t.idx]
             if t.fun is not None:
                 out[t.row0:t.row0 + t.m] = np.asarray(t.fun(z, False)[0], float).reshape(-1)
@@ -462,7 +469,7 @@ class _Program:
             J = np.asarray(t.fun(z, True)[1], float) if t.fun is not None else _autodiff_eval(t.evaluator, z, True)[1]
             J = J.reshape(t.m, t.idx.size)
             out[t.jac_slice] = J[t.rows, t.cols]
-        for grp, positions in self.jacobian_groups:
+        for grp, positions, _ in self.jacobian_groups:
             out[positions] = grp.values(x)
 
 
