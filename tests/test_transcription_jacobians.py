@@ -355,23 +355,18 @@ def grouped_cases():
     parameters, compliant tendons, kinematic constraints by Posa's method (with a parameter), prescribed kinematics,
     partial integrals of goals on outputs — between them, every kind of entry :class:`DynamicsJacobian` gathers."""
     cases = {}
-    for scheme, mode in [("hermite-simpson", "explicit"), ("hermite-simpson", "implicit"), ("trapezoidal", "implicit"),
-                         ("legendre-gauss-3", "implicit"), ("legendre-gauss-radau-2", "explicit")]:
+    # the leg alone, and with partial integrals (a goal divided by the displacement), goals on outputs, scale factors
+    for goals, scheme, mode in [(False, "hermite-simpson", "explicit"), (False, "hermite-simpson", "implicit"),
+                                (False, "trapezoidal", "implicit"), (False, "legendre-gauss-3", "implicit"),
+                                (False, "legendre-gauss-radau-2", "explicit"), (True, "hermite-simpson", "explicit"),
+                                (True, "trapezoidal", "implicit")]:
         study = ml.Study()
-        study.problem = leg_problem(leg_model(contact=True), goals=False)
+        study.problem = leg_problem(leg_model(contact=True), goals=goals)
         study.solver.transcription_scheme = scheme
         study.solver.multibody_dynamics_mode = mode
         study.solver.num_mesh_intervals = 3
         study.solver.chunk_size = 2
-        cases[f"leg-{scheme}-{mode}"] = study.transcribe
-    for scheme, mode in [("hermite-simpson", "explicit"), ("trapezoidal", "implicit")]:
-        study = ml.Study()   # partial integrals (a goal divided by the displacement), goals on outputs, scale factors
-        study.problem = leg_problem(leg_model(contact=True), goals=True)
-        study.solver.transcription_scheme = scheme
-        study.solver.multibody_dynamics_mode = mode
-        study.solver.num_mesh_intervals = 3
-        study.solver.chunk_size = 2
-        cases[f"leg-goals-{scheme}-{mode}"] = study.transcribe
+        cases[f"leg{'-goals' if goals else ''}-{scheme}-{mode}"] = study.transcribe
     for mode in ("explicit", "implicit"):
         def tendons_and_parameters(mode=mode):
             study = ml.Study()
