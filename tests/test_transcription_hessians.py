@@ -550,3 +550,78 @@ def test_equal_chunks_share_their_structures(method):
             assert np.array_equal(rows, r2) and np.array_equal(cols, c2)
     check_bindings(tr, np.random.default_rng(21))
     check_hessians(tr, np.random.default_rng(22))
+
+
+def _exact_parabola_with_a_parameter(mode: str) -> Transcription:
+    study = exact(ml.examples.parabola_study("move", w_lambda=0.5))
+    study.problem.add_parameter("mass", "/bodyset/body/mass", (0.5, 2.0))
+    study.solver.multibody_dynamics_mode = mode
+    study.solver.kinematic_constraint_method = "Posa2016"
+    study.solver.num_mesh_intervals = 3
+    return study.transcribe()
+
+
+@pytest.mark.parametrize("case", ["prescribed", "posa-implicit", "tendons-parameters"])
+def test_dynamics_hessian_read_from_sparse_entries_as_dense(case):
+    """In implicit and prescribed modes DynamicsHessian reads its entries straight from the kernels' sparse Hessian
+    entries; they equal, bit for bit, the dense per-node Hessians it reads in explicit mode (one kernel Hessian, two
+    with kinematic constraints; node, node-parameter and parameter-parameter entries)."""
+    from moco_lab.engine.hessian import DynamicsHessian, _Values, node_dynamics_hessian, node_dynamics_hessian_terms
+
+    if case == "prescribed":
+        tr = prescribed_leg(optim_linear_solver="mumps", optim_hessian_approximation="exact")
+    elif case == "posa-implicit":
+        tr = _exact_parabola_with_a_parameter("implicit")
+    else:
+        study = exact(ml.Study())
+        p = study.problem = leg_problem(leg_model(contact=False, tendon="implicit"), goals=False)
+        p.add_parameter("mass", "/bodyset/shank/mass", (2, 5))
+        p.add_parameter("fmax", "/forceset/vasti/max_isometric_force", (2000, 4000))
+        p.add_parameter("lopt", "/forceset/vasti/optimal_fiber_length", (0.08, 0.1))   # second derivatives in it
+        study.solver.num_mesh_intervals = 2
+        study.solver.multibody_dynamics_mode = "implicit"
+        tr = study.transcribe()
+    group = next(g for g in tr.exact_callbacks.grouped if isinstance(g, DynamicsHessian))
+    rng = np.random.default_rng(21)
+    x = random_point(tr, rng)
+    _, _, P, B = tr.split_full(x)
+    ng = tr.grid.num_points
+    g_all = np.arange(ng)
+    dyn = tr.node_dynamics(g_all, B, P, True)
+    weights = (rng.uniform(-1, 1, (ng, tr.ny)), rng.uniform(-1, 1, (ng, tr.nres)),
+               rng.uniform(-1, 1, (ng, tr.nkin)) if tr.nkin else None, None)
+    pieces, Ap = node_dynamics_hessian_terms(tr, _Values(tr), g_all, B, P, dyn, *weights)
+    assert Ap is None and len(pieces) == (2 if case == "posa-implicit" else 1)
+    sparse, dense = np.zeros(group.rows.size), np.zeros(group.rows.size)
+    group._gather(sparse, pieces)
+    group._gather_dense(dense, node_dynamics_hessian(tr, _Values(tr), g_all, B, P, dyn, *weights))
+    assert np.count_nonzero(dense) > 0 and np.count_nonzero(dense[group._m_node_p]) > 0 or case == "prescribed"
+    assert np.array_equal(sparse, dense)
+    assert group._m_pp.size > 0 or case != "tendons-parameters"
+
+
+@pytest.mark.parametrize("case", ["prescribed", "effort-and-time", "tracking"])
+def test_integral_costs_hessian_from_pairs_as_dense(case, monkeypatch):
+    """IntegralCostsHessian reads a cost's second derivatives from its pairs of variables when it has no others
+    (an effort, a state's tracking); the entries equal, bit for bit, those it reads from the dense per-node
+    Hessians."""
+    from moco_lab.engine import hessian
+
+    if case == "prescribed":
+        tr = prescribed_leg(optim_linear_solver="mumps", optim_hessian_approximation="exact")
+    else:
+        study = exact(ml.Study())
+        p = study.problem = leg_problem(leg_model(contact=True), goals=False)
+        if case == "tracking":
+            t = np.linspace(-0.5, 1.6, 13)
+            p.add_goal(ml.StateTrackingGoal("track", 2.0, reference=(t, {"/jointset/knee/knee_angle/value": -t})))
+        study.solver.num_mesh_intervals = 3
+        tr = study.transcribe()
+    group = next(g for g in tr.exact_callbacks.grouped if isinstance(g, hessian.IntegralCostsHessian))
+    x = random_point(tr, np.random.default_rng(22))
+    tr.cache.update(x)
+    pairs = group.values(x, 1.3)
+    dense_only = hessian.integrand_hessian
+    monkeypatch.setattr(hessian, "integrand_hessian", lambda *a, **k: dense_only(*a, **{**k, "sparse": False}))
+    dense = group.values(x, 1.3)
+    assert np.count_nonzero(dense) > 0 and np.array_equal(pairs, dense)

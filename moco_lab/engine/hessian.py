@@ -187,6 +187,19 @@ def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, 
 
     ``dyn`` is :meth:`Transcription.node_dynamics`' result with Jacobians at the same nodes.
     """
+    pieces, Ap = node_dynamics_hessian_terms(tr, ev, idx, B, P, dyn, wF, wR, wK, wProj)
+    H = _to_extended(tr, pieces[0])
+    for piece in pieces[1:]:
+        H += _to_extended(tr, piece)
+    return H if Ap is None else _reduce_explicit(H, Ap)
+
+
+def node_dynamics_hessian_terms(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, P: np.ndarray, dyn: tuple,
+                                wF: np.ndarray, wR: np.ndarray, wK: np.ndarray | None,
+                                wProj: np.ndarray | None) -> tuple[list, np.ndarray | None]:
+    """:func:`node_dynamics_hessian` before it is summed: the kernel Hessians ``(block, entries (n, nnz))`` whose sum in
+    the extended node space (:func:`_to_extended`) it is, and in explicit mode ``Ap`` (n, nq, nb + np), the
+    accelerations' derivatives that eliminate its trailing ``u̇`` columns (None otherwise)."""
     lay, k = tr.layout, tr.kernel
     nq, nz, nw, nl = tr.nq, k.nz, k.nw, tr.nl
     n = B.shape[0]
@@ -223,21 +236,65 @@ def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, 
             w_eff += np.einsum("nlq,nl->nq", ev.constraint_G(inp), wK[:, 2 * nl:])
         M = ev.mass(inp, P)
         wd[:, :nq] = -np.linalg.solve(np.transpose(M, (0, 2, 1)), w_eff[:, :, None])[:, :, 0]
-    H = _to_extended(tr, ev.kernel_hessian(_kernel_kind(tr, "dynamics"), wd, inp, P, Aeval))
+    pieces = [ev.kernel_hessian(_kernel_kind(tr, "dynamics"), wd, inp, P, Aeval)]
     if constrained:
-        H += _to_extended(tr, ev.kernel_hessian("constraints", wc, inp, P, Aeval))
-    if explicit:
-        Ap = np.concatenate([dF[:, nq:2 * nq, :], dFp[:, nq:2 * nq, :]], axis=2)
-        H = _reduce_explicit(H, Ap)
-    return H
+        pieces.append(ev.kernel_hessian("constraints", wc, inp, P, Aeval))
+    Ap = np.concatenate([dF[:, nq:2 * nq, :], dFp[:, nq:2 * nq, :]], axis=2) if explicit else None
+    return pieces, Ap
+
+
+def _extended_lookup(tr: Any, blk: Any, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the symmetric extended-space entries ``(a, b)`` of a kernel Hessian block's :func:`_to_extended` are
+    among its entries: ``(found (k,) bool, entry index (k,))`` (no acceleration columns: implicit or prescribed)."""
+    m = _kernel_map(tr)
+    size = tr.nb + tr.npar
+    r, c = m[blk.rows], m[blk.cols]
+    kept = np.flatnonzero((r >= 0) & (c >= 0))
+    keys = np.maximum(r[kept], c[kept]).astype(np.int64) * size + np.minimum(r[kept], c[kept])
+    order = np.argsort(keys)
+    want = np.maximum(a, b).astype(np.int64) * size + np.minimum(a, b)
+    at = np.minimum(np.searchsorted(keys[order], want), max(keys.size - 1, 0))
+    found = (keys[order][at] == want) if keys.size else np.zeros(want.size, bool)
+    return found, kept[order][at] if keys.size else np.zeros(want.size, int)
+
+
+class _PairHessian:
+    """An integrand's per-node Hessian given by its entries alone (:func:`integrand_hessian` with ``sparse=True``
+    when the goal's second derivatives are all between two of its variables): ``H[:, rows[j], cols[j]]`` sums
+    ``values[:, j]`` over the pairs listed (both orders), everything else zero."""
+
+    def __init__(self, e: int, rows: np.ndarray, cols: np.ndarray, values: np.ndarray):
+        keys = rows.astype(np.int64) * e + cols
+        self.e = e
+        self.keys, inverse = np.unique(keys, return_inverse=True)
+        self.values = np.zeros((values.shape[0], self.keys.size))
+        if self.keys.size == keys.size:
+            self.values[:, inverse] += values       # as the dense H[:, r, c] += V: each entry 0 + v
+        else:                                      # pairs listed more than once: summed in their order
+            np.add.at(self.values, (slice(None), inverse), values)
+
+    def __getitem__(self, index: tuple) -> np.ndarray:
+        """``H[g, a, b]`` as the dense array gives it: ``g`` a slice of all nodes or an index array (one node per
+        entry), ``a``, ``b`` index arrays or numbers."""
+        g, a, b = index
+        want = np.asarray(a, np.int64) * self.e + np.asarray(b, np.int64)
+        if not self.keys.size:
+            shape = (self.values.shape[0],) + want.shape if isinstance(g, slice) else np.broadcast(g, want).shape
+            return np.zeros(shape)
+        at = np.minimum(np.searchsorted(self.keys, want), self.keys.size - 1)
+        found = self.keys[at] == want
+        return np.where(found, self.values[:, at] if isinstance(g, slice) else self.values[np.asarray(g), at], 0.0)
 
 
 def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np.ndarray, P: np.ndarray,
-                      data: NodeData, douts: dict, columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      data: NodeData, douts: dict, columns: np.ndarray | None = None,
+                      sparse: bool = False) -> tuple[np.ndarray, np.ndarray | _PairHessian]:
     """Gradient (n, e) and Hessian (n, e, e) of a goal's integrand over ``[B (nb), P (np), t]`` (e = nb + np + 1).
 
     ``columns``: only these node-block columns (sorted; the integrand must read no other), so that
-    ``[B[:, columns], P, t]`` and e = len(columns) + np + 1.
+    ``[B[:, columns], P, t]`` and e = len(columns) + np + 1. ``sparse``: when the goal's second derivatives are all
+    between two of its variables (no model outputs: an effort, a state's tracking), the Hessian as a
+    :class:`_PairHessian` (indexed as the dense array, without building it).
     """
     lay = tr.layout
     nb, npar = tr.nb, tr.npar
@@ -250,7 +307,6 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
     s, ds = b.integrand(data, True)
     dB, dP, dt = tr.chain_goal_derivative(ds, douts, n)
     grad = np.concatenate([dB, dP, dt[:, None]], axis=1)[:, keep]
-    H = np.zeros((n, e, e))
     starts = {"Y": lay.y.start, "X": lay.x.start, "A": lay.a.start, "P": nb, "t": nb + npar}
 
     def vector(ref):
@@ -268,7 +324,19 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
     units_r, units_c, units_v = [], [], []   # pairs of two variables: gathered, added in one step
     mixed_u, mixed_rows = [], []               # a variable and a row of output derivatives
     outer_same, outer_pair = ([], []), ([], [])  # two rows: (weighted rows, rows), the same output or two
-    for a, c, vals in ev.goal_hessian(b, data):
+    terms = list(ev.goal_hessian(b, data))
+    names = [name for name in b.outputs if (ds.get("outputs") or {}).get(name) is not None]
+    if sparse and not names and all(a[0] != "out" and c[0] != "out" for a, c, _ in terms):
+        r = np.array([vector(a) for a, _, _ in terms], int)
+        c = np.array([vector(c) for _, c, _ in terms], int)
+        V = np.empty((n, r.size))
+        for j, (_, _, v) in enumerate(terms):   # a row of n, or one number for every node
+            V[:, j] = v
+        off = r != c
+        return grad, _PairHessian(e, np.concatenate([r, c[off]]), np.concatenate([c, r[off]]),
+                                  np.concatenate([V, V[:, off]], axis=1))
+    H = np.zeros((n, e, e))
+    for a, c, vals in terms:
         va, vc = vector(a), vector(c)
         if isinstance(va, int) and isinstance(vc, int):
             units_r.append(va)
@@ -305,7 +373,6 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
         else:   # a pair listed more than once: summed
             np.add.at(H, (slice(None), rr, cc), VV)
     # the outputs' own curvature, weighted by ∂s/∂output
-    names = [name for name in b.outputs if (ds.get("outputs") or {}).get(name) is not None]
     if names:
         W = np.concatenate([np.broadcast_to(np.asarray(ds["outputs"][name], float),
                                             data.outputs[name].shape) for name in names], axis=1)
@@ -634,7 +701,7 @@ class IntegralCostsHessian(_GroupedHessian):
         for bg in tr.integral_costs:
             factor = sigma * bg.weight
             F = factor * dur
-            grad, Hs = integrand_hessian(tr, ev, bg, g_all, B, P, data, douts, columns=tr.cost_columns)
+            grad, Hs = integrand_hessian(tr, ev, bg, g_all, B, P, data, douts, columns=tr.cost_columns, sparse=True)
             Qg = Q[:, None] * grad
             m = self._m_block
             out[m] += F * Q[ga[m]] * Hs[ga[m], wa[m], wb[m]]
@@ -670,6 +737,40 @@ class DynamicsHessian(_GroupedHessian):
                               for c, idx in zip(tr.chunks, self._chunk_vars)], "DynamicsHessian")
         self.goal_chunks = [k for k, c in enumerate(tr.chunks) if c.nint or c.npath]
 
+    def _gather_dense(self, out: np.ndarray, Hn: np.ndarray) -> None:
+        """The node and parameter entries from per-node Hessians ``Hn`` (ng, nb + np, nb + np)."""
+        nb, ga, ca, cb = self.tr.nb, self._ga, self._ca, self._cb
+        m = self._m_node
+        out[m] = Hn[ga[m], ca[m], cb[m]]
+        m = self._m_node_p
+        out[m] = Hn[ga[m], ca[m], nb + cb[m]]
+        m = self._m_pp
+        if m.size:
+            out[m] = Hn[:, nb + ca[m], nb + cb[m]].sum(axis=0)
+
+    def _gather(self, out: np.ndarray, pieces: list) -> None:
+        """:meth:`_gather_dense` of the pieces' sum, read from their sparse entries (no dense per-node Hessians:
+        the same numbers, as each entry is one piece's entry, or their sum in the same order)."""
+        nb, ga, ca, cb = self.tr.nb, self._ga, self._ca, self._cb
+        lookups = self.__dict__.setdefault("_lookups", {})
+        pp = self._m_pp
+        per_node_pp = None   # summed over the pieces node by node, then over the nodes (as the dense sum is)
+        for k, (blk, entries) in enumerate(pieces):
+            if id(blk) not in lookups:
+                node = np.concatenate([self._m_node, self._m_node_p])
+                a = np.concatenate([ca[self._m_node], ca[self._m_node_p]])
+                b = np.concatenate([cb[self._m_node], nb + cb[self._m_node_p]])
+                lookups[id(blk)] = (blk, node, *_extended_lookup(self.tr, blk, a, b),
+                                    *_extended_lookup(self.tr, blk, nb + ca[pp], nb + cb[pp]))
+            _, node, found, at, found_pp, at_pp = lookups[id(blk)]
+            v = np.where(found, entries[ga[node], at], 0.0)
+            out[node] = v if k == 0 else out[node] + v
+            if pp.size:
+                v = np.where(found_pp[None, :], entries[:, at_pp], 0.0)
+                per_node_pp = v if per_node_pp is None else per_node_pp + v
+        if pp.size:
+            out[pp] = per_node_pp.sum(axis=0)
+
     def values(self, x: np.ndarray, sigma: float, multipliers: dict) -> np.ndarray:
         """The entries of ``Σ_c ∇²(λ_c · c_c)`` at the program's variables ``x``; ``multipliers``:
         ``id(evaluator) -> λ_c`` of each chunk's rows."""
@@ -695,18 +796,17 @@ class DynamicsHessian(_GroupedHessian):
             if wProj is not None:
                 WP = np.zeros((ng, lay.nxt)) if WP is None else WP
                 WP[c.g] += wProj
-        Hn = node_dynamics_hessian(tr, _Values(tr), g_all, B, P, dyn, dur * CF, WR, WK, WP)
-        nb = tr.nb
-        ga, ca, cb = self._ga, self._ca, self._cb
+        pieces, Ap = node_dynamics_hessian_terms(tr, _Values(tr), g_all, B, P, dyn, dur * CF, WR, WK, WP)
         out = np.zeros(self.rows.size)
-        m = self._m_node
-        out[m] = Hn[ga[m], ca[m], cb[m]]
-        m = self._m_node_p
-        out[m] = Hn[ga[m], ca[m], nb + cb[m]]
-        m = self._m_pp
-        if m.size:
-            out[m] = Hn[:, nb + ca[m], nb + cb[m]].sum(axis=0)
+        if Ap is None:
+            self._gather(out, pieces)
+        else:   # explicit mode: the accelerations eliminated on the dense per-node Hessians
+            H = _to_extended(tr, pieces[0])
+            for piece in pieces[1:]:
+                H += _to_extended(tr, piece)
+            self._gather_dense(out, _reduce_explicit(H, Ap))
         # the duration times ∂F: cross terms with t0 (−) and tf (+)
+        ga, ca = self._ga, self._ca
         cross = np.einsum("gy,gyb->gb", CF, dyn[1])
         cross_p = np.einsum("gy,gyp->p", CF, dyn[2])
         for ti, sign in ((0, -1.0), (1, 1.0)):

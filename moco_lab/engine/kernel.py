@@ -164,16 +164,26 @@ def _cached_block(name: str, key: str, backend: str, node_inputs: Sequence, shar
     return block
 
 
+def _dynamics_values(system: SymbolicSystem) -> list:
+    """The values of the ``"dynamics"`` block, ``[R, ż, Rw, τ_applied, τ_passive]``: the other dynamics blocks'
+    values are their first ``nq + nz + nw``, and all hash this one list (one walk of the equations per model:
+    :func:`~moco_lab.symbolic.expr.structural_hash` keeps it per graph and outputs)."""
+    s = system
+    return s.residual + s.state_derivatives + s.implicit_residuals + s.applied + s.applied_passive
+
+
 @paused_gc()
 def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | None,
-           backend: str | None = None) -> CompiledBlock:
-    """Compile ``values`` and their Jacobian w.r.t. ``wrt`` (node inputs and parameters), cached by hash."""
+           backend: str | None = None, hashed: Sequence | None = None) -> CompiledBlock:
+    """Compile ``values`` and their Jacobian w.r.t. ``wrt`` (node inputs and parameters), cached by hash;
+    ``hashed``: a list the values are the first ones of, hashed instead (with their number)."""
     backend = backend or codegen.default_backend()
     inputs = list(system.node_inputs) + list(system.p)
     nx, npar = len(system.node_inputs), len(system.p)
     wrt_ids = None if wrt is None else [inputs.index(v) for v in wrt]
-    key = structural_hash(values, inputs, extra="|".join(
-        [__version__, codegen.CODEGEN_VERSION, backend, name, str(nx), str(npar), repr(wrt_ids)]))[:40]
+    key = structural_hash(values if hashed is None else hashed, inputs, extra="|".join(
+        [__version__, codegen.CODEGEN_VERSION, backend, name, str(nx), str(npar), repr(wrt_ids),
+         f"values={len(values)}"]))[:40]
 
     def derive():
         rows, cols, entries = [], [], []
@@ -195,15 +205,17 @@ def _block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence | 
 
 @paused_gc()
 def _hessian_block(name: str, values: Sequence, system: SymbolicSystem, wrt: Sequence,
-                   backend: str | None = None) -> HessianBlock:
-    """Compile the weighted Hessian of ``values`` w.r.t. ``wrt`` (node inputs and parameters), cached by hash."""
+                   backend: str | None = None, hashed: Sequence | None = None) -> HessianBlock:
+    """Compile the weighted Hessian of ``values`` w.r.t. ``wrt`` (node inputs and parameters), cached by hash;
+    ``hashed`` as for :func:`_block`."""
     backend = backend or codegen.default_backend()
     weights = system.graph.vars([f"hessian_weight_{k}" for k in range(len(values))])
     inputs = list(system.node_inputs) + list(system.p)
     nx, npar = len(system.node_inputs), len(system.p)
     wrt_ids = [inputs.index(v) for v in wrt]
-    key = structural_hash(values, inputs + weights, extra="|".join(
-        [__version__, codegen.CODEGEN_VERSION, backend, name, "hessian", str(nx), str(npar), repr(wrt_ids)]))[:40]
+    key = structural_hash(values if hashed is None else hashed, inputs + weights, extra="|".join(
+        [__version__, codegen.CODEGEN_VERSION, backend, name, "hessian", str(nx), str(npar), repr(wrt_ids),
+         f"values={len(values)}"]))[:40]
 
     def derive():
         entries = second_derivatives(values, weights, list(wrt))
@@ -261,15 +273,16 @@ class Kernel:
         """
         if name not in self._blocks:
             s = self.system
+            every = _dynamics_values(s)
             if name == "dynamics":
-                values = s.residual + s.state_derivatives + s.implicit_residuals + s.applied + s.applied_passive
-                blk = _block("dynamics", values, s, s.a)
+                blk = _block("dynamics", every, s, s.a)
             elif name == "dynamics_jacobian":
                 values = s.residual + s.state_derivatives + s.implicit_residuals
-                blk = _block("dynamics_jacobian", values, s, self._variables())
+                blk = _block("dynamics_jacobian", values, s, self._variables(), hashed=every)
             elif name == "dynamics_jacobian_prescribed":
                 values = s.residual + s.state_derivatives + s.implicit_residuals
-                blk = _block("dynamics_jacobian_prescribed", values, s, self._variables(motion_fixed=True))
+                blk = _block("dynamics_jacobian_prescribed", values, s, self._variables(motion_fixed=True),
+                             hashed=every)
             elif name == "constraints":
                 t = s.constraint_terms()
                 values = t["phi"] + t["phid"] + t["bias"] + t["Ga"] + t["GtG"] + t["GtL"] + t["proj"]
@@ -305,12 +318,10 @@ class Kernel:
         if key not in self._blocks:
             s = self.system
             wrt, fixed = self._variables(), self._variables(motion_fixed=True)
-            if kind == "dynamics":
+            if kind in ("dynamics", "dynamics_prescribed"):
                 values = s.residual + s.state_derivatives + s.implicit_residuals
-                blk = _hessian_block("dynamics_hessian", values, s, wrt)
-            elif kind == "dynamics_prescribed":
-                values = s.residual + s.state_derivatives + s.implicit_residuals
-                blk = _hessian_block("dynamics_hessian_prescribed", values, s, fixed)
+                blk = _hessian_block("dynamics_hessian" if kind == "dynamics" else "dynamics_hessian_prescribed",
+                                     values, s, wrt if kind == "dynamics" else fixed, hashed=_dynamics_values(s))
             elif kind == "constraints":
                 t = s.constraint_terms()
                 values = t["phi"] + t["phid"] + t["bias"] + t["Ga"] + t["GtG"] + t["proj"]
