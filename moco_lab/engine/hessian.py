@@ -763,10 +763,12 @@ class DynamicsHessian(_GroupedHessian):
                 lookups[id(blk)] = (blk, node, *_extended_lookup(self.tr, blk, a, b),
                                     *_extended_lookup(self.tr, blk, nb + ca[pp], nb + cb[pp]))
             _, node, found, at, found_pp, at_pp = lookups[id(blk)]
-            v = np.where(found, entries[ga[node], at], 0.0)
+            empty = entries.shape[1] == 0    # a kernel Hessian without entries (np.where reads both branches)
+            v = np.zeros(node.size) if empty else np.where(found, entries[ga[node], at], 0.0)
             out[node] = v if k == 0 else out[node] + v
             if pp.size:
-                v = np.where(found_pp[None, :], entries[:, at_pp], 0.0)
+                v = np.zeros((entries.shape[0], pp.size)) if empty else np.where(found_pp[None, :], entries[:, at_pp],
+                                                                                  0.0)
                 per_node_pp = v if per_node_pp is None else per_node_pp + v
         if pp.size:
             out[pp] = per_node_pp.sum(axis=0)
