@@ -57,6 +57,28 @@ class NodeCache:
             else None
         self.x = x
 
+    def holds(self, x: np.ndarray) -> bool:
+        """Whether the cache holds the full variable vector ``x``, bit for bit."""
+        return self.x is not None and np.array_equal(self.x, x)
+
+    def dynamics_at(self, x: np.ndarray, jac: bool) -> tuple:
+        """Every grid point's :meth:`Transcription.node_dynamics` at the full variable vector ``x`` (with their
+        Jacobians if ``jac``): the cached ones when the cache holds ``x``, else computed (not kept)."""
+        if self.holds(x) and (not jac or self.terms[1] is not None):
+            return self.terms
+        tr = self.tr
+        _, _, P, B = tr.split_full(x)
+        return tr.node_dynamics(np.arange(tr.grid.num_points), B, P, jac)
+
+    def data_at(self, x: np.ndarray, jac: bool) -> tuple:
+        """Every grid point's goal :class:`NodeData` and output derivatives at ``x``: the cached ones when the
+        cache holds ``x``, else computed (not kept)."""
+        if self.holds(x) and self.data is not None:
+            return self.data
+        tr = self.tr
+        t0, tf, P, B = tr.split_full(x)
+        return tr.node_data(np.arange(tr.grid.num_points), B, P, t0 + tr.grid.tau * (tf - t0), jac)
+
     def lookup(self, var_index: np.ndarray, z: np.ndarray) -> bool:
         """Whether the cached point has the values ``z`` at the variables ``var_index`` (counts hits and misses)."""
         if self.x is not None and np.array_equal(self.x[var_index], z):

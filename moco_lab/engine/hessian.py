@@ -187,7 +187,12 @@ def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, 
 
     ``dyn`` is :meth:`Transcription.node_dynamics`' result with Jacobians at the same nodes.
     """
-    pieces, Ap = node_dynamics_hessian_terms(tr, ev, idx, B, P, dyn, wF, wR, wK, wProj)
+    return _dense_sum(tr, *node_dynamics_hessian_terms(tr, ev, idx, B, P, dyn, wF, wR, wK, wProj))
+
+
+def _dense_sum(tr: Any, pieces: list, Ap: np.ndarray | None) -> np.ndarray:
+    """:func:`node_dynamics_hessian` from its terms: the pieces summed in the extended node space, the accelerations
+    eliminated in explicit mode."""
     H = _to_extended(tr, pieces[0])
     for piece in pieces[1:]:
         H += _to_extended(tr, piece)
@@ -251,11 +256,12 @@ def _extended_lookup(tr: Any, blk: Any, a: np.ndarray, b: np.ndarray) -> tuple[n
     r, c = m[blk.rows], m[blk.cols]
     kept = np.flatnonzero((r >= 0) & (c >= 0))
     keys = np.maximum(r[kept], c[kept]).astype(np.int64) * size + np.minimum(r[kept], c[kept])
-    order = np.argsort(keys)
     want = np.maximum(a, b).astype(np.int64) * size + np.minimum(a, b)
-    at = np.minimum(np.searchsorted(keys[order], want), max(keys.size - 1, 0))
-    found = (keys[order][at] == want) if keys.size else np.zeros(want.size, bool)
-    return found, kept[order][at] if keys.size else np.zeros(want.size, int)
+    if not keys.size:
+        return np.zeros(want.size, bool), np.zeros(want.size, int)
+    order = np.argsort(keys)
+    found, at = _find_sorted(keys[order], want)
+    return found, kept[order][at]
 
 
 class _PairHessian:
@@ -281,9 +287,15 @@ class _PairHessian:
         if not self.keys.size:
             shape = (self.values.shape[0],) + want.shape if isinstance(g, slice) else np.broadcast(g, want).shape
             return np.zeros(shape)
-        at = np.minimum(np.searchsorted(self.keys, want), self.keys.size - 1)
-        found = self.keys[at] == want
+        found, at = _find_sorted(self.keys, want)
         return np.where(found, self.values[:, at] if isinstance(g, slice) else self.values[np.asarray(g), at], 0.0)
+
+
+def _find_sorted(keys: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``want`` is in the sorted, non-empty ``keys``: ``(found, index)`` (an index in range where not
+    found, so that it can be read and masked)."""
+    at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+    return keys[at] == want, at
 
 
 def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np.ndarray, P: np.ndarray,
@@ -646,12 +658,6 @@ class _GroupedHessian:
         self._m_p_t = [np.flatnonzero((ka == 2) & (kb == ti)) for ti in (0, 1)]
         self._m_tt = {(ta, tb): np.flatnonzero((ka == ta) & (kb == tb)) for ta in (0, 1) for tb in (0, 1)}
 
-    def _point(self, x: np.ndarray):
-        """``t0, tf, P, B`` of the program's variables ``x`` and whether the node cache holds ``x``."""
-        x = np.asarray(x, float)
-        cache = self.tr.cache
-        return (*self.tr.split_full(x), cache.x is not None and np.array_equal(cache.x, x))
-
 
 class IntegralCostsHessian(_GroupedHessian):
     """The chunks' plain integral costs' Hessian, all chunks at once.
@@ -687,13 +693,11 @@ class IntegralCostsHessian(_GroupedHessian):
         out = np.zeros(self.rows.size)
         if sigma == 0:
             return out
-        t0, tf, P, B, cached = self._point(x)
+        x = np.asarray(x, float)
+        t0, tf, P, B = tr.split_full(x)
         dur = tf - t0
         g_all = np.arange(tr.grid.num_points)
-        if cached and tr.cache.data is not None:
-            data, douts = tr.cache.data
-        else:
-            data, douts = tr.node_data(g_all, B, P, t0 + tr.grid.tau * dur, True)
+        data, douts = tr.cache.data_at(x, True)
         ga, wa, wb, e = self._ga, self._wa, self._wb, self._e
         Q, T = self.Q, self.T
         sign = np.array([-1.0, 1.0])   # ∂(t_f − t_0)/∂(t_0, t_f)
@@ -778,10 +782,11 @@ class DynamicsHessian(_GroupedHessian):
         ``id(evaluator) -> λ_c`` of each chunk's rows."""
         tr, lay = self.tr, self.tr.layout
         ng, ny = tr.grid.num_points, tr.ny
-        t0, tf, P, B, cached = self._point(x)
+        x = np.asarray(x, float)
+        t0, tf, P, B = tr.split_full(x)
         dur = tf - t0
         g_all = np.arange(ng)
-        dyn = tr.cache.terms if cached and tr.cache.terms[1] is not None else tr.node_dynamics(g_all, B, P, True)
+        dyn = tr.cache.dynamics_at(x, True)
         CF, WR = np.zeros((ng, ny)), np.zeros((ng, tr.nres))
         WK = np.zeros((ng, tr.nkin)) if tr.nkin else None
         WP = None
@@ -803,10 +808,7 @@ class DynamicsHessian(_GroupedHessian):
         if Ap is None:
             self._gather(out, pieces)
         else:   # explicit mode: the accelerations eliminated on the dense per-node Hessians
-            H = _to_extended(tr, pieces[0])
-            for piece in pieces[1:]:
-                H += _to_extended(tr, piece)
-            self._gather_dense(out, _reduce_explicit(H, Ap))
+            self._gather_dense(out, _dense_sum(tr, pieces, Ap))
         # the duration times ∂F: cross terms with t0 (−) and tf (+)
         ga, ca = self._ga, self._ca
         cross = np.einsum("gy,gyb->gb", CF, dyn[1])

@@ -53,7 +53,7 @@ class DynamicsJacobian:
             raise ValueError("DynamicsJacobian: the chunks have projection or output path rows")
         self.tr = tr
         sch = scheme_for(tr.scheme)
-        self.stride, self.Af, self.Ay = sch.stride, sch.defect_f, sch.defect_y
+        self.Af, self.Ay = sch.defect_f, sch.defect_y
         ny, nb, na, npar, nkin = tr.ny, tr.nb, tr.nres, tr.npar, tr.nkin
         s, nrow = sch.stride, sch.rows
         self.nint = nint = len(tr.integral_goals)
@@ -61,7 +61,7 @@ class DynamicsJacobian:
         self.entries = []
         parts = {k: [] for k in ("kind", "i", "c0", "dtau", "af")}
         rows = {k: [] for k in ("kind", "i")}
-        dtau_all = np.diff(tr.grid.mesh)
+        dtau_all = self._dtau = np.diff(tr.grid.mesh)
         #: the chunks' nodes one after the other (a point two chunks share twice): where each chunk's start
         offset = np.concatenate([[0], np.cumsum([c.nloc for c in tr.chunks])])
         nloc_total = self._nloc_total = int(offset[-1])
@@ -176,26 +176,15 @@ class DynamicsJacobian:
         return node, col
 
     # ----------------------------------------------------------------------------------- evaluations
-    def _dynamics(self, x: np.ndarray, jac: bool) -> tuple:
-        """``t0, tf, P, B`` and the node dynamics at ``x``: the node cache's when it holds ``x``."""
-        tr = self.tr
-        t0, tf, P, B = tr.split_full(x)
-        cache = tr.cache
-        if cache.x is not None and (cache.terms[1] is not None or not jac) and np.array_equal(cache.x, x):
-            return t0, tf, P, B, cache.terms, True
-        return t0, tf, P, B, tr.node_dynamics(np.arange(tr.grid.num_points), B, P, jac), False
-
-    def _integrals(self, t0, tf, P, B, cached: bool, jac: bool) -> list:
+    def _integrals(self, x: np.ndarray, jac: bool) -> list:
         """Each chunk's integral goals' integrands ``s`` (nloc,) and, with ``jac``, their derivatives ``(dB (nloc,
         nb), dP (nloc, np), dT (nloc,))``: ``[chunk][goal]``, evaluated chunk by chunk on the node cache's arrays
         as the chunks read them (Chunk._data), so that the rows are theirs to the bit (an integrand's sums over a
         batch of nodes can round differently from one batch size to another)."""
         tr = self.tr
-        ng, dur = tr.grid.num_points, tf - t0
-        if cached and tr.cache.data is not None:
-            data, douts = tr.cache.data
-        else:
-            data, douts = tr.node_data(np.arange(ng), B, P, t0 + tr.grid.tau * dur, jac)
+        t0, tf, P, _ = tr.split_full(x)
+        dur = tf - t0
+        data, douts = tr.cache.data_at(x, jac)
         out = []
         for c in tr.chunks:
             g = c.g
@@ -213,7 +202,8 @@ class DynamicsJacobian:
         """Every chunk's rows at the program's variables ``x``, chunk after chunk (each chunk's in its order)."""
         tr = self.tr
         x = np.asarray(x, float)
-        t0, tf, P, B, dyn, cached = self._dynamics(x, False)
+        t0, tf, _, B = tr.split_full(x)
+        dyn = tr.cache.dynamics_at(x, False)
         F, R, kin = dyn[0], dyn[3], dyn[6]
         dur = tf - t0
         out = np.empty(self.num_rows)
@@ -221,9 +211,9 @@ class DynamicsJacobian:
         if m.size:   # defect_y · Y + h defect_f · F over every interval (as collocation_defects writes them)
             nodes = self._interval_nodes
             Y = B[:, tr.layout.y]
-            h = dur * np.diff(tr.grid.mesh)[:, None]
+            h = dur * self._dtau                            # each interval's duration
             d = (np.einsum("rj,ljy->lry", self.Ay, Y[nodes])
-                 + h[:, 0][:, None, None] * np.einsum("rj,ljy->lry", self.Af, F[nodes])).reshape(-1)
+                 + h[:, None, None] * np.einsum("rj,ljy->lry", self.Af, F[nodes])).reshape(-1)
             out[m] = d[i]
         m, i = self._rows[_ROW_RES]
         out[m] = R.reshape(-1)[i]
@@ -233,7 +223,7 @@ class DynamicsJacobian:
         m, i = self._rows[_ROW_INT]
         if m.size:
             values = np.empty((len(tr.chunks), self.nint))
-            for ci, (c, goals) in enumerate(zip(tr.chunks, self._integrals(t0, tf, P, B, cached, False))):
+            for ci, (c, goals) in enumerate(zip(tr.chunks, self._integrals(x, False))):
                 for j, (s, _) in enumerate(goals):
                     values[ci, j] = x[self._partials[ci][j]] - dur * float(c.quad @ s)
             out[m] = values.reshape(-1)[i]
@@ -242,8 +232,8 @@ class DynamicsJacobian:
     def values(self, x: np.ndarray) -> np.ndarray:
         """The declared entries of every chunk's Jacobian at the program's variables ``x``, chunk after chunk."""
         x = np.asarray(x, float)
-        t0, tf, P, B, dyn, cached = self._dynamics(x, True)
-        F, dF, dFp, R, dR, dRp, kin = dyn
+        t0, tf = self.tr.split_full(x)[:2]
+        F, dF, dFp, R, dR, dRp, kin = self.tr.cache.dynamics_at(x, True)
         dur = tf - t0
         out = np.empty(self.size)
         m, i = self._m, self._i
@@ -264,17 +254,16 @@ class DynamicsJacobian:
             out[m[_KIN_NODE]] = kin["dK"].reshape(-1)[i[_KIN_NODE]]
             out[m[_KIN_P]] = kin["dKp"].reshape(-1)[i[_KIN_P]]
         if self.nint:
-            self._integral_entries(out, t0, tf, P, B, cached)
+            self._integral_entries(out, x, tf - t0)
         return out
 
-    def _integral_entries(self, out: np.ndarray, t0, tf, P, B, cached: bool) -> None:
+    def _integral_entries(self, out: np.ndarray, x: np.ndarray, dur: float) -> None:
         """The partial integrals' entries (as :meth:`Chunk.constraint` writes them, chunk by chunk)."""
         tr, m, i = self.tr, self._m, self._i
-        dur = tf - t0
         nc, nint, npar = len(tr.chunks), self.nint, tr.npar
         T0, TF, Pj = np.empty((nc, nint)), np.empty((nc, nint)), np.empty((nc, nint, npar))
         dBs = np.empty((nint, self._nloc_total, tr.nb))
-        for ci, (c, goals) in enumerate(zip(tr.chunks, self._integrals(t0, tf, P, B, cached, True))):
+        for ci, (c, goals) in enumerate(zip(tr.chunks, self._integrals(x, True))):
             q, tau, o = c.quad, c.tau, self._offset[ci]
             for j, (s, (dB, dP, dT)) in enumerate(goals):
                 dBs[j, o:o + c.nloc] = dB
