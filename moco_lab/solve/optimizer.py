@@ -146,7 +146,10 @@ MU_STRATEGY_EXACT = "adaptive"
 #: default 7, MUMPS' automatic choice): none. With PORD's ordering it gave sparser factors of the exact-Hessian KKT
 #: systems here — the 3-D inverse's linear algebra 0.75 -> 0.62 s (same 14 iterations, objective to 1e-15), the
 #: 2-D walking tracking 4.5 -> 4.3 s (same 43 iterations), the squat unchanged (same 57 iterations); measured for
-#: every case in benchmarks/hessian.md.
+#: every case in benchmarks/hessian.md. Kept after every case was solved both ways on another computer's three BLAS
+#: kernels (docs/verification.md, "MUMPS' column permutation"): without it gait2d's exact runs reach their low minima
+#: (tracking 1.2595, prediction 0.2466, below the limited-memory runs') on every kernel, with it 29.97 and 0.354; the
+#: permutation's gains elsewhere are a third of the squat's factorization time and a few iterations.
 MUMPS_PERMUTING_SCALING_EXACT = 0
 
 
