@@ -238,7 +238,9 @@ def walk_numbers(walker: Walker, solution: Solution, settings: dict) -> dict:
 
 # ----------------------------------------------------------------------------------------------- gait2d
 def _gait2d_pose(model: Model, guess: Trajectory, speed: float, n: int) -> Study:
-    study = gait2d_prediction_study(n, model=model, guess=guess, speed=speed, tracking_weight=1.0)
+    # the limited-memory Hessian unless the guess is within the walker's Newton radius (build_walk)
+    study = gait2d_prediction_study(n, model=model, guess=guess, speed=speed, tracking_weight=1.0,
+                                    hessian="limited-memory")
     study.problem.get_goal("angles").weight = 0.0  # off unless the learner gives it a weight
     return study
 
