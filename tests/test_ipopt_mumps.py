@@ -244,3 +244,26 @@ def test_limited_memory_start_then_exact_hessian():
     study.solver.optim_limited_memory_start = -1
     with pytest.raises(ValueError, match="optim_limited_memory_start"):
         study.solve()
+
+
+def test_exact_hessian_options_are_moco_labs_and_yield_to_the_users():
+    """With the exact Hessian IPOPT gets moco_lab's choices for it (docs/verification.md: the adaptive barrier update,
+    no MUMPS column permutation, the filter's violation bound at 100 times the start's); the limited-memory Hessian
+    gets IPOPT's own defaults (Moco's settings); ``optim_solver_options`` override either."""
+    from moco_lab.engine.settings import SolverSettings
+    from moco_lab.solve import optimizer
+
+    s = SolverSettings()
+    s.set_hessian_approximation("exact")
+    options = optimizer.mumps_algorithm_options(s)
+    assert options["hessian_approximation"] == "exact"
+    assert (options["mu_strategy"], options["mumps_permuting_scaling"], options["theta_max_fact"]) == \
+        ("adaptive", 0, 100.0)
+    s.optim_solver_options = {"theta_max_fact": 1e4, "mu_strategy": "monotone"}
+    options = optimizer.mumps_algorithm_options(s)
+    assert (options["theta_max_fact"], options["mu_strategy"]) == (1e4, "monotone")
+    s = SolverSettings()
+    s.set_hessian_approximation("limited-memory")
+    options = optimizer.mumps_algorithm_options(s)
+    assert options["hessian_approximation"] == "limited-memory"
+    assert not {"mu_strategy", "mumps_permuting_scaling", "theta_max_fact"} & set(options)
