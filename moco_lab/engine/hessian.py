@@ -740,6 +740,7 @@ class DynamicsHessian(_GroupedHessian):
         super().__init__(tr, [(c.constraint_evaluator, idx, c.hessian.rows, c.hessian.cols)
                               for c, idx in zip(tr.chunks, self._chunk_vars)], "DynamicsHessian")
         self.goal_chunks = [k for k, c in enumerate(tr.chunks) if c.nint or c.npath]
+        self._lookups: dict = {}   # id(kernel Hessian block) -> its entries' positions (_gather)
 
     def _gather_dense(self, out: np.ndarray, Hn: np.ndarray) -> None:
         """The node and parameter entries from per-node Hessians ``Hn`` (ng, nb + np, nb + np)."""
@@ -756,7 +757,7 @@ class DynamicsHessian(_GroupedHessian):
         """:meth:`_gather_dense` of the pieces' sum, read from their sparse entries (no dense per-node Hessians:
         the same numbers, as each entry is one piece's entry, or their sum in the same order)."""
         nb, ga, ca, cb = self.tr.nb, self._ga, self._ca, self._cb
-        lookups = self.__dict__.setdefault("_lookups", {})
+        lookups = self._lookups
         pp = self._m_pp
         per_node_pp = None   # summed over the pieces node by node, then over the nodes (as the dense sum is)
         for k, (blk, entries) in enumerate(pieces):

@@ -157,9 +157,9 @@ MUMPS_PERMUTING_SCALING_EXACT = 0
 #: be long: with IPOPT's default the 2-D walking prediction from the tracking solution wandered for a hundred
 #: iterations through points whose largest constraint violation reached 70 (0.17 at its start) before it
 #: converged. With 100 it stays nearer the constraints: 70-92 iterations instead of 78-142 (two starts, three BLAS
-#: kernels, the same optimum);
-#: every other benchmark case, the 3-D inverses included, took the same iterations to the same objectives (the bound
-#: never bit). 10 was tighter than these problems allow (gait2d's prediction 414 -> 627 iterations).
+#: kernels, the same optimum); every other benchmark case, the 3-D inverses included, took the same iterations to the
+#: same objectives (the bound never bit). 10 was tighter than these problems allow (gait2d's prediction 414 -> 627
+#: iterations).
 THETA_MAX_FACT_EXACT = 100.0
 
 
