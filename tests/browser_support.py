@@ -28,6 +28,11 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 1500}
+#: A laptop screen: each dashboard is first opened at this size (:func:`check_on_a_laptop`)
+LAPTOP = {"width": 1366, "height": 768}
+#: Axis titles that name a quantity without a unit on purpose (dimensionless, or counts).
+UNITLESS = {"activation", "excitation", "iteration", "mesh intervals N", "error", "objective",
+            "constraint violation", "weighted goal value", "multiplier 0", "coupling factor"}
 # Waits, not speed checks: how long a page may take before the test gives up. Generous, because CI machines are
 # shared (the gait2d dashboard's re-solve took over 120 s here with three solves running on two cores).
 LOAD_TIMEOUT_MS = 300_000
@@ -176,3 +181,23 @@ def assert_clean(page, errors, message: str = "an error is shown in the panel") 
     assert "Error displaying widget" not in body
     assert "⚠" not in body, message
     assert not errors, errors
+
+
+def check_on_a_laptop(page, name: str, button: str | None, viewport: dict) -> None:
+    """A dashboard just opened at the :data:`LAPTOP` size and rendered, as a student first sees it on a
+    1366×768 screen: its action ``button`` (None: none) is visible without scrolling, and every plot axis that
+    shows a physical quantity says its unit (in parentheses; :data:`UNITLESS` names the exceptions). The visible
+    part goes to ``test-artifacts/laptop_<name>.png``. Then the page is resized to ``viewport`` for the rest of
+    the test (so that each dashboard is opened, and its first solve run, once)."""
+    if button:
+        box = page.get_by_role("button", name=button).bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= LAPTOP["height"], (
+            f"{name}: the {button!r} button is below the fold on a laptop screen: {box}")
+    page.screenshot(path=str(ARTIFACTS / f"laptop_{name}.png"))
+    titles = [t.strip() for t in svg_texts(page, ".js-plotly-plot .g-ytitle, .js-plotly-plot .g-y2title")]
+    titles = [t for t in titles if t]
+    assert titles, f"{name}: no y-axis titles at all"
+    for t in titles:
+        assert "(" in t or t in UNITLESS, f"{name}: axis {t!r} names no unit"
+    page.set_viewport_size(viewport)
+    page.wait_for_timeout(500)   # plotly's relayout at the new size

@@ -1,8 +1,10 @@
 """The Voila dashboards in ``widgets/``, driven in headless Chromium with Playwright.
 
 Starts ``voila widgets/`` on a free localhost port (``MOCO_LAB_FAST=1``),
-opens each dashboard, changes settings, presses the button and checks that
-the plots and the reported numbers change and that no error is shown.
+opens each dashboard on a laptop screen (1366×768: the action button above the
+fold, a unit on every physical axis), then at a larger size changes settings,
+presses the button and checks that the plots and the reported numbers change
+and that no error is shown.
 Screenshots go to ``test-artifacts/`` (git-ignored). Voila is always stopped.
 
 Run only these tests with ``pytest -m browser tests/test_browser.py``; they
@@ -17,9 +19,11 @@ from pathlib import Path
 from browser_support import (
     ARTIFACTS,
     BROWSER_MARKS,
+    LAPTOP,
     SOLVE_TIMEOUT_MS,
     assert_clean,
     browser_fixture,
+    check_on_a_laptop,
     open_page,
     select,
     set_number,
@@ -42,11 +46,16 @@ class Page:
 
     def __init__(self, browser, url: str):
         self.console: list[str] = []
-        self.page, self.errors = open_page(browser, url, VIEWPORT, console=self.console)
+        self.name = url.rsplit("/", 1)[-1].removesuffix(".ipynb")
+        self.page, self.errors = open_page(browser, url, LAPTOP, console=self.console)
 
     def wait_ready(self, button: str, plots: int) -> None:
+        """Wait for the dashboard's first rendering on a laptop screen, check it there
+        (:func:`~browser_support.check_on_a_laptop`), then go on at :data:`VIEWPORT`."""
         # 500 ms: let plotly finish laying out before screenshots
         wait_rendered(self.page, self.page.get_by_role("button", name=button), plots, settle_ms=500)
+        assert_clean(self.page, self.errors)
+        check_on_a_laptop(self.page, self.name, button, VIEWPORT)
 
     def text(self, selector: str) -> str:
         return self.page.locator(selector).first.inner_text()
@@ -102,6 +111,17 @@ class Page:
 
     def close(self):
         self.page.close()
+
+
+def test_every_dashboard_is_opened_on_a_laptop_screen():
+    """Each dashboard in ``widgets/`` has a browser test that opens it at the laptop size first
+    (:func:`~browser_support.check_on_a_laptop`, through :meth:`Page.wait_ready` here)."""
+    tests = Path(__file__).resolve().parent
+    sources = {f.name: f.read_text() for f in tests.glob("test_*browser*.py")}
+    for notebook in sorted((tests.parent / "widgets").glob("*.ipynb")):
+        opened = [name for name, text in sources.items() if f"/voila/render/{notebook.name}" in text]
+        assert opened, f"no browser test opens {notebook.name}"
+        assert any("wait_ready(" in sources[n] or "check_on_a_laptop(" in sources[n] for n in opened), notebook.name
 
 
 def test_verification_explorer(voila_url, browser):

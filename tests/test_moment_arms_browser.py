@@ -16,9 +16,11 @@ import re
 from browser_support import (
     ARTIFACTS,
     BROWSER_MARKS,
+    LAPTOP,
     VIEWPORT,
     assert_clean,
     browser_fixture,
+    check_on_a_laptop,
     open_page,
     svg_texts,
     voila_url_fixture,
@@ -58,10 +60,11 @@ def _angles(text: str) -> dict[str, float]:
 
 
 def test_moment_arm_dashboard(voila_url, browser):
-    page, errors = open_page(browser, f"{voila_url}/voila/render/moment_arms.ipynb", VIEWPORT)
+    page, errors = open_page(browser, f"{voila_url}/voila/render/moment_arms.ipynb", LAPTOP)
     try:
         wait_rendered(page, page.locator(".ml-numbers").first, plots=3)
         assert_clean(page, errors)
+        check_on_a_laptop(page, "moment_arms", None, VIEWPORT)
         numbers0 = page.locator(".ml-numbers").first.inner_text()
         assert "vasti" in numbers0 and "knee_angle = 0.0°" in numbers0, numbers0
         r0 = _angles(numbers0)

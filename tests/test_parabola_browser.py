@@ -17,10 +17,12 @@ import re
 from browser_support import (
     ARTIFACTS,
     BROWSER_MARKS,
+    LAPTOP,
     SOLVE_TIMEOUT_MS,
     VIEWPORT,
     assert_clean,
     browser_fixture,
+    check_on_a_laptop,
     open_page,
     select,
     set_number,
@@ -71,11 +73,12 @@ def _drawn_segments(page, trace_name: str) -> int:
 
 
 def test_parabola_dashboard(voila_url, browser):
-    page, errors = open_page(browser, f"{voila_url}/voila/render/parabola.ipynb", VIEWPORT)
+    page, errors = open_page(browser, f"{voila_url}/voila/render/parabola.ipynb", LAPTOP)
     try:
         # states and controls, path with arrows, constraint errors, cost, history
         wait_rendered(page, page.get_by_role("button", name="Solve"), plots=5)
         assert_clean(page, errors)
+        check_on_a_laptop(page, "parabola", "Solve", VIEWPORT)
         numbers0 = _numbers(page)
         assert "Solve_Succeeded" in numbers0 and "Hermite–Simpson" in numbers0 and "N = 10" in numbers0, numbers0
         assert _number(numbers0, "max |φ| at mesh points") < 1e-9
