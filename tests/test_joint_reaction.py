@@ -112,3 +112,26 @@ def test_joint_reactions_along_a_solution():
     assert np.allclose(table[f"{prefix}_force_y"], Fy, atol=1e-6)
     assert np.allclose(table[f"{prefix}_moment_z"], tau, atol=1e-6)
     assert table.units[f"{prefix}_moment_z"] == "N·m" and table.units[f"{prefix}_force_x"] == "N"
+
+
+def test_joint_reactions_reuse_the_solving_transcriptions_equations():
+    """An Inverse solved on the program its ``transcribe()`` returned, and ``joint_reactions`` given that
+    program's ``kernel`` (the model's equations, not derived again): the same solution and the same table, bit for
+    bit, as solving and analysing from scratch; a kernel or a program of another model is refused by name."""
+    t = np.linspace(0, 1, 201)
+    model = pendulum()
+    inverse = ml.Inverse(model, (t, {"/jointset/pin/theta/value": 0.5 * np.sin(2 * t)}), mesh_interval=0.02,
+                         spline_boundary="not-a-knot")
+    fresh = inverse.solve().solution
+    tr = inverse.transcribe()
+    reused = inverse.solve(transcription=tr).solution
+    assert reused.nit == fresh.nit and np.array_equal(reused.controls["/forceset/tau"], fresh.controls["/forceset/tau"])
+    a = ml.analysis.joint_reactions(model, fresh, "pin", "child", "/ground")
+    b = ml.analysis.joint_reactions(model, reused, "pin", "child", "/ground", kernel=tr.kernel)
+    assert set(a.columns) == set(b.columns) and all(np.array_equal(a[k], b[k]) for k in a.columns)
+    other = pendulum()
+    with pytest.raises(ValueError, match="joint_reactions: the kernel is not this model's"):
+        ml.analysis.joint_reactions(other, reused, "pin", kernel=tr.kernel)
+    other_inverse = ml.Inverse(other, (t, {"/jointset/pin/theta/value": 0.5 * np.sin(2 * t)}), mesh_interval=0.02)
+    with pytest.raises(ValueError, match="Inverse.solve: the transcription is not of this Inverse's model"):
+        other_inverse.solve(transcription=tr)

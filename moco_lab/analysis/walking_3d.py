@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -32,6 +32,9 @@ from ..solve.optimizer import Progress
 from ..tools.analyze import joint_reactions
 from ..tools.inverse import InverseSolution
 from ..util.names import did_you_mean
+
+if TYPE_CHECKING:
+    from ..engine.kernel import Kernel
 
 __all__ = ["EMG_GROUPS", "EmgComparison", "group_activation", "emg_comparison", "ResidualLoads", "residual_loads",
            "STRENGTH_GROUPS", "Walking3dSettings", "Walking3dRun", "run_walking_3d", "mean_activations", "trial_motion",
@@ -280,21 +283,22 @@ def run_walking_3d(settings: Walking3dSettings | None = None,
                         time.perf_counter() - start)
 
 
-def _solved(inverse, progress: Callable[[Progress], None] | None) -> InverseSolution:
-    """``inverse.solve(progress=...)``; ``RuntimeError`` naming IPOPT's status if it found no solution."""
-    result = inverse.solve(progress=progress)
+def _solved(inverse, progress: Callable[[Progress], None] | None, transcription=None) -> InverseSolution:
+    """``inverse.solve(progress, transcription)``; ``RuntimeError`` naming IPOPT's status if it found no solution."""
+    result = inverse.solve(progress=progress, transcription=transcription)
     if not result.success:
         s = result.solution
         raise RuntimeError(f"IPOPT stopped without a solution: {s.status} ({s.message}) after {s.nit} iterations")
     return result
 
 
-def knee_reactions(model: Model, solution: Trajectory) -> dict[str, np.ndarray]:
+def knee_reactions(model: Model, solution: Trajectory, kernel: Kernel | None = None) -> dict[str, np.ndarray]:
     """Each walker knee's reaction on the femur along ``solution``, in ground axes: ``{joint path: (n, 3)}`` (N) —
     what OpenSim's ``Joint::calcReactionOnParentExpressedInGround`` gives (checked against it in
-    ``tests/test_walking_3d_knee_load.py``)."""
+    ``tests/test_walking_3d_knee_load.py``). ``kernel``: the model's equations already derived (the solving
+    transcription's), else derived again."""
     joints = list(WALKING_3D_KNEE_LOAD["joints"])
-    table = joint_reactions(model, solution, joints, "parent", "/ground")
+    table = joint_reactions(model, solution, joints, "parent", "/ground", kernel=kernel)
     return {j: np.column_stack([np.asarray(table.columns[f"{j}/reaction_on_parent_in_/ground_force_{a}"], float)
                                 for a in "xyz"]) for j in joints}
 
@@ -306,8 +310,9 @@ def solve_knee_load(weight: float = WALKING_3D_KNEE_LOAD["weight"], *, mesh_inte
     (0: minimum effort alone; the paper's 0.005), solved (``progress`` called with each IPOPT iteration) and
     measured as the stored study is (:func:`~moco_lab.examples.walking_3d_knee_load_results`).
 
-    The first call in a fresh kernel cache derives and compiles the wrapped paths' equations and the knee
-    reactions (about 2 minutes on 2 cores); after that a solve takes about half a minute at Moco's mesh (0.02 s).
+    Each call derives the wrapped paths' equations and the knee reactions once, for the solve, and measures the
+    reactions with them (not derived a second time): at Moco's mesh (0.02 s) 32 s on a slower 2-core machine (AMD
+    EPYC, 2026-11-30), 50 s when the reactions derived their own.
 
     Returns
     -------
@@ -324,10 +329,11 @@ def solve_knee_load(weight: float = WALKING_3D_KNEE_LOAD["weight"], *, mesh_inte
     inverse = walking_3d_inverse(model, knee_load=weight > 0, mesh_interval=mesh_interval)
     for goal in inverse.goals:
         goal.weight = weight  # the knee-load goals (the only goals added to the example's)
-    sol = _solved(inverse, progress).solution
+    transcription = inverse.transcribe()
+    sol = _solved(inverse, progress, transcription).solution
     activations = {name[:-len("/activation")]: np.asarray(v, float) for name, v in sol.states.items()
                    if name.endswith("/activation")}
-    forces = knee_reactions(model, sol)
+    forces = knee_reactions(model, sol, transcription.kernel)   # its equations, not derived a second time
     provenance = {"status": sol.status, "iterations": sol.nit, "objective": sol.objective,
                   "excitation_effort": sol.goal_values["excitation_effort"], "weight": weight,
                   "mesh_interval": mesh_interval, "seconds": time.perf_counter() - start}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from ..engine.kernel import kernel_for
+from ..engine.kernel import Kernel, kernel_for
 from ..modeling.units import unit_of
 from ..util.names import did_you_mean
 
@@ -211,7 +211,7 @@ _REACTION_COLUMNS = ("moment_x", "moment_y", "moment_z", "force_x", "force_y", "
 
 
 def joint_reactions(model: Model, trajectory: Trajectory, joints: Sequence[str] | str, loads_frame: str = "parent",
-                    expressed_in: str | None = None) -> OutputTable:
+                    expressed_in: str | None = None, *, kernel: Kernel | None = None) -> OutputTable:
     """The reaction loads of ``joints`` along ``trajectory`` (what Moco's ``JointReactionGoal`` measures; OpenSim's
     ``Joint::calcReactionOn{Parent,Child}ExpressedInGround``, re-expressed).
 
@@ -223,6 +223,10 @@ def joint_reactions(model: Model, trajectory: Trajectory, joints: Sequence[str] 
         The load on the parent (at the joint frame on it) or on the child (at the joint frame on it).
     expressed_in : str, optional
         Default the joint frame of ``loads_frame``; ``"/ground"`` or a body (name or ``/bodyset/<body>``).
+    kernel : Kernel, optional
+        The model's equations already derived, to reuse: a transcription's ``kernel`` (e.g. of the study or
+        :class:`~moco_lab.tools.inverse.Inverse` that solved ``trajectory``; a model with many wrapped paths takes
+        seconds to derive). Default: derived now. It must be ``model``'s, with the trajectory's parameters.
 
     Returns
     -------
@@ -233,7 +237,11 @@ def joint_reactions(model: Model, trajectory: Trajectory, joints: Sequence[str] 
     """
     joints = [joints] if isinstance(joints, str) else list(joints)
     params = _parameters(model, trajectory, None)
-    kernel = kernel_for(model, tuple(params))
+    if kernel is None:
+        kernel = kernel_for(model, tuple(params))
+    elif kernel.model is not model or list(kernel.parameters) != list(params):
+        raise ValueError("joint_reactions: the kernel is not this model's with the trajectory's parameters "
+                         f"({list(params)}; the kernel's: {list(kernel.parameters)})")
     names = [kernel.system.add_joint_reaction_output(j, loads_frame, expressed_in) for j in joints]
     table = _evaluate(model, kernel, trajectory, names, params)
     columns, units = {}, {}

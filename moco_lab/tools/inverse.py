@@ -446,9 +446,16 @@ class Inverse(StrictAttributes):
         return Transcription(self.problem(), self.settings,
                              PrescribedKinematics(self.initial_time, self.final_time, self.kinematics_on))
 
-    def solve(self, progress: Callable[[Progress], None] | None = None) -> InverseSolution:
-        """Solve; a failed solve returns a sealed solution (as Moco)."""
-        tr = self.transcribe()
+    def solve(self, progress: Callable[[Progress], None] | None = None,
+              transcription: Transcription | None = None) -> InverseSolution:
+        """Solve; a failed solve returns a sealed solution (as Moco).
+
+        ``transcription``: the program :meth:`transcribe` returned, to solve that one (e.g. after inspecting it, or
+        to reuse its ``kernel``, the model's derived equations, in :func:`~moco_lab.tools.analyze.joint_reactions`);
+        default: transcribed now."""
+        if transcription is not None and transcription.problem.model is not self.model:
+            raise ValueError("Inverse.solve: the transcription is not of this Inverse's model (use its transcribe())")
+        tr = self.transcribe() if transcription is None else transcription
         set_guess(tr, guess_from_bounds(tr))
         run = run_optimizer(tr.prog, self.settings, progress, exact=tr.exact_callbacks)
         sol = tr.unpack(run.x)
