@@ -50,11 +50,11 @@ class Page:
         self.page, self.errors = open_page(browser, url, LAPTOP, console=self.console)
 
     def wait_ready(self, button: str, plots: int) -> None:
-        """Wait for the dashboard's first rendering on a laptop screen, check it there
-        (:func:`~browser_support.check_on_a_laptop`), then go on at :data:`VIEWPORT`."""
+        """Wait for the dashboard's first rendering on a laptop screen, check that it shows no error and that it
+        fits the screen (:func:`~browser_support.check_on_a_laptop`), then go on at :data:`VIEWPORT`."""
         # 500 ms: let plotly finish laying out before screenshots
         wait_rendered(self.page, self.page.get_by_role("button", name=button), plots, settle_ms=500)
-        assert_clean(self.page, self.errors)
+        self.assert_clean()
         check_on_a_laptop(self.page, self.name, button, VIEWPORT)
 
     def text(self, selector: str) -> str:
@@ -128,7 +128,6 @@ def test_verification_explorer(voila_url, browser):
     p = Page(browser, f"{voila_url}/voila/render/verification_explorer.ipynb")
     try:
         p.wait_ready("Solve", plots=3)
-        p.assert_clean()
         numbers0 = p.text(".ml-numbers")
         titles0 = p.plot_titles()
         assert "Solve_Succeeded" in numbers0 and "Hermite–Simpson" in numbers0 and "N = 10" in numbers0
@@ -189,7 +188,6 @@ def test_convergence_study(voila_url, browser):
     p = Page(browser, f"{voila_url}/voila/render/convergence_study.ipynb")
     try:
         p.wait_ready("Run mesh sequence", plots=1)
-        p.assert_clean()
         summary0 = p.text(".ml-numbers")
         assert "Hermite–Simpson" in summary0 and "trapezoidal" in summary0 and "order" in summary0
         assert "solves done" in p.text(".ml-progress")
@@ -220,7 +218,6 @@ def test_suspended_mass(voila_url, browser):
     p = Page(browser, f"{voila_url}/voila/render/suspended_mass.ipynb")
     try:
         p.wait_ready("Solve", plots=4)  # states and controls, path of the mass, cost, history
-        p.assert_clean()
         numbers0 = p.text(".ml-numbers")
         titles0 = p.plot_titles()
         assert "Solve_Succeeded" in numbers0 and "Hermite–Simpson" in numbers0 and "N = 10" in numbers0
@@ -289,7 +286,6 @@ def test_squat_to_stand(voila_url, browser):
     p = Page(browser, f"{voila_url}/voila/render/squat_to_stand.ipynb")
     try:
         p.wait_ready("Solve", plots=5)  # states and controls, cost, history, the motion, the activations
-        p.assert_clean()
         numbers0 = p.text(".ml-numbers")
         assert "Solve_Succeeded" in numbers0 and "implicit" in numbers0 and "knee spring" not in numbers0
         assert "The rise (press play)" in p.plot_titles() and any("Activations" in t for t in p.plot_titles())
@@ -319,7 +315,6 @@ def test_walking(voila_url, browser):
     p = Page(browser, f"{voila_url}/voila/render/walking.ipynb")
     try:
         p.wait_ready("Solve", plots=5)  # activations, cost, history, the walk, angles and GRFs against Winter
-        p.assert_clean()
         numbers0 = p.text(".ml-numbers")
         assert "Solve_Succeeded" in numbers0 and "stance r / l" in numbers0 and "N = 25" in numbers0, numbers0
         titles = p.plot_titles()
@@ -373,7 +368,6 @@ def test_motion_capture(voila_url, browser):
     p = Page(browser, f"{voila_url}/voila/render/motion_capture.ipynb")
     try:
         p.wait_ready("Run", plots=3)
-        p.assert_clean()
         numbers0 = p.text(".ml-numbers")
         assert "Solve_Succeeded" in numbers0 and "masses + kinematics: force" in numbers0, numbers0
         titles = p.plot_titles()
@@ -418,7 +412,6 @@ def test_walking_3d(voila_url, browser):
     p = Page(browser, f"{voila_url}/voila/render/walking_3d.ipynb")
     try:
         p.wait_ready("Solve", plots=2)
-        p.assert_clean()
         numbers0 = p.text(".ml-numbers")
         assert "Solve_Succeeded" in numbers0 and "EMG correlation r" in numbers0, numbers0
         assert p.page.locator(".js-plotly-plot .gl-container canvas").count() >= 1  # the WebGL 3-D scene
