@@ -243,6 +243,8 @@ def _motion_cases():
                                              w.cop), ValueError, "reduce_residuals: the data of marker"),
         (lambda w, m, d: rr.reduce_residuals(w.model, m, d, w.q, w.dt, w.forces, w.cop, settings="fast"), TypeError,
          "reduce_residuals: settings must be a SolverSettings or None, got str"),
+        (lambda w, m, d: rr.reduce_residuals(w.model, m, d, w.q, w.dt, w.forces, w.cop, method="newton"),
+         ValueError, "reduce_residuals: Unknown method 'newton'"),
         (lambda w, m, d: rr.reduce_residuals(w.model, m, d, w.q, w.dt, w.forces, w.cop, progress=3), TypeError,
          "reduce_residuals: progress must be a function of a Progress, got int"),
         (lambda w, m, d: rr.reduce_residuals(w.model, m, d, w.q, w.dt, w.forces, w.cop, mass_scales={"arm": 1.0}),

@@ -112,6 +112,15 @@ def test_apply_settings_and_its_errors():
     with pytest.raises(ValueError, match="transcription_scheme"):
         demos.apply_settings(build(s), {"scheme": "euler"})
     assert demos.apply_settings(build(s), {"mesh_intervals": 8.0}).solver.num_mesh_intervals == 8  # FloatText
+    # the Hessian: exact takes IPOPT's MUMPS build; SNOPT cannot take one, and the error says which setting
+    assert s["hessian"] == "limited-memory" and demos.apply_settings(build(s), s).solver.optim_linear_solver == "spral"
+    exact = demos.apply_settings(build(s), {"hessian": "exact"}).solver
+    assert (exact.optim_hessian_approximation, exact.optim_solver, exact.optim_linear_solver) == ("exact", "ipopt",
+                                                                                                    "mumps")
+    with pytest.raises(ValueError, match="optim_hessian_approximation='exact' needs IPOPT"):
+        demos.apply_settings(build(s), {"hessian": "exact", "optimizer": "snopt"})
+    with pytest.raises(ValueError, match=r"hessian must be one of \['limited-memory', 'exact'\], got 'bfgs'"):
+        demos.apply_settings(build(s), {"hessian": "bfgs"})
 
 
 def test_suspended_mass_tasks():
@@ -121,7 +130,8 @@ def test_suspended_mass_tasks():
     assert s["task"] == "predict" and s["mode"] == "explicit" and list(s["goals"]) == ["effort", "time"]
     (task,) = demo.options
     assert task.choices == ("predict", "track") and task.rebuild
-    assert task.presets["track"] == {"mode": "implicit"} and task.presets["predict"] == {"mode": "explicit"}
+    assert task.presets["track"] == {"mode": "implicit", "hessian": "exact"}
+    assert task.presets["predict"] == {"mode": "explicit", "hessian": "limited-memory"}
     assert demo.extra_figures is not None and demo.extra_numbers is not None
     assert set(demo.weight_sliders) == {"state_tracking"}
     with pytest.raises(ValueError, match="task must be one of"):

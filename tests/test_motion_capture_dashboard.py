@@ -56,7 +56,7 @@ def test_panel_runs_and_reports(monkeypatch):
     monkeypatch.setattr("moco_lab.ui.motion_capture.run_motion_capture", run_once)
     panel = MotionCapturePanel()
     assert panel.run.settings == MotionCaptureSettings(strides=panel.run.settings.strides)  # the sliders' defaults
-    assert "Solve_Succeeded" in panel.numbers.value and "total mass" in panel.numbers.value
+    assert "Gauss-Newton converged" in panel.numbers.value and "total mass" in panel.numbers.value
     assert all(out.outputs for out in (panel.out_bars, panel.out_markers, panel.out_figure))
     panel.mass_prior.value = 5.0
     panel.solve()

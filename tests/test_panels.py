@@ -377,15 +377,16 @@ def test_suspended_mass_path_figure():
 def test_suspended_mass_tracking_mode():
     """track: the predicted motion is tracked; exponent 2 recovers its activations, exponent 4 does not.
 
-    Fast mode (N = 10 for prediction and tracking, implicit tracking): about 0.14% and 10.8% of the peak
-    (Moco 4.6 at N = 100 / 138: 0.21-0.33% and 10.7-11.1%).
+    Fast mode (N = 10 for prediction and tracking, implicit tracking with the exact Hessian): about 0.14% and 10.8%
+    of the peak (Moco 4.6 at N = 100 / 138: 0.21-0.33% and 10.7-11.1%).
     """
     p = SolvePanel(["suspended_mass"])
     predicted = p.solution
     p.option_widgets["task"].value = "track"  # re-poses the problem and solves it
     # no error; at most the amber note of a solve that stopped at IPOPT's acceptable level
     assert p.error is None and (p.message.value == "" or "ml-box-warn" in p.message.value), p.message.value
-    assert p.mode.value == "implicit"  # the task's preset
+    assert p.mode.value == "implicit" and p.hessian.value == "exact"  # the task's presets
+    assert "exact Hessian" in p.numbers.value
     assert set(p.goal_widgets) == {"state_tracking", "control_effort"}
     weight = p.goal_widgets["state_tracking"]["weight"]
     assert type(weight).__name__ == "FloatText" and weight.value == pytest.approx(10)
@@ -449,6 +450,7 @@ def test_suspended_mass_tracking_mode():
     # Back to predict: the prediction's goals again, explicit mode.
     p.option_widgets["task"].value = "predict"
     assert set(p.goal_widgets) == {"effort", "time"} and p.mode.value == "explicit"
+    assert p.hessian.value == "limited-memory" and "exact Hessian" not in p.numbers.value
     assert p.solution.success and p.message.value == ""
     assert p.solution.final_time == pytest.approx(predicted.final_time, rel=1e-6)
     assert "activations vs prediction" not in p.numbers.value

@@ -36,6 +36,8 @@ from .demos import (
 SCHEMES = tuple(sorted(CLASSICAL_SCHEMES, key=lambda s: s != SolverSettings().transcription_scheme)) + (
     "legendre-gauss-3", "legendre-gauss-radau-3")
 OPTIMIZERS = ("ipopt", "snopt")
+#: Hessian choices offered by the panels (label, ``SolverSettings.optim_hessian_approximation``).
+HESSIANS = (("limited-memory (Moco's)", "limited-memory"), ("exact (IPOPT)", "exact"))
 #: Tolerance choices offered by the panels (label, value); ``None`` keeps the optimizer's defaults.
 TOLERANCES = (("optimizer default", None), ("1e-2", 1e-2), ("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-6", 1e-6),
               ("1e-8", 1e-8), ("1e-10", 1e-10))

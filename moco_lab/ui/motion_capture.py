@@ -39,8 +39,8 @@ class MotionCapturePanel(W.VBox):
     An ``ipywidgets.VBox``: display it in a notebook, or let Voila render the notebook's last expression
     ``MotionCapturePanel()``. Each run makes the synthetic trial (:func:`~moco_lab.analysis.motion_capture.
     run_motion_capture`: one stride under ``MOCO_LAB_FAST=1``, two otherwise), scales and tracks it, and computes
-    the residuals of raw inverse kinematics, smoothing alone, masses alone and masses + kinematics (IPOPT, its
-    iterations shown while it runs). The previous run's joint-fit residuals stay as an extra pair of bars.
+    the residuals of raw inverse kinematics, smoothing alone, masses alone and masses + kinematics (Gauss–Newton,
+    its iterations shown while it runs). The previous run's joint-fit residuals stay as an extra pair of bars.
 
     Parameters
     ----------
@@ -72,8 +72,9 @@ class MotionCapturePanel(W.VBox):
             "the lab records 16 markers and one force plate. The pipeline of lessons 12–14: scale the model and "
             "track the markers (one MAP fit), then make the motion agree with the forces four ways: raw inverse "
             "kinematics, <b>smoothing</b> alone (6 Hz), segment <b>masses</b> alone, and <b>masses + "
-            "kinematics</b> together (IPOPT). The bars show each one's residuals against the lines gait labs use: "
-            "5 % and 2 % of the peak GRF for the force, 1 % of peak GRF × COM height for the moment.</p>",
+            "kinematics</b> together (one least-squares fit). The bars show each one's residuals against the lines "
+            "gait labs use: 5 % and 2 % of the peak GRF for the force, 1 % of peak GRF × COM height for the "
+            "moment.</p>",
             classes=["ml-header"])
         super().__init__(single_action_children(
             self.header, [group_box("Data", self.noise, self.placement, self.force_noise, self.seed),
@@ -101,7 +102,7 @@ class MotionCapturePanel(W.VBox):
             cop_noise=self.force_noise.value / 1000, strides=1 if fast_mode() else 2, seed=int(self.seed.value))
 
     def _progress(self, p: Progress) -> None:
-        self.progress.value = (f"⏳ masses + kinematics (IPOPT): iteration {p.iteration}, "
+        self.progress.value = (f"⏳ masses + kinematics (Gauss–Newton): iteration {p.iteration}, "
                                f"objective {p.objective:.4g}")
 
     def solve(self) -> None:

@@ -37,6 +37,7 @@ from ..solve.optimizer import IPOPT_STATUS_EXPLANATIONS, Progress, status_level
 from ..viz.plotting import plot_trajectories
 from .components import (
     DEFAULT_CHOICE,
+    HESSIANS,
     SCHEME_LABELS,
     SCHEMES,
     SIDEBAR_STYLE,
@@ -102,7 +103,7 @@ class SolvePanel(PanelBase):
         Number of completed solve attempts.
 
     Widgets (public, e.g. for tests): ``problem_select``, ``scheme``, ``mode``,
-    ``mesh_intervals``, ``optimizer``, ``max_iterations``, ``tolerance``,
+    ``mesh_intervals``, ``optimizer``, ``hessian``, ``max_iterations``, ``tolerance``,
     ``option_widgets`` (key -> widget), ``goal_widgets`` (goal -> {"weight",
     "exponent"} widgets), ``show_reference``, ``solve_button``,
     ``progress_html``, ``numbers``, ``message``, ``traj_out``, ``cost_out``,
@@ -137,6 +138,10 @@ class SolvePanel(PanelBase):
                                                style=SIDEBAR_STYLE, layout=wide_layout())
         self.max_iterations = W.BoundedIntText(value=3000, min=0, max=100000, description="max iterations",
                                                style=SIDEBAR_STYLE, layout=wide_layout())
+        self.hessian = W.Dropdown(options=list(HESSIANS), value="limited-memory", description="Hessian",
+                                  style=SIDEBAR_STYLE, layout=wide_layout(),
+                                  tooltip="IPOPT's Hessian of the Lagrangian: limited-memory (quasi-Newton, Moco's "
+                                          "default) or exact (second derivatives; IPOPT only)")
         self.goals_box = W.VBox()
         self.show_reference = W.Checkbox(value=True, description="show analytic solution", indent=False,
                                          layout=wide_layout())
@@ -153,7 +158,7 @@ class SolvePanel(PanelBase):
             [self.solve_button, self.progress_html,  # on top: visible without scrolling on a laptop screen
              self._problem_group(self.options_box),
              group_box("Transcription", self.scheme, self.mode, self.mesh_intervals),
-             group_box("Optimizer", self.optimizer, self.max_iterations, self.tolerance),
+             group_box("Optimizer", self.optimizer, self.hessian, self.max_iterations, self.tolerance),
              group_box("Goals", self.goals_box, self.show_reference)],
             [self.numbers, self.message, self.traj_out, self.extra_box,
              W.HBox([self.cost_out, self.history_out])])
@@ -241,6 +246,8 @@ class SolvePanel(PanelBase):
             self.mesh_intervals.value = int(settings["mesh_intervals"])
         if "optimizer" in settings:
             self.optimizer.value = settings["optimizer"]
+        if "hessian" in settings:
+            self.hessian.value = settings["hessian"]
         if "max_iterations" in settings:
             self.max_iterations.value = int(settings["max_iterations"] or 0)
         if "tolerance" in settings:
@@ -270,7 +277,8 @@ class SolvePanel(PanelBase):
         """The settings dict currently selected in the widgets."""
         goals = {name: {k: w.value for k, w in ws.items()} for name, ws in self.goal_widgets.items()}
         s = {"scheme": self.scheme.value, "mode": self.mode.value, "mesh_intervals": self.mesh_intervals.value,
-             "optimizer": self.optimizer.value, "max_iterations": self.max_iterations.value,
+             "optimizer": self.optimizer.value, "hessian": self.hessian.value,
+             "max_iterations": self.max_iterations.value,
              "tolerance": tolerance_value(self.tolerance.value), "goals": goals}
         s.update({k: w.value for k, w in self.option_widgets.items()})
         return s
@@ -380,7 +388,8 @@ class SolvePanel(PanelBase):
             f"<span class='ml-chip'>max violation <b>{sol.constraint_violation:.1e}</b></span>",
             f"<span class='ml-chip'>{html.escape(SCHEME_LABELS.get(settings['scheme'], settings['scheme']))}, "
             f"{html.escape(settings['mode'])}, N = {settings['mesh_intervals']}, "
-            f"{html.escape(settings['optimizer'])}</span>",
+            f"{html.escape(settings['optimizer'])}"
+            f"{', exact Hessian' if settings.get('hessian') == 'exact' else ''}</span>",
         ]
         ref = self._reference(settings)
         errors = solution_errors(ref, sol, self.demo.metrics or None) if ok else {}
