@@ -113,13 +113,16 @@ def test_apply_settings_and_its_errors():
         demos.apply_settings(build(s), {"scheme": "euler"})
     assert demos.apply_settings(build(s), {"mesh_intervals": 8.0}).solver.num_mesh_intervals == 8  # FloatText
     # the Hessian: exact takes IPOPT's MUMPS build; SNOPT cannot take one, and the error says which setting
-    assert s["hessian"] == "limited-memory" and demos.apply_settings(build(s), s).solver.optim_linear_solver == "spral"
+    assert s["hessian"] is None and demos.apply_settings(build(s), s).solver.optim_hessian_approximation == \
+        "limited-memory"  # None: the problem's own choice
+    lm = demos.apply_settings(build(s), {"hessian": "limited-memory"}).solver
+    assert (lm.optim_hessian_approximation, lm.optim_linear_solver) == ("limited-memory", "spral")
     exact = demos.apply_settings(build(s), {"hessian": "exact"}).solver
     assert (exact.optim_hessian_approximation, exact.optim_solver, exact.optim_linear_solver) == ("exact", "ipopt",
                                                                                                     "mumps")
     with pytest.raises(ValueError, match="optim_hessian_approximation='exact' needs IPOPT"):
         demos.apply_settings(build(s), {"hessian": "exact", "optimizer": "snopt"})
-    with pytest.raises(ValueError, match=r"hessian must be one of \['limited-memory', 'exact'\], got 'bfgs'"):
+    with pytest.raises(ValueError, match=r"hessian must be one of \['limited-memory', 'exact'\] or None, got 'bfgs'"):
         demos.apply_settings(build(s), {"hessian": "bfgs"})
 
 
@@ -131,7 +134,7 @@ def test_suspended_mass_tasks():
     (task,) = demo.options
     assert task.choices == ("predict", "track") and task.rebuild
     assert task.presets["track"] == {"mode": "implicit", "hessian": "exact"}
-    assert task.presets["predict"] == {"mode": "explicit", "hessian": "limited-memory"}
+    assert task.presets["predict"] == {"mode": "explicit", "hessian": None}
     assert demo.extra_figures is not None and demo.extra_numbers is not None
     assert set(demo.weight_sliders) == {"state_tracking"}
     with pytest.raises(ValueError, match="task must be one of"):

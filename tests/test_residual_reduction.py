@@ -196,6 +196,13 @@ def test_missing_force_frames_by_both_methods(lab):
     assert np.abs(gn.q - ip.q).max() < 1e-5
     assert all(gn.scales[k] == pytest.approx(ip.scales[k], abs=1e-4) for k in gn.scales)
     assert ip.status == "Solve_Succeeded" and gn.iterations < ip.iterations
+    # Gauss-Newton takes optim_max_iterations from the settings (None: its own 50) and says when it stops short
+    short = rr.reduce_residuals(fit.model, fit.markers, trial.data, Qs, walk.dt, forces, cop,
+                                groups=rr.segment_groups(fit.model), settings=ml.SolverSettings(optim_max_iterations=2))
+    assert not short.success and short.iterations == 2
+    assert short.status == "Gauss-Newton did not converge in 2 iterations"
+    assert rr.reduce_residuals(fit.model, fit.markers, trial.data, Qs, walk.dt, forces, cop,
+                               groups=rr.segment_groups(fit.model), settings=ml.SolverSettings()).success
 
 
 def test_lowpass():

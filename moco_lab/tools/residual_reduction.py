@@ -440,8 +440,10 @@ class ResidualReduction:
         Distance of each model marker from its measurement (NaN where missing).
     marker_rmse, marker_max : float, m
     success : bool
-        IPOPT's verdict.
+        The solver's verdict.
     status : str
+        IPOPT's status (``"Solve_Succeeded"``, ...), or ``"Gauss-Newton converged"`` / ``"Gauss-Newton did not
+        converge in N iterations"``.
     iterations : int
     objective : float
         The MAP objective (sum of squared normalized terms) at the answer.
@@ -720,7 +722,7 @@ def _gauss_newton(problem: _MapProblem, x0: np.ndarray, settings: SolverSettings
 
         def report(p: Progress) -> None:
             progress(Progress(p.iteration, 2.0 * p.objective, p.constraint_violation, p.elapsed))
-    iterations = settings.optim_max_iterations if settings is not None else 50
+    iterations = (settings.optim_max_iterations if settings is not None else None) or 50
     answer = constrained_least_squares(_Terms(), max_iterations=iterations, progress=report, who="reduce_residuals")
     status = ("Gauss-Newton converged" if answer.success
               else f"Gauss-Newton did not converge in {answer.iterations} iterations")

@@ -36,8 +36,10 @@ from .demos import (
 SCHEMES = tuple(sorted(CLASSICAL_SCHEMES, key=lambda s: s != SolverSettings().transcription_scheme)) + (
     "legendre-gauss-3", "legendre-gauss-radau-3")
 OPTIMIZERS = ("ipopt", "snopt")
-#: Hessian choices offered by the panels (label, ``SolverSettings.optim_hessian_approximation``).
-HESSIANS = (("limited-memory (Moco's)", "limited-memory"), ("exact (IPOPT)", "exact"))
+#: Hessian choices offered by the panels (label, ``SolverSettings.optim_hessian_approximation``); the first keeps
+#: the problem's own choice (``DEFAULT_CHOICE``, below).
+HESSIANS = (("problem's choice", "default"), ("limited-memory (Moco's)", "limited-memory"),
+            ("exact (IPOPT)", "exact"))
 #: Tolerance choices offered by the panels (label, value); ``None`` keeps the optimizer's defaults.
 TOLERANCES = (("optimizer default", None), ("1e-2", 1e-2), ("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-6", 1e-6),
               ("1e-8", 1e-8), ("1e-10", 1e-10))
@@ -47,6 +49,11 @@ DEFAULT_CHOICE = "default"  # dropdown value standing for None (an ipywidgets Dr
 def tolerance_value(value: str | float) -> float | None:
     """The tolerance a dropdown's value stands for (``DEFAULT_CHOICE``: None, the optimizer's default)."""
     return None if value == DEFAULT_CHOICE else float(value)
+
+
+def hessian_value(value: str) -> str | None:
+    """The Hessian approximation a dropdown's value stands for (``DEFAULT_CHOICE``: None, the problem's own)."""
+    return None if value == DEFAULT_CHOICE else value
 
 
 SCHEME_LABELS = {"trapezoidal": "trapezoidal", "hermite-simpson": "Hermite–Simpson",

@@ -509,7 +509,7 @@ register_demo_problem(DemoProblem(
                     "predict: optimal motion from effort and time; track: follow the predicted motion "
                     "(MocoTrack), in implicit mode with the exact Hessian (the same optimum in ~20 iterations "
                     "instead of hundreds)",
-                    rebuild=True, presets={"predict": {"mode": "explicit", "hessian": "limited-memory"},
+                    rebuild=True, presets={"predict": {"mode": "explicit", "hessian": None},
                                    "track": {"mode": "implicit", "hessian": "exact"}}),),
     mesh_full=30, mesh_fast=10,
     extra_figures=_suspended_mass_figures,
@@ -567,13 +567,13 @@ def base_settings(problem: str | DemoProblem) -> dict:
     -------
     dict
         ``scheme``, ``mode``, ``mesh_intervals`` (the problem's initial mesh),
-        ``optimizer``, ``hessian`` (``"limited-memory"`` or ``"exact"``), ``max_iterations``, ``tolerance``
-        (None = optimizer default), an empty ``goals`` dict and one key per problem :class:`Option`.
+        ``optimizer``, ``hessian`` (``"limited-memory"``, ``"exact"`` or None: the problem's own choice),
+        ``max_iterations``, ``tolerance`` (None = optimizer default), an empty ``goals`` dict and one key per
+        problem :class:`Option`.
     """
     problem = get_demo_problem(problem)
     settings = {"scheme": "hermite-simpson", "mode": "explicit", "mesh_intervals": problem.initial_mesh,
-                "optimizer": "ipopt", "hessian": "limited-memory", "max_iterations": 3000, "tolerance": None,
-                "goals": {}}
+                "optimizer": "ipopt", "hessian": None, "max_iterations": 3000, "tolerance": None, "goals": {}}
     settings.update(problem.settings_defaults)
     settings.update({o.key: o.default for o in problem.options})
     return settings
@@ -603,12 +603,13 @@ def apply_settings(study: Study, settings: dict) -> Study:
             n = int(n)
         s.num_mesh_intervals = n
     s.optim_solver = settings.get("optimizer", s.optim_solver)
-    hessian = settings.get("hessian", s.optim_hessian_approximation)
-    if hessian not in HESSIAN_APPROXIMATIONS:
-        raise ValueError(f"hessian must be one of {list(HESSIAN_APPROXIMATIONS)}, got {hessian!r}")
-    s.optim_hessian_approximation = hessian
-    if hessian == "exact" and s.optim_solver == "ipopt":
-        s.optim_linear_solver = "mumps"  # the IPOPT that takes a Hessian (with SNOPT, validate() says so below)
+    hessian = settings.get("hessian")  # None: the problem's own choice
+    if hessian is not None:
+        if hessian not in HESSIAN_APPROXIMATIONS:
+            raise ValueError(f"hessian must be one of {list(HESSIAN_APPROXIMATIONS)} or None, got {hessian!r}")
+        s.optim_hessian_approximation = hessian
+        if hessian == "exact" and s.optim_solver == "ipopt":
+            s.optim_linear_solver = "mumps"  # the IPOPT that takes a Hessian (SNOPT: validate() says so below)
     if settings.get("max_iterations") is not None:
         s.optim_max_iterations = int(settings["max_iterations"])
     tol = settings.get("tolerance")

@@ -46,6 +46,7 @@ from .components import (
     blank_figure,
     fmt_number,
     group_box,
+    hessian_value,
     html_widget,
     log_slider_for,
     number_widget,
@@ -138,10 +139,10 @@ class SolvePanel(PanelBase):
                                                style=SIDEBAR_STYLE, layout=wide_layout())
         self.max_iterations = W.BoundedIntText(value=3000, min=0, max=100000, description="max iterations",
                                                style=SIDEBAR_STYLE, layout=wide_layout())
-        self.hessian = W.Dropdown(options=list(HESSIANS), value="limited-memory", description="Hessian",
+        self.hessian = W.Dropdown(options=list(HESSIANS), value=DEFAULT_CHOICE, description="Hessian",
                                   style=SIDEBAR_STYLE, layout=wide_layout(),
-                                  tooltip="IPOPT's Hessian of the Lagrangian: limited-memory (quasi-Newton, Moco's "
-                                          "default) or exact (second derivatives; IPOPT only)")
+                                  tooltip="IPOPT's Hessian of the Lagrangian: the problem's own choice, limited-memory "
+                                          "(quasi-Newton, Moco's default) or exact (second derivatives; IPOPT only)")
         self.goals_box = W.VBox()
         self.show_reference = W.Checkbox(value=True, description="show analytic solution", indent=False,
                                          layout=wide_layout())
@@ -247,7 +248,7 @@ class SolvePanel(PanelBase):
         if "optimizer" in settings:
             self.optimizer.value = settings["optimizer"]
         if "hessian" in settings:
-            self.hessian.value = settings["hessian"]
+            self.hessian.value = settings["hessian"] or DEFAULT_CHOICE
         if "max_iterations" in settings:
             self.max_iterations.value = int(settings["max_iterations"] or 0)
         if "tolerance" in settings:
@@ -277,7 +278,7 @@ class SolvePanel(PanelBase):
         """The settings dict currently selected in the widgets."""
         goals = {name: {k: w.value for k, w in ws.items()} for name, ws in self.goal_widgets.items()}
         s = {"scheme": self.scheme.value, "mode": self.mode.value, "mesh_intervals": self.mesh_intervals.value,
-             "optimizer": self.optimizer.value, "hessian": self.hessian.value,
+             "optimizer": self.optimizer.value, "hessian": hessian_value(self.hessian.value),
              "max_iterations": self.max_iterations.value,
              "tolerance": tolerance_value(self.tolerance.value), "goals": goals}
         s.update({k: w.value for k, w in self.option_widgets.items()})
