@@ -74,8 +74,15 @@ def predicted(tracked):
 
 @pytest.fixture(scope="module")
 def refined(predicted):
-    """The prediction continued from its own solution at tolerance 1e-6 (the example's is 1e-4)."""
-    return ml.examples.walking_2d_prediction(predicted, tol=1e-6).solve()
+    """The prediction continued from its own solution at tolerance 1e-6 (the example's is 1e-4), with the exact
+    Hessian and IPOPT's monotone barrier update from μ = 1e-8 (the start is near the optimum): 13 iterations and
+    about 3 s, the same point under the Zen and Sandybridge kernels to 5e-8 in the objective, where the
+    limited-memory Hessian took 271–308 iterations and 30 s (and the adaptive barrier update 76–120)."""
+    study = ml.examples.walking_2d_prediction(predicted, tol=1e-6)
+    study.solver.set_hessian_approximation("exact")
+    study.solver.optim_solver_options = {**(study.solver.optim_solver_options or {}), "mu_strategy": "monotone",
+                                         "mu_init": 1e-8}
+    return study.solve()
 
 
 def test_reference_has_its_provenance():
@@ -137,7 +144,7 @@ def test_prediction_against_moco(predicted):
     that agree to 1e-6; the factory's extended L-BFGS step, IPOPT's default Sherman-Morrison step, L-BFGS histories
     4, 6 and 10): objectives 0.134545-0.136483, i.e. -4.0e-4 to +1.40e-2 relative to Moco's 0.134599 (the factory's
     0.135326, +5.4e-3); final times 0.6-4.0 ms from Moco's; joint angles 0.23-1.69 deg RMS from Moco's. The valley's
-    converged bottom is 0.134485 (test_refined_prediction_against_moco). Hence, at 1e-4: objective to 2e-2 relative,
+    converged bottom is 0.134485-0.134494 (test_refined_prediction_against_moco). Hence, at 1e-4: objective to 2e-2 relative,
     final time to 6 ms (the bounds allow 200 ms) and joint angles to 3 deg RMS; a different gait (another local
     optimum: no division by distance gives a 0.400 s step, lesson 11) fails these by far.
     """
@@ -155,10 +162,11 @@ def test_refined_prediction_against_moco(refined):
     """Continued to tolerance 1e-6, moco_lab's prediction reaches the bottom of the valley: at most Moco's objective
     (Moco's solution is feasible in moco_lab's problem to 1e-5 and scores its own objective there, test above, so a
     converged moco_lab cannot be higher unless it found a worse local optimum) and within 2e-3 relative below it
-    (measured 0.134485 against 0.134599: 8.4e-4; Moco's 1e-4 point is itself part-way down the plateau); joint
-    angles to 1.5° RMS, activations to 0.02 RMS and ground reaction forces to 0.1 body weights RMS on a normalized
-    time axis (measured 0.58° at the left knee, 0.0021 and 0.038 BW, most of it the left heel strike's sharp rise at
-    the end of the half cycle).
+    (measured 0.134494 against 0.134599: 7.8e-4, from predictions at 0.134580 and 0.134800 on two kernels; the
+    limited-memory Hessian's refinement reached 0.134485; Moco's 1e-4 point is itself part-way down the plateau);
+    joint angles to 1.5° RMS, activations to 0.02 RMS and ground reaction forces to 0.1 body weights RMS on a
+    normalized time axis (measured 0.63° at the left knee, 0.0022 and 0.040 BW, most of it the left heel strike's
+    sharp rise at the end of the half cycle).
     """
     stored = STORED["results"]["prediction"]
     assert refined.success
