@@ -36,14 +36,14 @@ from .demos import (
 SCHEMES = tuple(sorted(CLASSICAL_SCHEMES, key=lambda s: s != SolverSettings().transcription_scheme)) + (
     "legendre-gauss-3", "legendre-gauss-radau-3")
 OPTIMIZERS = ("ipopt", "snopt")
-#: Hessian choices offered by the panels (label, ``SolverSettings.optim_hessian_approximation``); the first keeps
-#: the problem's own choice (``DEFAULT_CHOICE``, below).
-HESSIANS = (("problem's choice", "default"), ("limited-memory (Moco's)", "limited-memory"),
-            ("exact (IPOPT)", "exact"))
 #: Tolerance choices offered by the panels (label, value); ``None`` keeps the optimizer's defaults.
 TOLERANCES = (("optimizer default", None), ("1e-2", 1e-2), ("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-6", 1e-6),
               ("1e-8", 1e-8), ("1e-10", 1e-10))
 DEFAULT_CHOICE = "default"  # dropdown value standing for None (an ipywidgets Dropdown cannot select None)
+#: Hessian choices offered by the panels (label, ``SolverSettings.optim_hessian_approximation``); the first keeps
+#: the problem's own choice.
+HESSIANS = (("problem's choice", DEFAULT_CHOICE), ("limited-memory (Moco's)", "limited-memory"),
+            ("exact (IPOPT)", "exact"))
 
 
 def tolerance_value(value: str | float) -> float | None:
