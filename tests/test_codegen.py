@@ -92,9 +92,9 @@ def test_a_first_build_starts_the_optimized_one_in_the_background(tmp_path, monk
 
 
 def test_the_interpreter_computes_the_compiled_numbers_bit_for_bit(tmp_path, monkeypatch):
-    """Every operation, at 0, 1, 15, 17 and 403 nodes (partial and whole blocks of the interpreter's 16 lanes),
-    against the plain (-O0) and optimized (-O1) libraries compiled from the same statements; its operation codes are
-    the expression graph's."""
+    """Every operation, at 0, 1, LANES - 1, LANES + 1 and 403 nodes (partial and whole blocks of the interpreter's
+    lanes), against the plain (-O0) and optimized (-O1) libraries compiled from the same statements; its operation
+    codes are the expression graph's."""
     import re
 
     from moco_lab.symbolic import interpreter
@@ -119,7 +119,7 @@ def test_the_interpreter_computes_the_compiled_numbers_bit_for_bit(tmp_path, mon
     assert codegen.start_background_build(codegen.c_compiler(), units, plain, optimize=False, wait=True).returncode == 0
     libraries.append(codegen.load_library(plain, "every_op", len(outputs)))    # the plain build: -O0
     assert libraries[1].runs() == "plain"
-    for n in (0, 1, 15, 17, 403):
+    for n in (0, 1, interpreter.LANES - 1, interpreter.LANES + 1, 403):
         Y = fn(X[:n], P)
         assert Y.shape == (n, len(outputs))
         for lib in libraries:

@@ -11,9 +11,10 @@ Two backends produce the same numbers:
 
 ``"c"``
     The statements run on a small interpreter (:mod:`moco_lab.symbolic.interpreter`: the same statements as integer
-    instructions, applied to 16 nodes at a time by one C function compiled once per machine with the system's C
+    instructions, applied to 32 nodes at a time by one C function compiled once per machine with the system's C
     compiler, ``$CC``, ``cc``, ``gcc`` or ``clang``); it computes the generated C code's numbers bit for bit and
-    about as fast as that code compiled with ``-O1``, so nothing needs compiling per model. The instructions are
+    as fast as that code compiled with ``-O1`` (``benchmarks/interpreter.md``), so nothing needs compiling per
+    model. The instructions are
     cached on disk (``<name>-<key>.tape.npz``) by a hash of what they compute (see :func:`cache_dir`), so a second
     process loads them without deriving anything; the cache is safe to share between processes (files are written
     atomically) and between versions (different statements, a different file). With
@@ -304,20 +305,30 @@ class _Plan:
         self.xin = {v.id: k for k, v in enumerate(node_inputs)}
         self.pin = {v.id: k for k, v in enumerate(shared_inputs)}
         nodes = ancestors([o for o in self.outputs if isinstance(o, Expr)])
+        # shared: depends only on shared inputs and constants (one pass: a node's arguments come before it)
+        xin, pin = self.xin, self.pin
+        shared: set[int] = set()
+        ops, shared_ops, node_ops = [], [], []
         for n in nodes:
-            if n.op == VAR and n.id not in self.xin and n.id not in self.pin:
-                raise ValueError(f"an output depends on the variable {n.val!r}, which is not an input")
-        # shared: depends only on shared inputs and constants
-        shared = set()
-        for n in nodes:
-            if n.op == CONST or (n.op == VAR and n.id in self.pin):
+            op = n.op
+            if op == CONST:
                 shared.add(n.id)
-            elif n.op != VAR and all(a.id in shared for a in n.args):
-                shared.add(n.id)
+            elif op == VAR:
+                if n.id in pin:
+                    shared.add(n.id)
+                elif n.id not in xin:
+                    raise ValueError(f"an output depends on the variable {n.val!r}, which is not an input")
+            else:
+                ops.append(n)
+                for a in n.args:
+                    if a.id not in shared:
+                        node_ops.append(n)
+                        break
+                else:
+                    shared.add(n.id)
+                    shared_ops.append(n)
         self.shared = shared
-        self.ops = [n for n in nodes if n.op not in (CONST, VAR)]
-        self.shared_ops = [n for n in self.ops if n.id in shared]
-        self.node_ops = [n for n in self.ops if n.id not in shared]
+        self.ops, self.shared_ops, self.node_ops = ops, shared_ops, node_ops
         self.num_node_ops = len(self.node_ops)
         # outputs written right after the node computing them
         self.out_at: dict[int, list[int]] = {}
@@ -329,22 +340,27 @@ class _Plan:
 
     @staticmethod
     def _slots(ops):
-        """Storage slots with reuse: a slot is freed after the last statement reading it."""
-        args = [[a.id for a in n.args] for n in ops]
+        """Storage slots with reuse: a slot is freed after the last statement reading it (each argument once)."""
         last = {}
-        for k, ids in enumerate(args):
-            for a in ids:
-                last[a] = k
+        for k, n in enumerate(ops):
+            for a in n.args:
+                last[a.id] = k
         slot, free, count = {}, [], 0
-        for k, (n, ids) in enumerate(zip(ops, args)):
+        get, push, pop = slot.get, free.append, free.pop
+        for k, n in enumerate(ops):
+            args = n.args
+            if len(args) == 2 and args[0] is args[1]:
+                args = args[:1]
+            elif len(args) == 3:
+                args = tuple(dict.fromkeys(args))
             # free dead arguments first (a statement reads before it writes)
-            for a in (ids if len(ids) < 2 or (len(ids) == 2 and ids[0] != ids[1]) else set(ids)):  # each once
-                if last[a] == k:
-                    s = slot.get(a)
+            for a in args:
+                if last[a.id] == k:
+                    s = get(a.id)
                     if s is not None:
-                        free.append(s)
+                        push(s)
             if free:
-                slot[n.id] = free.pop()
+                slot[n.id] = pop()
             else:
                 slot[n.id] = count
                 count += 1

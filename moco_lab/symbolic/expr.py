@@ -479,21 +479,16 @@ def ancestors(outputs: Sequence[Expr]) -> list[Expr]:
     exprs = [o for o in outputs if isinstance(o, Expr)]
     if not exprs:
         return []
-    nodes = exprs[0].g.nodes   # a node's id is its place in its graph's list
-    seen = bytearray(len(nodes))
-    stack = [o.id for o in exprs]
-    found = []
-    while stack:
-        i = stack.pop()
+    nodes = exprs[0].g.nodes   # a node's id is its place in its graph's list; arguments have smaller ids
+    top = max(o.id for o in exprs)
+    seen = bytearray(top + 1)
+    for o in exprs:
+        seen[o.id] = 1
+    for i in range(top, -1, -1):   # one sweep down the ids marks every argument of a marked node
         if seen[i]:
-            continue
-        seen[i] = 1
-        found.append(i)
-        for a in nodes[i].args:
-            if not seen[a.id]:
-                stack.append(a.id)
-    found.sort()
-    return [nodes[i] for i in found]
+            for a in nodes[i].args:
+                seen[a.id] = 1
+    return [nodes[i] for i in np.flatnonzero(np.frombuffer(seen, np.uint8)).tolist()]
 
 
 def substitute(outputs: Sequence, values: dict[Expr, Any]) -> list:

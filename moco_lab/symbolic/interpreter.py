@@ -8,9 +8,13 @@ second, runs over the nodes. Each instruction is the C statement the code genera
 by the same C arithmetic and the same C library calls (the interpreter is compiled without contraction into fused
 multiply-adds and without built-in math functions, as the generated code's optimized build), so it computes the
 generated code's numbers bit for bit — ``tests/test_codegen.py`` checks it on every operation — and a function can
-switch from the tape to the compiled library between two evaluations without the solve noticing. Measured on the
-squat's dynamics Jacobian (101 nodes): 24 ms per evaluation on the tape, 13 ms compiled at -O0, 5 ms at -O1; on its
-exact Hessian 69 and 47 ms.
+switch from the tape to the compiled library between two evaluations without the solve noticing.
+
+Each instruction is applied to :data:`LANES` (32) nodes at once, and the interpreter is compiled with ``-O3``, which
+vectorizes those loops over the lanes (no reassociation and no contraction: the same numbers); the cost of decoding an
+instruction is shared by 32 nodes. ``benchmarks/interpreter.md`` measures it against its build until 2026-11-30 (16
+lanes, ``-O2``) and against the compiled code, on the squat's dynamics Jacobian (117,000 statements, 101 nodes) and
+its exact Hessian (380,000): about twice as fast as that build and as fast as the code compiled at ``-O1``.
 
 Layout of the value array ``v`` (one per call): the node inputs ``x`` (rewritten for every node), the shared inputs
 ``P``, the constants, the shared statements' results, the node statements' storage slots, the outputs ``y`` (copied
@@ -47,7 +51,7 @@ INTERPRETER_SOURCE = r"""
 
 enum {ADD = 2, SUB, MUL, DIV, NEG, POWC, SIN, COS, TAN, EXP, LOG, SQRT, TANH, SINH, COSH, ASIN, ACOS, ATAN, ATAN2,
       ABS, SIGN, SELECT, COPY = 100};
-#define LANES 16
+#define LANES 32
 
 /* v holds LANES values per entry (entry i, lane k at v[i * LANES + k]): each instruction is applied to m lanes */
 static void run(const int* code, long count, double* v, int m) {
@@ -106,11 +110,11 @@ void moco_lab_tape(int n, const double* X, int nx, double* v, const int* shared,
 """
 
 #: Values per entry of the interpreter's array: each instruction is applied to this many nodes at once.
-LANES = 16
+LANES = 32
 
 #: The interpreter's compiler flags: optimized, but every floating-point operation as written (no fused
 #: multiply-adds, the C library's math functions called as the generated code calls them).
-INTERPRETER_FLAGS = ("-O2", "-ffp-contract=off", "-fno-builtin")
+INTERPRETER_FLAGS = ("-O3", "-ffp-contract=off", "-fno-builtin")
 
 _LOCK = threading.Lock()
 _LIBRARY: dict[str, Any] = {}
@@ -226,7 +230,7 @@ def tape_from_plan(plan: Any) -> Tape:
 
     def code(ops: list, first: list, after: bool) -> np.ndarray:
         rows = list(first)
-        out_at = plan.out_at
+        out_at = plan.out_at if after else {}
         append = rows.append
         for n in ops:
             args = n.args
@@ -239,7 +243,7 @@ def tape_from_plan(plan: Any) -> Tape:
                 append((n.op, dst, where[args[0].id], 0, 0))
             else:
                 append((n.op, dst, where[args[0].id], where[args[1].id], where[args[2].id]))
-            if after and n.id in out_at:
+            if n.id in out_at:
                 rows.extend((COPY, y0 + j, dst, 0, 0) for j in out_at[n.id])
         return np.array(rows, np.int32).reshape(-1, 5)
 
