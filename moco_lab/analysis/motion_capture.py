@@ -120,7 +120,8 @@ class MotionCaptureRun:
 def run_motion_capture(settings: MotionCaptureSettings | None = None,
                        progress: Callable[[Progress], None] | None = None) -> MotionCaptureRun:
     """Lessons 12–14 on the synthetic subject with ``settings``: synthetic data, :func:`scale_and_track`, the four
-    reconstructions and their residuals. ``progress`` gets the joint fit's IPOPT iterations."""
+    reconstructions and their residuals. ``progress`` gets the joint fit's iterations (by default Gauss–Newton's,
+    from its start, iteration 0)."""
     s = settings or MotionCaptureSettings()
     if s.placement_error < 0 or s.marker_noise < 0:
         raise ValueError("placement error and marker noise must be >= 0")

@@ -57,8 +57,8 @@ class LeastSquaresResult:
 def constrained_least_squares(problem: Any, *, max_iterations: int = 50,
                               progress: Callable[[Progress], None] | None = None,
                               who: str = "constrained_least_squares") -> LeastSquaresResult:
-    """Solve ``problem`` (module docstring); ``progress`` gets a :class:`~moco_lab.solve.optimizer.Progress` after
-    every iteration."""
+    """Solve ``problem`` (module docstring); ``progress`` gets a :class:`~moco_lab.solve.optimizer.Progress` at the
+    start (iteration 0, as IPOPT's first line) and after every iteration."""
     from scipy import sparse
     from scipy.sparse.linalg import splu
 
@@ -70,6 +70,8 @@ def constrained_least_squares(problem: Any, *, max_iterations: int = 50,
     x = np.clip(problem.x0, lower, upper)
     r, J, phi, G, extra = problem.evaluate(x)
     mu, success, it, start = 1e-8, False, 0, time.perf_counter()
+    if progress is not None:
+        progress(Progress(0, float(0.5 * r @ r), float(np.max(np.abs(phi), initial=0.0)), 0.0))
     for it in range(1, iterations + 1):
         g = J.T @ r
         H = (J.T @ J).tocsc()

@@ -121,6 +121,8 @@ def register_markers(model: Model, markers: Sequence[Marker], data: Mapping[str,
         The factors' range (default 0.5–2).
     max_iterations : int
     progress : callable, optional
+        Called with a :class:`~moco_lab.solve.optimizer.Progress` at the start (iteration 0) and after every
+        iteration.
 
     Returns
     -------

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -703,27 +704,20 @@ def _gauss_newton(problem: _MapProblem, x0: np.ndarray, settings: SolverSettings
     n, nqT = x0.size, problem.T * problem.nq
     empty = sparse.csr_matrix((0, n))
 
-    class _Terms:
-        lower = np.r_[np.full(nqT, -np.inf), np.full(n - nqT, _SIGMA_BOUNDS[0])]
-        upper = np.r_[np.full(nqT, np.inf), np.full(n - nqT, _SIGMA_BOUNDS[1])]
+    def evaluate(x: np.ndarray) -> tuple:
+        r, J = problem.residuals(x, True)
+        return r, J, np.zeros(0), empty, None
 
-        def __init__(self):
-            self.x0 = x0
-
-        @staticmethod
-        def evaluate(x):
-            r, J = problem.residuals(x, True)
-            return r, J, np.zeros(0), empty, None
-
+    terms = SimpleNamespace(x0=x0, evaluate=evaluate,
+                            lower=np.r_[np.full(nqT, -np.inf), np.full(n - nqT, _SIGMA_BOUNDS[0])],
+                            upper=np.r_[np.full(nqT, np.inf), np.full(n - nqT, _SIGMA_BOUNDS[1])])
     report = None
     if progress is not None:  # the solver's objective is ½|r|²; report |r|², as IPOPT's and the result's
-        r0 = problem.residuals(np.clip(x0, _Terms.lower, _Terms.upper), False)[0]
-        progress(Progress(0, float(r0 @ r0), 0.0, 0.0))  # the start, as IPOPT's iteration 0
 
         def report(p: Progress) -> None:
             progress(Progress(p.iteration, 2.0 * p.objective, p.constraint_violation, p.elapsed))
     iterations = (settings.optim_max_iterations if settings is not None else None) or 50
-    answer = constrained_least_squares(_Terms(), max_iterations=iterations, progress=report, who="reduce_residuals")
+    answer = constrained_least_squares(terms, max_iterations=iterations, progress=report, who="reduce_residuals")
     status = ("Gauss-Newton converged" if answer.success
               else f"Gauss-Newton did not converge in {answer.iterations} iterations")
     return answer.x, answer.success, status, answer.iterations

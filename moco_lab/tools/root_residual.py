@@ -515,7 +515,8 @@ def reduce_root_residual(model: Model, markers: Sequence[Marker], data: Mapping[
         the window; 100 is about the peak of walking's joint accelerations.
     max_iterations : int
     progress : callable, optional
-        Called with a :class:`~moco_lab.solve.optimizer.Progress` after every iteration.
+        Called with a :class:`~moco_lab.solve.optimizer.Progress` at the start (iteration 0) and after every
+        iteration.
 
     Returns
     -------
