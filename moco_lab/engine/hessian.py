@@ -447,15 +447,17 @@ class ChunkHessian:
         if npar:
             H[2:2 + npar, 2:2 + npar] += Hn[:, nb:, nb:].sum(axis=0)
 
-    def _integral(self, H: np.ndarray, b, data_all, douts_all, B, P, dur: float, factor: float, ev) -> None:
+    def _integral(self, H: np.ndarray, b, data_all, douts_all, B, P, dur: float, factor: float, ev,
+                  found: tuple | None = None) -> None:
         """Add ``factor · ∇²[(t_f − t_0) Σ_k q_k s_k]`` of goal ``b``'s integrand over the chunk's nodes.
 
         With ``S = Σ_k q_k s_k(z_k, t_k)``, ``t_k = (1 − τ_k) t_0 + τ_k t_f``: ``∇²(dur S) = dur ∇²S + e gᵀ + g eᵀ``
-        (``e = ∂dur/∂(t_0, t_f, ...) = (−1, 1, 0, ...)``, ``g = ∇S``); all nodes at once.
+        (``e = ∂dur/∂(t_0, t_f, ...) = (−1, 1, 0, ...)``, ``g = ∇S``); all nodes at once. ``found``: the integrand's
+        :func:`integrand_hessian` at the chunk's nodes, if already computed (then the data are not read).
         """
         c, tr = self.chunk, self.chunk.tr
         nb, npar = tr.nb, tr.npar
-        grad, Hs = integrand_hessian(tr, ev, b, c.g, B, P, data_all, douts_all)
+        grad, Hs = found if found is not None else integrand_hessian(tr, ev, b, c.g, B, P, data_all, douts_all)
         nodes = np.flatnonzero(c.quad)
         q = c.quad[nodes]
         T = np.stack([1.0 - c.tau[nodes], c.tau[nodes]], axis=1)     # ∂t_k/∂(t_0, t_f): (k, 2)
@@ -484,12 +486,13 @@ class ChunkHessian:
         H[:, 0] -= factor * gS
         H[:, 1] += factor * gS
 
-    def _pointwise(self, H: np.ndarray, b, data_all, douts_all, B, P, weights: np.ndarray, ev) -> None:
+    def _pointwise(self, H: np.ndarray, b, data_all, douts_all, B, P, weights: np.ndarray, ev,
+                   found: tuple | None = None) -> None:
         """Add ``Σ_k w_k ∇² s(z_k, t_k)`` of row ``b``'s value at the chunk's path nodes (``weights`` (k,)), with
-        ``t_k = (1 − τ_k) t_0 + τ_k t_f``."""
+        ``t_k = (1 − τ_k) t_0 + τ_k t_f``; ``found`` as for :meth:`_integral`."""
         c, tr = self.chunk, self.chunk.tr
         nb, npar = tr.nb, tr.npar
-        _, Hs = integrand_hessian(tr, ev, b, c.g, B, P, data_all, douts_all)
+        _, Hs = found if found is not None else integrand_hessian(tr, ev, b, c.g, B, P, data_all, douts_all)
         nodes = c.path_nodes
         w = np.asarray(weights, float)
         Hs = Hs[nodes]
@@ -541,19 +544,27 @@ class ChunkHessian:
             r += c.proj_nodes.size * lay.nxt
         return cF, wR, wK, wProj, r
 
-    def _goal_rows(self, Hv: np.ndarray, z: np.ndarray, lam: np.ndarray, r: int, ev: _Values) -> None:
-        """Add the goals' rows of ``λ · c``: partial integrals (from row ``r``) and output path constraints."""
+    def _goal_rows(self, Hv: np.ndarray, z: np.ndarray, lam: np.ndarray, r: int, ev: _Values,
+                   found: dict | None = None) -> None:
+        """Add the goals' rows of ``λ · c``: partial integrals (from row ``r``) and output path constraints.
+        ``found``: ``id(goal)`` -> its :func:`integrand_hessian` at every grid point (``DynamicsHessian.values``, for
+        all chunks at once), of which the chunk's nodes are taken; else computed at the chunk's nodes."""
         c, tr = self.chunk, self.chunk.tr
         if not (c.nint or c.npath):
             return
         t0, tf, P, B = c._split(z)
         dur = tf - t0
-        data, douts = c._data(z, B, P, t0 + c.tau * dur, True)
+        if found is None:
+            data, douts = c._data(z, B, P, t0 + c.tau * dur, True)
+            mine = {}
+        else:
+            data = douts = None
+            mine = {key: (grad[c.g], Hs[c.g]) for key, (grad, Hs) in found.items()}
         for j, bg in enumerate(tr.integral_goals):  # I_c − dur Σ q s
-            self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev)
+            self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev, mine.get(id(bg)))
         npg = len(tr.path_goals)
         for j, bg in enumerate(tr.path_goals if c.npath else ()):  # Σ_k λ_k s(z_k, t_k) at the path nodes
-            self._pointwise(Hv, bg, data, douts, B, P, lam[c.npre + j:c.nout:npg], ev)
+            self._pointwise(Hv, bg, data, douts, B, P, lam[c.npre + j:c.nout:npg], ev, mine.get(id(bg)))
 
     def _constraint_dense(self, z: np.ndarray, lam: np.ndarray, ev: _Values | None = None) -> np.ndarray:
         c, tr = self.chunk, self.chunk.tr
@@ -732,7 +743,9 @@ class DynamicsHessian(_GroupedHessian):
     state derivatives ``F`` by ``(t_f − t_0) cF``, the residual, kinematic and projection rows their own
     multipliers: :meth:`ChunkHessian.node_weights`), so the sum over chunks is one node-dynamics Hessian per grid
     point with the chunks' weights summed (a point two chunks share once, not twice), plus the duration's cross
-    terms ``± cF · ∂F``. The goals' rows (partial integrals, output path constraints) are added chunk by chunk.
+    terms ``± cF · ∂F``. The goals' rows (partial integrals, output path constraints) are added chunk by chunk, from
+    each goal's integrand Hessians found once at every grid point (the 2-D walking prediction's goal rows 0.82 ->
+    0.43 s of a solve).
     """
 
     def __init__(self, tr: Any):
@@ -819,11 +832,18 @@ class DynamicsHessian(_GroupedHessian):
             out[m] += sign * cross[ga[m], ca[m]]
             m = self._m_p_t[ti]
             out[m] += sign * cross_p[ca[m]]
+        found = None
+        if self.goal_chunks:   # the goals' integrands' Hessians at every grid point once (elementwise per node)
+            data, douts = tr.node_data(g_all, B, P, t0 + tr.grid.tau * dur, True)
+            ev = _Values(tr)
+            found = {id(bg): integrand_hessian(tr, ev, bg, g_all, B, P, data, douts)
+                     for bg in list(tr.integral_goals) + list(tr.path_goals)}
         for k in self.goal_chunks:   # the goals' rows, chunk by chunk (dense: symmetric)
             c = tr.chunks[k]
             h = c.hessian
             H = np.zeros((c.nvar, c.nvar))
-            h._goal_rows(H[:h.nv, :h.nv], np.asarray(x, float)[self._chunk_vars[k]], lams[k], goal_row[k], _Values(tr))
+            h._goal_rows(H[:h.nv, :h.nv], np.asarray(x, float)[self._chunk_vars[k]], lams[k], goal_row[k], _Values(tr),
+                         found)
             np.add.at(out, self.positions[k], H[h.rows, h.cols])
         return out
 
