@@ -49,33 +49,11 @@ def _best_ms(fn, X, P, rounds: int = 5, repeat: int = 10) -> float:
 
 
 def _previous_interpreter(tape, folder: Path):
-    """``impl(X, P)`` of the interpreter as it was built until 2026-11-30 (16 lanes, -O2)."""
-    import ctypes
-    import subprocess
-
+    """``impl(X, P) -> Y`` of the interpreter as it was built until 2026-11-30 (16 lanes, -O2)."""
     from moco_lab.symbolic import codegen, interpreter
 
-    source = interpreter.INTERPRETER_SOURCE.replace(f"#define LANES {interpreter.LANES}\n",
-                                                    f"#define LANES {PREVIOUS_LANES}\n")
-    assert source != interpreter.INTERPRETER_SOURCE or interpreter.LANES == PREVIOUS_LANES
-    src, lib = folder / "previous_interpreter.c", folder / "previous_interpreter.so"
-    src.write_text(source)
-    subprocess.run([codegen.c_compiler(), *PREVIOUS_FLAGS, "-shared", "-fPIC", "-o", str(lib), str(src), "-lm"],
-                   check=True)
-    run = ctypes.CDLL(str(lib)).moco_lab_tape
-    run.restype = None
-    run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long,
-                    ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_long, ctypes.c_long, ctypes.c_void_p]
-    impl = interpreter.tape_function(tape, run)
-
-    def call(X, P):   # tape_function reads the module's LANES when it allocates the value array
-        lanes, interpreter.LANES = interpreter.LANES, PREVIOUS_LANES
-        try:
-            return impl(X, P)
-        finally:
-            interpreter.LANES = lanes
-
-    return call
+    run = interpreter.interpreter_library(codegen.c_compiler(), folder, lanes=PREVIOUS_LANES, flags=PREVIOUS_FLAGS)
+    return interpreter.tape_function(tape, run, lanes=PREVIOUS_LANES)
 
 
 def measure(folder: Path) -> list[dict]:

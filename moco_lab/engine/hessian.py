@@ -817,7 +817,8 @@ class DynamicsHessian(_GroupedHessian):
             if wProj is not None:
                 WP = np.zeros((ng, lay.nxt)) if WP is None else WP
                 WP[c.g] += wProj
-        pieces, Ap = node_dynamics_hessian_terms(tr, _Values(tr), g_all, B, P, dyn, dur * CF, WR, WK, WP)
+        ev = _Values(tr)
+        pieces, Ap = node_dynamics_hessian_terms(tr, ev, g_all, B, P, dyn, dur * CF, WR, WK, WP)
         out = np.zeros(self.rows.size)
         if Ap is None:
             self._gather(out, pieces)
@@ -835,15 +836,13 @@ class DynamicsHessian(_GroupedHessian):
         found = None
         if self.goal_chunks:   # the goals' integrands' Hessians at every grid point once (elementwise per node)
             data, douts = tr.node_data(g_all, B, P, t0 + tr.grid.tau * dur, True)
-            ev = _Values(tr)
             found = {id(bg): integrand_hessian(tr, ev, bg, g_all, B, P, data, douts)
                      for bg in list(tr.integral_goals) + list(tr.path_goals)}
         for k in self.goal_chunks:   # the goals' rows, chunk by chunk (dense: symmetric)
             c = tr.chunks[k]
             h = c.hessian
             H = np.zeros((c.nvar, c.nvar))
-            h._goal_rows(H[:h.nv, :h.nv], np.asarray(x, float)[self._chunk_vars[k]], lams[k], goal_row[k], _Values(tr),
-                         found)
+            h._goal_rows(H[:h.nv, :h.nv], x[self._chunk_vars[k]], lams[k], goal_row[k], ev, found)
             np.add.at(out, self.positions[k], H[h.rows, h.cols])
         return out
 

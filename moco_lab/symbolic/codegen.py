@@ -14,10 +14,9 @@ Two backends produce the same numbers:
     instructions, applied to 32 nodes at a time by one C function compiled once per machine with the system's C
     compiler, ``$CC``, ``cc``, ``gcc`` or ``clang``); it computes the generated C code's numbers bit for bit and
     as fast as that code compiled with ``-O1`` (``benchmarks/interpreter.md``), so nothing needs compiling per
-    model. The instructions are
-    cached on disk (``<name>-<key>.tape.npz``) by a hash of what they compute (see :func:`cache_dir`), so a second
-    process loads them without deriving anything; the cache is safe to share between processes (files are written
-    atomically) and between versions (different statements, a different file). With
+    model. The instructions are cached on disk (``<name>-<key>.tape.npz``) by a hash of what they compute (see
+    :func:`cache_dir`), so a second process loads them without deriving anything; the cache is safe to share between
+    processes (files are written atomically) and between versions (different statements, a different file). With
     ``MOCO_LAB_OPTIMIZE_KERNELS=1`` a detached, low-priority process also compiles the generated C code with
     :data:`OPTIMIZED_FLAGS` into ``<name>-<key>.<OPTIMIZED_TAG>.so`` (one build at a time, a build under way marked
     so that no second process starts it), and a function in use switches to it as soon as it exists (it looks at

@@ -32,7 +32,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -120,10 +120,14 @@ _LOCK = threading.Lock()
 _LIBRARY: dict[str, Any] = {}
 
 
-def interpreter_library(compiler: str, folder: Path) -> Callable:
+def interpreter_library(compiler: str, folder: Path, lanes: int = LANES,
+                        flags: Sequence[str] = INTERPRETER_FLAGS) -> Callable:
     """The interpreter's C function, compiled with ``compiler`` into ``folder`` once (kept there under a hash of its
-    source, flags and compiler) and loaded."""
-    digest = hashlib.sha256("\0".join([INTERPRETER_SOURCE, *INTERPRETER_FLAGS, compiler]).encode()).hexdigest()[:20]
+    source, flags and compiler) and loaded. ``lanes`` and ``flags``: another build than moco_lab's (benchmarks; run
+    its tapes with :func:`tape_function` and the same ``lanes``)."""
+    source = INTERPRETER_SOURCE.replace(f"#define LANES {LANES}\n", f"#define LANES {int(lanes)}\n")
+    flags = tuple(flags)
+    digest = hashlib.sha256("\0".join([source, *flags, compiler]).encode()).hexdigest()[:20]
     path = Path(folder) / f"interpreter-{digest}.so"
     with _LOCK:
         fn = _LIBRARY.get(str(path))
@@ -133,8 +137,8 @@ def interpreter_library(compiler: str, folder: Path) -> Callable:
             path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(prefix="moco_lab_interp_", dir=path.parent) as tmp:
                 src, out = Path(tmp) / "interpreter.c", Path(tmp) / "interpreter.so"
-                src.write_text(INTERPRETER_SOURCE)
-                proc = subprocess.run([compiler, *INTERPRETER_FLAGS, "-shared", "-fPIC", "-o", str(out), str(src),
+                src.write_text(source)
+                proc = subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(out), str(src),
                                        "-lm"], capture_output=True, text=True)
                 if proc.returncode != 0:
                     raise RuntimeError(f"compiling moco_lab's interpreter failed:\n{proc.stderr[-4000:]}")
@@ -263,8 +267,9 @@ def tape_from_plan(plan: Any) -> Tape:
     return Tape(shared_code, node_code, v0, nx, npar, ny, t0, y0)
 
 
-def tape_function(tape: Tape, run: Callable) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``impl(X, P) -> Y`` running ``tape`` with the interpreter function ``run`` (:func:`interpreter_library`)."""
+def tape_function(tape: Tape, run: Callable, lanes: int = LANES) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``impl(X, P) -> Y`` running ``tape`` with the interpreter function ``run`` (:func:`interpreter_library`, built
+    with ``lanes``)."""
     nx, npar, ny = tape.num_inputs, tape.num_shared, tape.num_outputs
     shared, node = np.ascontiguousarray(tape.shared, np.int32), np.ascontiguousarray(tape.node, np.int32)
     constants = tape.values[nx + npar:tape.slots]
@@ -273,7 +278,7 @@ def tape_function(tape: Tape, run: Callable) -> Callable[[np.ndarray, np.ndarray
         X = np.ascontiguousarray(X, dtype=float)
         n = X.shape[0]
         # every entry is written before it is read: only the shared inputs and the constants need values here
-        v = np.empty((tape.values.size, LANES))
+        v = np.empty((tape.values.size, lanes))
         v[nx:nx + npar, 0] = P
         v[nx + npar:tape.slots, 0] = constants
         Y = np.empty((n, ny))
