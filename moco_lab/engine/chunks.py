@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ocp.goals import NodeData
+from ..symbolic.batched import matmul
 from .collocation import collocation_defects, quadrature_weights, scheme_for
 from .patterns import patterned
 
@@ -255,7 +256,7 @@ class Chunk:
         if self.nint:
             for j, b in enumerate(tr.integral_goals):
                 s, ds = b.integrand(data, jac)
-                Sq = float(self.quad @ s)
+                Sq = float(matmul(self.quad, s))
                 out[r + j] = z[self.off + self.nloc * nb + j] - dur * Sq
                 integ[b.name] = (s, ds, Sq)
         # output path constraints: each row's value at the path nodes
@@ -317,9 +318,9 @@ class Chunk:
             s, ds, Sq = integ[bg.name]
             row = r + j
             dB, dP, dT = tr.chain_goal_derivative(ds, douts, self.nloc)
-            J[row, 0] = Sq - dur * float(self.quad @ (dT * (1 - self.tau)))
-            J[row, 1] = -Sq - dur * float(self.quad @ (dT * self.tau))
-            J[row, 2:self.off] = -dur * (self.quad @ dP)
+            J[row, 0] = Sq - dur * float(matmul(self.quad, dT * (1 - self.tau)))
+            J[row, 1] = -Sq - dur * float(matmul(self.quad, dT * self.tau))
+            J[row, 2:self.off] = -dur * matmul(self.quad, dP)
             J[row, self.off:self.off + self.nloc * nb] = -(dur * self.quad[:, None] * dB).reshape(-1)
             J[row, self.off + self.nloc * nb + j] = 1.0
         pn = self.path_nodes
@@ -349,14 +350,14 @@ class Chunk:
         for b in tr.integral_costs:
             s, ds = b.integrand(data, jac)
             w = b.weight
-            Sq = float(q @ s)
+            Sq = float(matmul(q, s))
             total += w * dur * Sq
             if jac:
                 dB, dP, dT = tr.chain_goal_derivative(ds, douts, self.nloc)
-                grad[0] += w * (-Sq + dur * float(q @ (dT * (1 - self.tau))))
-                grad[1] += w * (Sq + dur * float(q @ (dT * self.tau)))
+                grad[0] += w * (-Sq + dur * float(matmul(q, dT * (1 - self.tau))))
+                grad[1] += w * (Sq + dur * float(matmul(q, dT * self.tau)))
                 if tr.npar:
-                    grad[2:self.off] += w * dur * (q @ dP)
+                    grad[2:self.off] += w * dur * matmul(q, dP)
                 grad[self.off:] += (w * dur * q[:, None] * dB[:, cols]).reshape(-1)
         return total, grad
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..ocp.goals import BoundGoal, EndpointData
+from ..symbolic.batched import matmul
 
 __all__ = ["Endpoint", "goal_value", "scale_derivatives"]
 
@@ -41,7 +42,7 @@ def goal_value(b: BoundGoal, E: EndpointData, jac: bool) -> tuple[np.ndarray, di
         r0 = E.first.outputs["/com_position"][0]
         r1 = E.last.outputs["/com_position"][0]
         dv = r1 - r0
-        D = float(np.sqrt(dv @ dv))
+        D = float(np.sqrt(matmul(dv, dv)))
         if jac:
             d = scale_derivatives(d, 1.0 / D)
             unit = dv / D if D > 0 else np.zeros(3)

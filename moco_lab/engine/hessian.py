@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ocp.goals import EndpointData, NodeData
+from ..symbolic import batched
+from ..symbolic.batched import matmul
 from ..symbolic.jet import Jet, jet_sqrt
 from .patterns import kernel_to_block, node_patterns, patterned
 
@@ -176,8 +178,8 @@ def _reduce_explicit(H: np.ndarray, Ap: np.ndarray) -> np.ndarray:
     """Eliminate the trailing ``u̇`` columns of ``H`` (n, e + nq, e + nq) by ``u̇ = A(x)``, ``∂u̇/∂x = Ap`` (n, nq, e)."""
     e = Ap.shape[2]
     Hxx, Hxa, Haa = H[:, :e, :e], H[:, :e, e:], H[:, e:, e:]
-    T = Hxa @ Ap                                              # batched products (BLAS), not einsum's loops
-    return Hxx + T + np.transpose(T, (0, 2, 1)) + np.transpose(Ap, (0, 2, 1)) @ (Haa @ Ap)
+    T = matmul(Hxa, Ap)                                   # batched products, the same sums on every processor
+    return Hxx + T + np.transpose(T, (0, 2, 1)) + matmul(np.transpose(Ap, (0, 2, 1)), matmul(Haa, Ap))
 
 
 def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, P: np.ndarray, dyn: tuple,
@@ -240,7 +242,7 @@ def node_dynamics_hessian_terms(tr: Any, ev: _Values, idx: np.ndarray, B: np.nda
         if constrained and wK is not None:
             w_eff += np.einsum("nlq,nl->nq", ev.constraint_G(inp), wK[:, 2 * nl:])
         M = ev.mass(inp, P)
-        wd[:, :nq] = -np.linalg.solve(np.transpose(M, (0, 2, 1)), w_eff[:, :, None])[:, :, 0]
+        wd[:, :nq] = -batched.solve(np.transpose(M, (0, 2, 1)), w_eff)
     pieces = [ev.kernel_hessian(_kernel_kind(tr, "dynamics"), wd, inp, P, Aeval)]
     if constrained:
         pieces.append(ev.kernel_hessian("constraints", wc, inp, P, Aeval))
@@ -369,7 +371,7 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
         H += M + np.transpose(M, (0, 2, 1))
     for rows_a, rows_c, twice in ((*outer_same, False), (*outer_pair, True)):
         if rows_a:
-            M = np.matmul(np.transpose(np.stack(rows_a, axis=1), (0, 2, 1)), np.stack(rows_c, axis=1))
+            M = matmul(np.transpose(np.stack(rows_a, axis=1), (0, 2, 1)), np.stack(rows_c, axis=1))
             H += M + np.transpose(M, (0, 2, 1)) if twice else M
     if units_r:
         r, c = np.array(units_r), np.array(units_c)
@@ -473,14 +475,14 @@ class ChunkHessian:
             H[ti, rows] += node_part
             H[rows, ti] += node_part
             if npar:
-                p_part = F * (qT[:, ti] @ Hs[:, e, nb:e])
+                p_part = F * matmul(qT[:, ti], Hs[:, e, nb:e])
                 H[ti, pc] += p_part
                 H[pc, ti] += p_part
         H[:2, :2] += F * np.einsum("k,ki,kj->ij", q * Hs[:, e, e], T, T)
         gS = np.zeros(self.nv)
         gS[rows] = q[:, None] * grad[:, :nb]
-        gS[pc] = q @ grad[:, nb:e]
-        gS[:2] = (q * grad[:, e]) @ T
+        gS[pc] = matmul(q, grad[:, nb:e])
+        gS[:2] = matmul(q * grad[:, e], T)
         H[0, :] -= factor * gS
         H[1, :] += factor * gS
         H[:, 0] -= factor * gS
@@ -507,7 +509,7 @@ class ChunkHessian:
             H[ti, rows] += node_part
             H[rows, ti] += node_part
             if npar:
-                p_part = wT[:, ti] @ Hs[:, e, nb:e]
+                p_part = matmul(wT[:, ti], Hs[:, e, nb:e])
                 H[ti, pc] += p_part
                 H[pc, ti] += p_part
         H[:2, :2] += np.einsum("k,ki,kj->ij", w * Hs[:, e, e], T, T)
@@ -727,8 +729,8 @@ class IntegralCostsHessian(_GroupedHessian):
                 out[m] += F * np.einsum("g,gk->k", Q, Hs[:, wa[m], wb[m]])
             for ti, m in enumerate(self._m_p_t):
                 if m.size:
-                    out[m] += F * ((Q * T[:, ti]) @ Hs[:, wa[m], e]) + sign[ti] * factor * Qg[:, wa[m]].sum(axis=0)
-            gt = Qg[:, e] @ T                            # ∂S/∂(t_0, t_f)
+                    out[m] += F * matmul(Q * T[:, ti], Hs[:, wa[m], e]) + sign[ti] * factor * Qg[:, wa[m]].sum(axis=0)
+            gt = matmul(Qg[:, e], T)                     # ∂S/∂(t_0, t_f)
             Htt = F * np.einsum("g,gi,gj->ij", Q * Hs[:, e, e], T, T)
             for (ta, tb), m in self._m_tt.items():
                 if m.size:
@@ -927,7 +929,7 @@ class EndpointHessian:
             Jb, Jp = douts[name]
             T[j, o + side * nb:o + (side + 1) * nb] = Jb[side, k]
             T[j, 2:o] = Jp[side, k]
-        H = T.T @ HJ @ T
+        H = matmul(T.T, matmul(HJ, T))
         # each output's curvature, weighted by the function's slope along it
         for side in range(2):
             names = list(b.outputs)

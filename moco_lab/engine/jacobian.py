@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..ocp.goals import NodeData
+from ..symbolic.batched import matmul
 from .collocation import scheme_for
 
 __all__ = ["DynamicsJacobian"]
@@ -225,7 +226,7 @@ class DynamicsJacobian:
             values = np.empty((len(tr.chunks), self.nint))
             for ci, (c, goals) in enumerate(zip(tr.chunks, self._integrals(x, False))):
                 for j, (s, _) in enumerate(goals):
-                    values[ci, j] = x[self._partials[ci][j]] - dur * float(c.quad @ s)
+                    values[ci, j] = x[self._partials[ci][j]] - dur * float(matmul(c.quad, s))
             out[m] = values.reshape(-1)[i]
         return out
 
@@ -267,10 +268,10 @@ class DynamicsJacobian:
             q, tau, o = c.quad, c.tau, self._offset[ci]
             for j, (s, (dB, dP, dT)) in enumerate(goals):
                 dBs[j, o:o + c.nloc] = dB
-                Sq = float(q @ s)
-                T0[ci, j] = Sq - dur * float(q @ (dT * (1 - tau)))
-                TF[ci, j] = -Sq - dur * float(q @ (dT * tau))
-                Pj[ci, j] = -dur * (q @ dP)
+                Sq = float(matmul(q, s))
+                T0[ci, j] = Sq - dur * float(matmul(q, dT * (1 - tau)))
+                TF[ci, j] = -Sq - dur * float(matmul(q, dT * tau))
+                Pj[ci, j] = -dur * matmul(q, dP)
         k = _INT_NODE
         out[m[k]] = -((dur * self._af[k]) * dBs.reshape(-1)[i[k]])
         out[m[_INT_T0]] = T0.reshape(-1)[i[_INT_T0]]

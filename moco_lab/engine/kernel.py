@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..modeling.model import Model
-from ..symbolic import codegen
+from ..symbolic import batched, codegen
 from ..symbolic.expr import Expr, ancestors, derivatives, second_derivatives, structural_hash
 from ..util.memory import paused_gc
 from ..util.version import __version__
@@ -532,7 +532,7 @@ class Kernel:
             vals, ent = self.block("dynamics")(self._inputs(Q, U, None, Z, W, X, L, E=E), P)
             M = self._mass(ent)
             R0 = vals[:, :nq]
-            Aval = -np.linalg.solve(M, R0[:, :, None])[:, :, 0] if nq else np.zeros((n, 0))
+            Aval = -batched.solve(M, R0) if nq else np.zeros((n, 0))
             res["A"] = Aval
             res["Zd"] = vals[:, nq:nq + nz]
             res["Rw"] = vals[:, nq + nz:nq + nz + nw]
@@ -568,7 +568,7 @@ class Kernel:
         JR = out["J"]
         if A is None:
             M = JR.pop("da")
-            res["J"] = {k: -np.linalg.solve(M, v) if v.shape[2] else v for k, v in JR.items()}
+            res["J"] = _solve_blocks(M, JR)
         else:
             res["J"] = JR
         res["JZ"], res["JW"] = out["JZ"], out["JW"]
@@ -653,7 +653,7 @@ class Kernel:
         M = self._mass(ent)
         R0 = vals[:, :nq]
         if not self.nl:
-            return -np.linalg.solve(M, R0[:, :, None])[:, :, 0], np.zeros((n, 0)), np.zeros((n, nq))
+            return -batched.solve(M, R0), np.zeros((n, 0)), np.zeros((n, nq))
         c = self.constraints(Q, U)
         G, nl = c["G"], self.nl
         K = np.zeros((n, nq + nl, nq + nl))
@@ -661,7 +661,7 @@ class Kernel:
         K[:, :nq, nq:] = np.transpose(G, (0, 2, 1))
         K[:, nq:, :nq] = G
         rhs = np.concatenate([-R0, -c["bias"]], axis=1)
-        sol = np.linalg.solve(K, rhs[:, :, None])[:, :, 0]
+        sol = batched.solve(K, rhs)
         L = sol[:, nq:]
         return sol[:, :nq], L, np.einsum("nlq,nl->nq", G, L)
 
@@ -703,6 +703,19 @@ class Kernel:
 
 
 #: Former name.
+
+
+def _solve_blocks(M: np.ndarray, blocks: dict) -> dict:
+    """``−M⁻¹ v`` for every block ``v`` (n, nq, k) of ``blocks`` with columns, from one elimination of each node's
+    ``M`` (n, nq, nq) for all their columns at once; blocks without columns as they are."""
+    keys = [k for k, v in blocks.items() if v.shape[2]]
+    out = dict(blocks)
+    if keys:
+        X = batched.solve(M, np.concatenate([blocks[k] for k in keys], axis=2))
+        edges = np.cumsum([0] + [blocks[k].shape[2] for k in keys])
+        for k, a, b in zip(keys, edges[:-1], edges[1:]):
+            out[k] = -X[:, :, a:b]
+    return out
 
 
 def kernel_for(model: Model, parameters: tuple[str, ...] = ()) -> Kernel:

@@ -49,6 +49,7 @@ from pydrake.solvers import MathematicalProgram
 
 from ..ocp.goals import BoundGoal, EndpointData, NodeData
 from ..ocp.problem import Problem
+from ..symbolic.batched import matmul
 from ..util.memory import paused_gc
 from ..util.names import NamedValues, did_you_mean
 from .callbacks import ExactCallbacks, drake_callable, variable_indices
@@ -944,7 +945,7 @@ class Transcription:
             if b.native is not None:
                 values[b.name] = float(b.value(info)) if b.value is not None else 0.0
                 continue
-            integral = float(q @ b.integrand(data, False)[0]) if b.integrand is not None else 0.0
+            integral = float(matmul(q, b.integrand(data, False)[0])) if b.integrand is not None else 0.0
             if b.plain_integral_cost:
                 values[b.name] = b.weight * integral
                 continue

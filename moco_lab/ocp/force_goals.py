@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..symbolic.batched import matmul
 from ..util.names import did_you_mean
 from .goals import GOAL_TYPES, BoundGoal, Goal, GoalContext, NodeData, TableSplines, read_reference
 
@@ -160,12 +161,12 @@ class GeneralizedForceTrackingGoal(Goal):
         def integrand(d: NodeData, jac: bool):
             R, S = splines(d.t)
             e = d.outputs[out][:, index] - R
-            value = (e * e) @ w
+            value = matmul(e * e, w)
             if not jac:
                 return value, {}
             dout = np.zeros_like(d.outputs[out])
             dout[:, index] = 2 * e * w
-            return value, {"outputs": {out: dout}, "t": -2 * (e * S) @ w}
+            return value, {"outputs": {out: dout}, "t": -2 * matmul(e * S, w)}
 
         def hessian(d: NodeData):
             R, S = splines(d.t)
@@ -174,7 +175,7 @@ class GeneralizedForceTrackingGoal(Goal):
             n = d.t.size
             terms = [(("out", out, int(i)), ("out", out, int(i)), np.full(n, 2 * wk)) for i, wk in zip(index, w)]
             terms += [(("out", out, int(i)), ("t", 0), -2 * wk * S[:, k]) for k, (i, wk) in enumerate(zip(index, w))]
-            terms.append((("t", 0), ("t", 0), 2 * (S * S - e * C) @ w))
+            terms.append((("t", 0), ("t", 0), 2 * matmul(S * S - e * C, w)))
             return terms
 
         return self._bound(ctx, integrand=integrand, hessian=hessian, outputs=(out,), columns={})

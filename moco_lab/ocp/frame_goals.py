@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..symbolic.batched import matmul
 from ..util.names import did_you_mean
 from .goals import GOAL_TYPES, BoundGoal, EndpointData, Goal, GoalContext, NodeData, TableSplines, read_reference
 
@@ -340,7 +341,7 @@ def rotation_to_quaternion(R: np.ndarray) -> np.ndarray:
             v = np.zeros(3)
             v[a], v[b], v[c] = 0.5 * r, (M[a, b] + M[b, a]) / (2 * r), (M[a, c] + M[c, a]) / (2 * r)
             q = [(M[c, b] - M[b, c]) / (2 * r), *v]
-        q = np.asarray(q) / np.linalg.norm(q)
+        q = np.asarray(q, float) / np.sqrt(matmul(np.asarray(q, float), np.asarray(q, float)))
         out[k] = q if q[0] >= 0 else -q
     return out
 
@@ -576,7 +577,7 @@ class MarkerFinalGoal(Goal):
 
         def endpoint(E: EndpointData, jac: bool):
             e = np.asarray(E.last.outputs[pos], float)[0] - ref
-            value = np.array([float(e @ e)])
+            value = np.array([float(matmul(e, e))])
             return (value, {"last": {"outputs": {pos: (2 * e)[None, None, :]}}}) if jac else (value, {})
 
         def endpoint_generic(E: EndpointData):

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..results.tables import interpolating_spline, reference_columns
+from ..symbolic.batched import matmul
 from ..symbolic.jet import jet_sqrt
 from ..util.bounds import Bounds
 from ..util.checks import finite_number
@@ -433,11 +434,11 @@ class ControlGoal(Goal):
         def integrand(d: NodeData, jac: bool):
             X = d.X
             if p == 2:
-                s = X ** 2 @ w
+                s = matmul(X ** 2, w)
                 dX = 2 * X * w if jac else None
             else:
                 ax = np.abs(X)
-                s = ax ** p @ w
+                s = matmul(ax ** p, w)
                 dX = p * ax ** (p - 1) * np.sign(X) * w if jac else None
             return s, {"X": dX}
 
@@ -574,12 +575,12 @@ def _tracking_terms(kind: str, idx: np.ndarray, w: np.ndarray, splines: TableSpl
         R, S = splines(d.t)
         block = getattr(d, kind)
         e = block[:, idx] - R
-        value = (e * e) @ w
+        value = matmul(e * e, w)
         if not jac:
             return value, {}
         dV = np.zeros_like(block)
         dV[:, idx] = 2 * e * w
-        return value, {kind: dV, "t": -2 * (e * S) @ w}
+        return value, {kind: dV, "t": -2 * matmul(e * S, w)}
 
     def hessian(d: NodeData):
         R, S = splines(d.t)
@@ -587,7 +588,7 @@ def _tracking_terms(kind: str, idx: np.ndarray, w: np.ndarray, splines: TableSpl
         C = splines.curvature(d.t)
         out = [((kind, j), (kind, j), np.full(d.t.size, 2 * wk)) for j, wk in zip(idx, w)]
         out += [((kind, j), ("t", 0), -2 * wk * S[:, k]) for k, (j, wk) in enumerate(zip(idx, w))]
-        out.append((("t", 0), ("t", 0), 2 * (S * S - e * C) @ w))
+        out.append((("t", 0), ("t", 0), 2 * matmul(S * S - e * C, w)))
         return out
 
     return integrand, hessian
@@ -799,7 +800,7 @@ class SumSquaredStateGoal(Goal):
 
         def integrand(d: NodeData, jac: bool):
             Y = d.Y[:, idx]
-            s = Y ** 2 @ w
+            s = matmul(Y ** 2, w)
             if not jac:
                 return s, {}
             dY = np.zeros_like(d.Y)
@@ -919,7 +920,7 @@ def _com_displacement(E: EndpointData, jac: bool):
     r0 = E.first.outputs["/com_position"][0]
     r1 = E.last.outputs["/com_position"][0]
     d = r1 - r0
-    norm = float(np.sqrt(d @ d))
+    norm = float(np.sqrt(matmul(d, d)))
     return d, norm, (d / norm if norm > 0 else np.zeros(3))
 
 
@@ -1162,12 +1163,12 @@ class ContactTrackingGoal(Goal):
             Pm = np.eye(3)
         else:
             n = np.asarray(self.projection_vector, float)
-            n = n / np.linalg.norm(n)
+            n = n / np.sqrt(matmul(n, n))
             Pm = np.outer(n, n) if self.projection == "vector" else np.eye(3) - np.outer(n, n)
         scale = 1.0 / (ctx.total_mass * ctx.gravity) if ctx.gravity > 0 else 1.0 / ctx.total_mass
         outputs = tuple(n for names, _ in groups for n in names)
         # each group's error map: the projection after the optional normalization, e = Pg (F − σ F_ref)
-        maps = [Pm @ np.diag(1.0 / self._peaks(g)) if self.normalize_tracking_error else Pm for g in self.groups]
+        maps = [matmul(Pm, np.diag(1.0 / self._peaks(g))) if self.normalize_tracking_error else Pm for g in self.groups]
         # each group's scale factors: {component: index of the parameter in the problem's parameters}
         factors: list[dict[int, int]] = [{} for _ in self.groups]
         for sf in self.scale_factors:
@@ -1192,10 +1193,10 @@ class ContactTrackingGoal(Goal):
             for g, ((names, splines), Pg) in enumerate(zip(groups, maps)):
                 F = sum(d.outputs[n][:, :3] for n in names)
                 ref, slope, _, ref0, _ = scaled(splines, g, d)
-                e = (F - ref) @ Pg.T
+                e = matmul(F - ref, Pg.T)
                 s += scale * np.sum(e * e, axis=1)
                 if jac:
-                    de = 2 * scale * e @ Pg
+                    de = matmul(2 * scale * e, Pg)
                     for n in names:
                         douts[n] = douts.get(n, 0.0) + de
                     dt -= np.sum(de * slope, axis=1)
@@ -1209,7 +1210,7 @@ class ContactTrackingGoal(Goal):
             out = []
             n = d.t.size
             for g, ((names, splines), Pg) in enumerate(zip(groups, maps)):
-                Qm = Pg.T @ Pg
+                Qm = matmul(Pg.T, Pg)
                 F = sum(d.outputs[nm][:, :3] for nm in names)
                 ref, slope, curve, ref0, slope0 = scaled(splines, g, d, curvature=True)
                 comps = [(nm, i) for nm in names for i in range(3)]
@@ -1217,14 +1218,14 @@ class ContactTrackingGoal(Goal):
                     for nb_, j in comps[a:]:
                         if Qm[i, j] != 0:
                             out.append((("out", na, i), ("out", nb_, j), np.full(n, 2 * scale * Qm[i, j])))
-                    out.append((("out", na, i), ("t", 0), -2 * scale * slope @ Qm[:, i]))
+                    out.append((("out", na, i), ("t", 0), matmul(-2 * scale * slope, Qm[:, i])))
                     for j, k in factors[g].items():  # ∂²s/∂F_i∂σ_j = −2c Q_ij ref0_j
                         if Qm[i, j] != 0:
                             out.append((("out", na, i), ("P", k), -2 * scale * Qm[i, j] * ref0[:, j]))
                 err = F - ref
                 tt = np.einsum("ni,ij,nj->n", slope, Qm, slope) - np.einsum("ni,ij,nj->n", err, Qm, curve)
                 out.append((("t", 0), ("t", 0), 2 * scale * tt))
-                eQ, sQ = err @ Qm, slope @ Qm
+                eQ, sQ = matmul(err, Qm), matmul(slope, Qm)
                 items = sorted(factors[g].items())
                 for a, (j, k) in enumerate(items):
                     # ∂²s/∂σ_j∂t = 2c (ref0_j (slope Q)_j − ((F − ref) Q)_j slope0_j)
@@ -1486,7 +1487,7 @@ class JointReactionGoal(Goal):
 
         def integrand(d: NodeData, jac: bool):
             r = d.outputs[name]
-            s = r * r @ coef
+            s = matmul(r * r, coef)
             return s, ({"outputs": {name: 2 * r * coef}} if jac else {})
 
         def hessian(d: NodeData):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..symbolic.batched import matmul
 from .goals import GOAL_TYPES, BoundGoal, EndpointData, Goal, GoalContext
 
 __all__ = ["InitialForceEquilibriumDGFGoal", "InitialVelocityEquilibriumDGFGoal"]
@@ -62,7 +63,7 @@ class _InitialMuscleResidualGoal(Goal):
 
         def endpoint(E: EndpointData, jac: bool):
             r = np.array([float(np.asarray(E.first.outputs[n], float).reshape(-1)[0]) for n in names])
-            value = np.array([float(r @ r)]) if cost else r
+            value = np.array([float(matmul(r, r))]) if cost else r
             if not jac:
                 return value, {}
             d = {}

@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..modeling.functions import OpenSimFunction
+from ..symbolic.batched import matmul
 from ..util.checks import finite_number
 from .bound_constraints import as_time_function
 from .goals import BoundGoal, GoalContext, NodeData
@@ -219,7 +220,7 @@ class FrameDistanceConstraint(OutputPathConstraint):
             if n.shape != (3,) or not np.all(np.isfinite(n)) or not np.linalg.norm(n) > 0:
                 raise ValueError(f"{who}: projection_vector must be 3 finite numbers, not all zero, got "
                                  f"{projection_vector!r}")
-            self.projection_vector = n / np.linalg.norm(n)
+            self.projection_vector = n / np.sqrt(matmul(n, n))
 
     def add_frame_pair(self, frame1_path: str, frame2_path: str, minimum_distance: float = 0.0,
                        maximum_distance: float = math.inf) -> None:
@@ -264,7 +265,7 @@ def _distance_row(name: str, ctx: GoalContext, first: str, second: str, M: np.nd
 
     def value(d: NodeData, jac: bool):
         r = np.asarray(d.outputs[second], float) - np.asarray(d.outputs[first], float)
-        Mr = r @ M
+        Mr = matmul(r, M)
         s = np.sum(r * Mr, axis=1)
         if not jac:
             return s, {}

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..engine.transcription import Transcription
 from ..results.trajectory import Solution, Trajectory
+from ..symbolic.batched import matmul
 
 __all__ = ["guess_from_bounds", "guess_from_trajectory", "set_guess"]
 
@@ -104,9 +105,9 @@ def set_guess(tr: Transcription, g: dict) -> None:
         for c in tr.chunks:
             data, _ = tr.node_data(c.g, B[c.g], P, T[c.g], False)
             for b in tr.integral_goals:
-                part = (g["tf"] - g["t0"]) * float(c.quad @ b.integrand(data, False)[0])
+                part = (g["tf"] - g["t0"]) * float(matmul(c.quad, b.integrand(data, False)[0]))
                 prog.SetInitialGuess(c.partial[b.name], part)
         data, _ = tr.node_data(np.arange(tr.grid.num_points), B, P, T, False)
         q = tr.grid.quadrature * (g["tf"] - g["t0"])
         for b in tr.integral_goals:
-            prog.SetInitialGuess(tr.I[b.name], float(q @ b.integrand(data, False)[0]))
+            prog.SetInitialGuess(tr.I[b.name], float(matmul(q, b.integrand(data, False)[0])))

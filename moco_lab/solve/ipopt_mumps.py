@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..engine.callbacks import variable_indices
+from ..symbolic.batched import matmul
 from ..util.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -431,14 +432,14 @@ class _Program:
             z = x[idx]
             if kind == "linear":
                 a, b = data
-                f += float(a @ z + b)
+                f += float(matmul(a, z) + b)
                 if grad:
                     np.add.at(g, idx, a)
             elif kind == "quadratic":
                 Q, b, c = data
-                f += float(0.5 * z @ Q @ z + b @ z + c)
+                f += float(matmul(0.5 * z, matmul(Q, z)) + matmul(b, z) + c)
                 if grad:
-                    np.add.at(g, idx, 0.5 * (Q + Q.T) @ z + b)
+                    np.add.at(g, idx, matmul(0.5 * (Q + Q.T), z) + b)
             else:
                 fun, ev = data[0], data[1]
                 if fun is not None:

@@ -38,8 +38,8 @@ import numpy as np
 
 from .expr import CONST, POWC, VAR, Expr
 
-__all__ = ["INTERPRETER_SOURCE", "INTERPRETER_FLAGS", "LANES", "Tape", "interpreter_library", "tape_from_plan",
-           "tape_function"]
+__all__ = ["INTERPRETER_SOURCE", "INTERPRETER_FLAGS", "LANES", "Tape", "build_library", "interpreter_library",
+           "tape_from_plan", "tape_function"]
 
 #: Not an operation of the graph: ``v[dst] = v[a]`` (outputs, which must outlive their slot's reuse).
 COPY = 100
@@ -117,7 +117,31 @@ LANES = 32
 INTERPRETER_FLAGS = ("-O3", "-ffp-contract=off", "-fno-builtin")
 
 _LOCK = threading.Lock()
-_LIBRARY: dict[str, Any] = {}
+_LIBRARY: dict[str, ctypes.CDLL] = {}
+
+
+def build_library(source: str, stem: str, compiler: str, folder: Path, flags: Sequence[str]) -> ctypes.CDLL:
+    """C ``source`` compiled with ``compiler`` and ``flags`` into ``folder`` once (kept there as
+    ``<stem>-<hash of source, flags and compiler>.so``) and loaded (once per process)."""
+    flags = tuple(flags)
+    digest = hashlib.sha256("\0".join([source, *flags, compiler]).encode()).hexdigest()[:20]
+    path = Path(folder) / f"{stem}-{digest}.so"
+    with _LOCK:
+        lib = _LIBRARY.get(str(path))
+        if lib is not None:
+            return lib
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix=f"moco_lab_{stem}_", dir=path.parent) as tmp:
+                src, out = Path(tmp) / f"{stem}.c", Path(tmp) / f"{stem}.so"
+                src.write_text(source)
+                proc = subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(out), str(src),
+                                       "-lm"], capture_output=True, text=True)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"compiling moco_lab's {stem} library failed:\n{proc.stderr[-4000:]}")
+                os.replace(out, path)
+        lib = _LIBRARY[str(path)] = ctypes.CDLL(str(path))
+        return lib
 
 
 def interpreter_library(compiler: str, folder: Path, lanes: int = LANES,
@@ -126,29 +150,11 @@ def interpreter_library(compiler: str, folder: Path, lanes: int = LANES,
     source, flags and compiler) and loaded. ``lanes`` and ``flags``: another build than moco_lab's (benchmarks; run
     its tapes with :func:`tape_function` and the same ``lanes``)."""
     source = INTERPRETER_SOURCE.replace(f"#define LANES {LANES}\n", f"#define LANES {int(lanes)}\n")
-    flags = tuple(flags)
-    digest = hashlib.sha256("\0".join([source, *flags, compiler]).encode()).hexdigest()[:20]
-    path = Path(folder) / f"interpreter-{digest}.so"
-    with _LOCK:
-        fn = _LIBRARY.get(str(path))
-        if fn is not None:
-            return fn
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryDirectory(prefix="moco_lab_interp_", dir=path.parent) as tmp:
-                src, out = Path(tmp) / "interpreter.c", Path(tmp) / "interpreter.so"
-                src.write_text(source)
-                proc = subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(out), str(src),
-                                       "-lm"], capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise RuntimeError(f"compiling moco_lab's interpreter failed:\n{proc.stderr[-4000:]}")
-                os.replace(out, path)
-        fn = ctypes.CDLL(str(path)).moco_lab_tape
-        fn.restype = None
-        fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long,
-                       ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_long, ctypes.c_long, ctypes.c_void_p]
-        _LIBRARY[str(path)] = fn
-        return fn
+    fn = build_library(source, "interpreter", compiler, folder, flags).moco_lab_tape
+    fn.restype = None
+    fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long,
+                   ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_long, ctypes.c_long, ctypes.c_void_p]
+    return fn
 
 
 @dataclass
