@@ -341,7 +341,8 @@ def rotation_to_quaternion(R: np.ndarray) -> np.ndarray:
             v = np.zeros(3)
             v[a], v[b], v[c] = 0.5 * r, (M[a, b] + M[b, a]) / (2 * r), (M[a, c] + M[c, a]) / (2 * r)
             q = [(M[c, b] - M[b, c]) / (2 * r), *v]
-        q = np.asarray(q, float) / np.sqrt(matmul(np.asarray(q, float), np.asarray(q, float)))
+        q = np.asarray(q, float)
+        q = q / np.sqrt(matmul(q, q))
         out[k] = q if q[0] >= 0 else -q
     return out
 
