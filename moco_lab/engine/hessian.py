@@ -39,7 +39,6 @@ import numpy as np
 
 from ..ocp.goals import EndpointData, NodeData
 from ..symbolic import batched
-from ..symbolic.batched import matmul
 from ..symbolic.jet import Jet, jet_sqrt
 from .patterns import kernel_to_block, node_patterns, patterned
 
@@ -178,8 +177,9 @@ def _reduce_explicit(H: np.ndarray, Ap: np.ndarray) -> np.ndarray:
     """Eliminate the trailing ``u̇`` columns of ``H`` (n, e + nq, e + nq) by ``u̇ = A(x)``, ``∂u̇/∂x = Ap`` (n, nq, e)."""
     e = Ap.shape[2]
     Hxx, Hxa, Haa = H[:, :e, :e], H[:, :e, e:], H[:, e:, e:]
-    T = matmul(Hxa, Ap)                                   # batched products, the same sums on every processor
-    return Hxx + T + np.transpose(T, (0, 2, 1)) + matmul(np.transpose(Ap, (0, 2, 1)), matmul(Haa, Ap))
+    T = batched.matmul(Hxa, Ap)                           # batched products, the same sums on every processor
+    ApT = np.transpose(Ap, (0, 2, 1))
+    return Hxx + T + np.transpose(T, (0, 2, 1)) + batched.matmul(ApT, batched.matmul(Haa, Ap))
 
 
 def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, P: np.ndarray, dyn: tuple,
@@ -371,7 +371,7 @@ def integrand_hessian(tr: Any, ev: _Values, b: BoundGoal, idx: np.ndarray, B: np
         H += M + np.transpose(M, (0, 2, 1))
     for rows_a, rows_c, twice in ((*outer_same, False), (*outer_pair, True)):
         if rows_a:
-            M = matmul(np.transpose(np.stack(rows_a, axis=1), (0, 2, 1)), np.stack(rows_c, axis=1))
+            M = batched.matmul(np.transpose(np.stack(rows_a, axis=1), (0, 2, 1)), np.stack(rows_c, axis=1))
             H += M + np.transpose(M, (0, 2, 1)) if twice else M
     if units_r:
         r, c = np.array(units_r), np.array(units_c)
@@ -475,14 +475,14 @@ class ChunkHessian:
             H[ti, rows] += node_part
             H[rows, ti] += node_part
             if npar:
-                p_part = F * matmul(qT[:, ti], Hs[:, e, nb:e])
+                p_part = F * batched.matmul(qT[:, ti], Hs[:, e, nb:e])
                 H[ti, pc] += p_part
                 H[pc, ti] += p_part
         H[:2, :2] += F * np.einsum("k,ki,kj->ij", q * Hs[:, e, e], T, T)
         gS = np.zeros(self.nv)
         gS[rows] = q[:, None] * grad[:, :nb]
-        gS[pc] = matmul(q, grad[:, nb:e])
-        gS[:2] = matmul(q * grad[:, e], T)
+        gS[pc] = batched.matmul(q, grad[:, nb:e])
+        gS[:2] = batched.matmul(q * grad[:, e], T)
         H[0, :] -= factor * gS
         H[1, :] += factor * gS
         H[:, 0] -= factor * gS
@@ -509,7 +509,7 @@ class ChunkHessian:
             H[ti, rows] += node_part
             H[rows, ti] += node_part
             if npar:
-                p_part = matmul(wT[:, ti], Hs[:, e, nb:e])
+                p_part = batched.matmul(wT[:, ti], Hs[:, e, nb:e])
                 H[ti, pc] += p_part
                 H[pc, ti] += p_part
         H[:2, :2] += np.einsum("k,ki,kj->ij", w * Hs[:, e, e], T, T)
@@ -558,15 +558,20 @@ class ChunkHessian:
         dur = tf - t0
         if found is None:
             data, douts = c._data(z, B, P, t0 + c.tau * dur, True)
-            mine = {}
         else:
             data = douts = None
-            mine = {key: (grad[c.g], Hs[c.g]) for key, (grad, Hs) in found.items()}
+
+        def mine(bg):  # the chunk's nodes of a goal's precomputed derivatives (sliced only for goals it has)
+            if found is None or id(bg) not in found:
+                return None
+            grad, Hs = found[id(bg)]
+            return grad[c.g], Hs[c.g]
+
         for j, bg in enumerate(tr.integral_goals):  # I_c − dur Σ q s
-            self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev, mine.get(id(bg)))
+            self._integral(Hv, bg, data, douts, B, P, dur, -lam[r + j], ev, mine(bg))
         npg = len(tr.path_goals)
         for j, bg in enumerate(tr.path_goals if c.npath else ()):  # Σ_k λ_k s(z_k, t_k) at the path nodes
-            self._pointwise(Hv, bg, data, douts, B, P, lam[c.npre + j:c.nout:npg], ev, mine.get(id(bg)))
+            self._pointwise(Hv, bg, data, douts, B, P, lam[c.npre + j:c.nout:npg], ev, mine(bg))
 
     def _constraint_dense(self, z: np.ndarray, lam: np.ndarray, ev: _Values | None = None) -> np.ndarray:
         c, tr = self.chunk, self.chunk.tr
@@ -729,8 +734,9 @@ class IntegralCostsHessian(_GroupedHessian):
                 out[m] += F * np.einsum("g,gk->k", Q, Hs[:, wa[m], wb[m]])
             for ti, m in enumerate(self._m_p_t):
                 if m.size:
-                    out[m] += F * matmul(Q * T[:, ti], Hs[:, wa[m], e]) + sign[ti] * factor * Qg[:, wa[m]].sum(axis=0)
-            gt = matmul(Qg[:, e], T)                     # ∂S/∂(t_0, t_f)
+                    out[m] += (F * batched.matmul(Q * T[:, ti], Hs[:, wa[m], e])
+                               + sign[ti] * factor * Qg[:, wa[m]].sum(axis=0))
+            gt = batched.matmul(Qg[:, e], T)             # ∂S/∂(t_0, t_f)
             Htt = F * np.einsum("g,gi,gj->ij", Q * Hs[:, e, e], T, T)
             for (ta, tb), m in self._m_tt.items():
                 if m.size:
@@ -929,7 +935,7 @@ class EndpointHessian:
             Jb, Jp = douts[name]
             T[j, o + side * nb:o + (side + 1) * nb] = Jb[side, k]
             T[j, 2:o] = Jp[side, k]
-        H = matmul(T.T, matmul(HJ, T))
+        H = batched.matmul(T.T, batched.matmul(HJ, T))
         # each output's curvature, weighted by the function's slope along it
         for side in range(2):
             names = list(b.outputs)

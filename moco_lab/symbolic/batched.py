@@ -211,20 +211,19 @@ def matmul(a: np.ndarray, b: np.ndarray, compiled: bool = True) -> np.ndarray:
         return np.einsum("k,...kj->...j", a, b) if a.ndim == 1 else np.einsum("...ik,k->...i", a, b)
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not match in their shared axis")
-    A, Bm = a, b
-    batch = np.broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
-    p, q, t = A.shape[-2], A.shape[-1], Bm.shape[-1]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    p, q, t = a.shape[-2], a.shape[-1], b.shape[-1]
     n = int(np.prod(batch, dtype=np.int64))
-    A = np.ascontiguousarray(np.broadcast_to(A, batch + (p, q))).reshape(n, p, q)
-    Bm = np.ascontiguousarray(np.broadcast_to(Bm, batch + (q, t))).reshape(n, q, t)
+    a = np.ascontiguousarray(np.broadcast_to(a, batch + (p, q))).reshape(n, p, q)
+    b = np.ascontiguousarray(np.broadcast_to(b, batch + (q, t))).reshape(n, q, t)
     lib = _library() if compiled else None
     if lib is not None:
         C = np.empty((n, p, t))
-        lib[1](n, p, q, t, A.ctypes.data, Bm.ctypes.data, C.ctypes.data)
+        lib[1](n, p, q, t, a.ctypes.data, b.ctypes.data, C.ctypes.data)
     elif q == 0:
         C = np.zeros((n, p, t))
     else:
-        C = A[:, :, 0, None] * Bm[:, None, 0, :]
+        C = a[:, :, 0, None] * b[:, None, 0, :]
         for k in range(1, q):
-            C += A[:, :, k, None] * Bm[:, None, k, :]
+            C += a[:, :, k, None] * b[:, None, k, :]
     return C.reshape(batch + (p, t))
