@@ -267,3 +267,86 @@ def test_exact_hessian_options_are_moco_labs_and_yield_to_the_users():
     options = optimizer.mumps_algorithm_options(s)
     assert options["hessian_approximation"] == "limited-memory"
     assert not {"mu_strategy", "mumps_permuting_scaling", "theta_max_fact"} & set(options)
+
+
+# ------------------------------------------------------------------------------------- warm starts (duals)
+def test_warm_start_from_multipliers_at_the_driver():
+    """HS071 solved once; from its optimum again, cold (IPOPT estimates the multipliers and pushes x 1e-2 into its
+    bounds: x1 = 1 is at its bound) and warm (the optimum's multipliers, WARM_START_OPTIONS). A Newton step from a
+    KKT point is zero, so the warm run only has to bring the barrier parameter down; the cold one re-finds the
+    active bound. Both reach HS071's optimum; multipliers that belong to another program are refused."""
+    prog, x0 = hs071(False)
+    opts = {"print_level": 0, "sb": "yes", "tol": 1e-10}
+    first = ipopt_mumps.solve_with_mumps(prog, x0, opts)
+    assert first.warm_started is None and first.duals is not None
+    d = first.duals
+    assert d.constraints.shape == (3,) and d.lower.shape == d.upper.shape == (5,)
+    assert d.lower[0] > 0.1 and np.all(d.lower[1:4] < 1e-8) and np.all(d.upper < 1e-8)  # only x1 >= 1 is active
+    cold = ipopt_mumps.solve_with_mumps(prog, first.x, opts)
+    warm = ipopt_mumps.solve_with_mumps(prog, first.x, opts, duals=d)
+    assert cold.warm_started is None and warm.warm_started is True
+    assert warm.cost == pytest.approx(17.0140173, rel=1e-7) and cold.cost == pytest.approx(17.0140173, rel=1e-7)
+    assert warm.nit < cold.nit, (warm.nit, cold.nit)
+    other, x_other = hs071(True)     # the same problem with its constraints as one Python function: rows in
+    wrong = ipopt_mumps.solve_with_mumps(other, x_other, opts, duals=d)   # another Jacobian structure
+    assert wrong.warm_started is False and wrong.success
+
+
+def test_warm_start_from_a_solution_with_its_multipliers():
+    """A study's Solution carries IPOPT's multipliers (``duals``); with ``optim_warm_start`` the next solve of a
+    nearby problem (the sliding mass 25 % heavier) starts from them and the solution's motion, and reaches the
+    closed form in fewer iterations than from the motion alone. Another mesh, a guess without multipliers and
+    Drake's IPOPT start as without the setting, and the message says why."""
+    def study(mass, n=50, linear_solver="mumps"):
+        s = ml.examples.sliding_mass_study(mass, "hermite-simpson", "explicit", n)
+        s.solver.set_hessian_approximation("exact" if linear_solver == "mumps" else "limited-memory")
+        s.solver.optim_linear_solver = linear_solver
+        return s
+
+    first = study(2.0).solve()
+    assert first.success and first.duals is not None and "warm start" not in first.message
+    runs = {}
+    for warm in (False, True):
+        s = study(2.5)
+        s.solver.guess, s.solver.optim_warm_start = first, warm
+        runs[warm] = s.solve()
+        assert runs[warm].success, runs[warm].message
+        # Hermite–Simpson at N = 50 (as test_sliding_mass_minimum_time): within 0.05 % of the closed form
+        assert runs[warm].final_time == pytest.approx(sliding_mass_min_time(2.5), rel=5e-4)
+    assert "warm start: the guess's multipliers" in runs[True].message
+    assert runs[True].nit < runs[False].nit, (runs[True].nit, runs[False].nit)
+    # guess_duals: the multipliers with a guess that is another trajectory (the dashboards stretch theirs)
+    s = study(2.5)
+    s.solver.guess, s.solver.guess_duals, s.solver.optim_warm_start = first.as_trajectory(), first.duals, True
+    assert "warm start: the guess's multipliers" in s.solve().message
+    for s, why in ((study(2.5, n=40), "another structure"),
+                   (study(2.5, linear_solver="spral"), "only IPOPT + MUMPS")):
+        s.solver.guess, s.solver.optim_warm_start = first, True
+        sol = s.solve()
+        assert sol.success and "optim_warm_start ignored: " in sol.message and why in sol.message, sol.message
+        assert sol.final_time == pytest.approx(sliding_mass_min_time(2.5), rel=1e-3)
+    s = study(2.5)
+    s.solver.guess, s.solver.optim_warm_start = first.as_trajectory(), True
+    assert "the guess has no IPOPT + MUMPS multipliers" in s.solve().message
+
+
+def test_duals_and_their_settings_are_checked():
+    from moco_lab.engine.settings import SolverSettings
+    from moco_lab.results import Duals
+
+    d = Duals([1.0, 2.0], [0.0, 1.0, 0.0], [0.0, 0.0, 3.0], "abc")
+    assert d.lower.flags.writeable is False
+    with pytest.raises(ValueError, match="Duals.constraints must be a 1-D array of finite numbers"):
+        Duals([np.nan], [0.0], [0.0], "abc")
+    with pytest.raises(ValueError, match="lower and upper have different lengths"):
+        Duals([1.0], [0.0], [0.0, 1.0], "abc")
+    s = SolverSettings(guess_duals=d, optim_warm_start=True)
+    s.validate()
+    assert "guess_duals" not in s.to_dict() and s.to_dict()["optim_warm_start"] is True   # in memory only
+    with pytest.raises(TypeError, match="guess_duals must be a Duals"):
+        SolverSettings(guess_duals={"constraints": [1.0]}).validate()
+    with pytest.raises(TypeError, match="optim_warm_start must be True or False"):
+        SolverSettings(optim_warm_start="yes").validate()
+    with pytest.raises(TypeError, match="Solution: duals must be a Duals"):
+        ml.Solution(ml.Trajectory([0.0, 1.0], {"x": [0.0, 1.0]}, {}), success=True, status="ok", message="",
+                    objective=0.0, goal_values={}, nit=0, solve_time=0.0, duals=[1.0])

@@ -3,6 +3,8 @@ warm starts, and the panel driven from Python as the notebook builds it, switchi
 browser test is in test_browser.py)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from moco_lab.analysis.walking import stretch_to_speed
 from moco_lab.analysis.walking_2d import walking_2d_summary
 from moco_lab.examples.gait2d import winter_gait
 from moco_lab.modeling.gait2d import gait2d
+from moco_lab.results import Duals
 from moco_lab.results.trajectory import Trajectory, read_trajectory
 from moco_lab.ui import demos
 from moco_lab.ui import walking as wk
@@ -132,7 +135,10 @@ def test_gait2d_settings_build_the_named_problem():
     (wk.GAIT2D, 1.325 + 0.14, "exact"),         # within 0.15 m/s of the warm start
     (wk.GAIT2D, 1.0, "limited-memory"),         # a far jump: the quasi-Newton method
     (wk.GAIT2D, 1.6, "limited-memory"),
-    (wk.WALKING_2D, None, "limited-memory"),    # newton_radius 0: always limited-memory
+    (wk.WALKING_2D, None, "limited-memory"),    # newton_radius 0: limited-memory from a guess
+    # newton_radius 0 means never, even at exactly the guess' own speed (the shipped gait2d walk: 1.325 m/s to the
+    # last bit; a distance of 0 <= 0 once selected Newton's method by accident)
+    (dataclasses.replace(wk.GAIT2D, newton_radius=0.0), None, "limited-memory"),
 ])
 def test_second_derivatives_near_the_warm_start_only(walker, speed, hessian):
     settings = demos.default_settings(walker.key)
@@ -140,8 +146,37 @@ def test_second_derivatives_near_the_warm_start_only(walker, speed, hessian):
         settings["speed"] = speed
     study = demos.apply_settings(wk.build_walk(walker, settings), settings)
     assert study.solver.optim_hessian_approximation == hessian
+    assert study.solver.optim_warm_start is False  # a guess, not a kept solution: no multipliers
     if hessian == "exact":
         assert (study.solver.optim_solver, study.solver.optim_linear_solver) == ("ipopt", "mumps")
+
+
+@pytest.mark.parametrize("walker", [wk.GAIT2D, wk.WALKING_2D])
+def test_a_kept_solution_is_continued_from_its_multipliers_at_the_same_speed_only(walker):
+    """A kept solution's multipliers (Solution.duals) go with it into the next solve (optim_warm_start, Newton's
+    method) when only strengths or goals change; another speed, mesh, scheme or ``warm_start = no`` starts from a
+    guess as before. (Whether the multipliers fit the program is the IPOPT driver's check, tests/test_ipopt_mumps.)"""
+    settings = demos.default_settings(walker.key)
+    n = settings["mesh_intervals"]
+    duals = Duals([0.0], [0.0], [0.0], "a program's digest")
+    kept = ml.Solution(wk.shipped_walk(walker, n), success=True, status="Solve_Succeeded", message="", objective=0.0,
+                       goal_values={}, nit=1, solve_time=0.0, duals=duals)
+    wk.keep_for_warm_start(walker, kept, settings)
+    effort = settings["goals"]["effort"]
+    for change, warm in (({}, True), ({"strength_soleus": 50.0}, True),
+                         ({"goals": {**settings["goals"], "effort": {**effort, "weight": 2 * effort["weight"]}}}, True),
+                         ({"speed": settings["speed"] + 0.3}, False), ({"mesh_intervals": n + 2}, False),
+                         ({"scheme": "trapezoidal" if settings["scheme"] != "trapezoidal" else "hermite-simpson"}, False),
+                         ({"warm_start": "no"}, False)):
+        s = {**settings, **change}
+        solver = demos.apply_settings(wk.build_walk(walker, s), s).solver
+        assert solver.optim_warm_start is warm and (solver.guess_duals is duals) is warm, change
+        if warm:
+            assert solver.optim_hessian_approximation == "exact" and solver.optim_linear_solver == "mumps"
+    failed = ml.Solution(wk.shipped_walk(walker, n), success=False, status="Maximum_Iterations_Exceeded", message="",
+                         objective=0.0, goal_values={}, nit=1, solve_time=0.0, duals=Duals([1.0], [0.0], [0.0], "x"))
+    wk.keep_for_warm_start(walker, failed, {**settings, "speed": 1.0})   # not kept: the last good one stays
+    assert wk.build_walk(walker, settings).solver.guess_duals is duals
 
 
 def test_walking_2d_settings_build_the_named_problem():
@@ -201,6 +236,7 @@ def test_panel_predicts_weakens_and_switches_walkers():
         p.option_widgets[f"strength_{muscle}"].value = 70.0
     second = p.solve()
     assert second is not None and second.success, p.message.value
+    assert "warm start: the guess's multipliers" in second.message  # the same speed and mesh: continued
     assert second.goal_values["effort"] > first.goal_values["effort"]
     peak = [s.states["/forceset/soleus_r/activation"].max() for s in (first, second)]
     assert peak[1] > peak[0] + 0.02, peak  # the calf is activated harder (lesson 10)
@@ -220,6 +256,7 @@ def test_panel_predicts_weakens_and_switches_walkers():
     p.option_widgets["strength_soleus"].value = 50.0
     fourth = p.solve()
     assert fourth is not None and fourth.success, p.message.value
+    assert "warm start: the guess's multipliers" in fourth.message
     gastroc = [float(np.max(s.states["/gastroc_r/activation"])) for s in (third, fourth)]
     print("peak gastrocnemius activation, normal and weak soleus:", gastroc)
     assert gastroc[1] > gastroc[0]

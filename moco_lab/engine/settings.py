@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..results.duals import Duals
 from ..results.trajectory import Trajectory
-from ..util.checks import finite_number, whole_number
+from ..util.checks import finite_number, flag, whole_number
 from ..util.names import StrictAttributes
 from .collocation import DYNAMICS_MODES, check_scheme
 
@@ -73,6 +74,22 @@ class SolverSettings(StrictAttributes):
         converge in few steps instead of creeping along flat valleys, where limited-memory solves stop wherever
         the computer's rounding takes them. If the limited-memory iterations already converge, that is the
         solution. The iteration limit ``optim_max_iterations`` counts both stages.
+    optim_warm_start : bool
+        Start from the guess's multipliers too (a moco_lab setting, not Moco's; default False): the guess is a
+        solution of this problem or a nearby one (another muscle strength, speed, weight or bound) on the same mesh.
+        An interior-point method's iterate is the variables *and* their multipliers; from the variables alone IPOPT
+        estimates new multipliers and moves every variable 1 % of its range inside its bounds, which throws away
+        much of a converged solution (the walkers' activations and excitations sit at their bounds). With True,
+        IPOPT + MUMPS starts from ``guess_duals`` (or, if that is None, the guess's own ``Solution.duals``) with
+        :data:`moco_lab.solve.ipopt_mumps.WARM_START_OPTIONS` (``optim_solver_options`` overrides each). Moco's
+        2-D walker at N = 15 re-predicted with a weak soleus from its solution at normal strength, exact
+        Hessian: 32 iterations instead of 1,293 (docs/verification.md, "Warm starts"). Multipliers fit only a
+        program of the same structure (same mesh, model, goals enforced as constraints and bounds that are finite);
+        otherwise, and with Drake's IPOPT or SNOPT, the solve starts as without this setting and the solution's
+        ``message`` says why.
+    guess_duals : Duals or None
+        The multipliers ``optim_warm_start`` starts from (a solution's ``duals``; for a guess that is not itself
+        that solution, e.g. a solution stretched to another speed). In memory only: not saved with a study.
     optim_convergence_tolerance, optim_constraint_tolerance : float or None
         ``None``: optimizer defaults (IPOPT ``tol`` 1e-8, ``constr_viol_tol`` 1e-4).
     optim_max_iterations : int or None
@@ -136,6 +153,8 @@ class SolverSettings(StrictAttributes):
     optim_linear_solver: str = "spral"
     optim_hessian_approximation: str = "limited-memory"
     optim_limited_memory_start: int = 0
+    optim_warm_start: bool = False
+    guess_duals: Duals | None = None
     optim_convergence_tolerance: float | None = None
     optim_constraint_tolerance: float | None = None
     optim_max_iterations: int | None = None
@@ -182,6 +201,7 @@ class SolverSettings(StrictAttributes):
                              f"(got optim_solver={self.optim_solver!r}, optim_linear_solver="
                              f"{self.optim_linear_solver!r}): Drake's own IPOPT and SNOPT take no Hessian.")
         whole_number(self.optim_limited_memory_start, "optim_limited_memory_start", 0)
+        flag(self.optim_warm_start, "optim_warm_start")
         if (isinstance(self.num_mesh_intervals, bool) or not isinstance(self.num_mesh_intervals, (int, np.integer))
                 or self.num_mesh_intervals < 1):
             raise ValueError(f"num_mesh_intervals must be a positive integer, got {self.num_mesh_intervals!r}")
@@ -193,6 +213,9 @@ class SolverSettings(StrictAttributes):
             whole_number(self.optim_max_iterations, "optim_max_iterations", 0)
         if self.guess is not None and not isinstance(self.guess, Trajectory):
             raise TypeError("guess must be a Trajectory/Solution or None")
+        if self.guess_duals is not None and not isinstance(self.guess_duals, Duals):
+            raise TypeError(f"guess_duals must be a Duals (a solution's .duals) or None, got "
+                            f"{type(self.guess_duals).__name__}")
         for pattern, value in dict(self.guess_values).items():
             try:
                 re.compile(pattern)
@@ -225,7 +248,7 @@ class SolverSettings(StrictAttributes):
 
     def to_dict(self) -> dict:
         """The settings as plain data, for study files."""
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "guess"}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("guess", "guess_duals")}
         for key in ("multiplier_bounds", "velocity_correction_bounds", "projection_slack_bounds"):
             d[key] = [float(v) for v in d[key]]  # JSON has lists, not tuples
         return d

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..util.names import NameTable, did_you_mean
 from . import sto
+from .duals import Duals
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -269,6 +270,10 @@ class Solution(Trajectory):
         ``complementarity``, ``nlp_error``. IPOPT's ``tol`` applies to the
         *scaled* measures, so a small unscaled dual infeasibility is the
         better check that a solve did not stop short.
+    duals : Duals or None
+        IPOPT's constraint and bound multipliers at the end (IPOPT + MUMPS
+        only; None for Drake's IPOPT and SNOPT): the rest of a warm start
+        (``SolverSettings.optim_warm_start``). In memory only.
 
     Like Moco, a failed solution is *sealed*: reading its data raises until
     you call :meth:`unseal`, so a wrong answer is never used silently.
@@ -277,7 +282,7 @@ class Solution(Trajectory):
     def __init__(self, trajectory: Trajectory, *, success: bool, status: str, message: str,
                  objective: float, goal_values: dict[str, float], nit: int, solve_time: float,
                  solver: str = "ipopt", constraint_violation: float = float("nan"),
-                 optimality: dict[str, float] | None = None):
+                 optimality: dict[str, float] | None = None, duals: Duals | None = None):
         super().__init__(trajectory.time, trajectory.states, trajectory.controls, trajectory.multipliers,
                          trajectory.derivatives, trajectory.parameters, check_time=success,
                          quantities=trajectory.quantities)
@@ -291,6 +296,9 @@ class Solution(Trajectory):
         self.solver = solver
         self.constraint_violation = float(constraint_violation)
         self.optimality = dict(optimality or {})
+        if duals is not None and not isinstance(duals, Duals):
+            raise TypeError(f"Solution: duals must be a Duals or None, got {type(duals).__name__}")
+        self.duals = duals
         self._sealed = not self.success
 
     @property

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import os
 import threading
 from dataclasses import dataclass
@@ -35,13 +36,28 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..engine.callbacks import variable_indices
+from ..results.duals import Duals
 from ..symbolic.batched import matmul
 from ..util.memory import paused_gc
 
 if TYPE_CHECKING:
     from pydrake.solvers import MathematicalProgram
 
-__all__ = ["library_path", "available", "IPOPT_C_STATUS", "IpoptCResult", "kkt_structure", "solve_with_mumps"]
+__all__ = ["library_path", "available", "IPOPT_C_STATUS", "IpoptCResult", "kkt_structure", "solve_with_mumps",
+           "WARM_START_OPTIONS"]
+
+#: IPOPT's options for a solve that starts from a solution's multipliers (``solve_with_mumps(duals=...)``, set by
+#: ``SolverSettings.optim_warm_start``): ``warm_start_init_point`` takes ``λ``, ``z_L``, ``z_U`` from the caller
+#: instead of IPOPT's estimates, and each variable (slack) is moved at most 10⁻⁶ inside its bounds (absolute,
+#: times max(1, |bound|), or as a fraction of the bounds' range, the smaller), each bound multiplier at least
+#: 10⁻⁶ above 0 — instead of 10⁻³ (the ``warm_start_*`` defaults), which moves a converged solution's
+#: activations and excitations that sit at a bound away from it. Measured (docs/verification.md, "Warm starts"):
+#: Moco's 2-D walker at N = 15, the exact Hessian, re-predicted from its solution at normal strength with one
+#: muscle group weakened (six cases): 11–35 iterations with these values, 12–69 with IPOPT's warm-start
+#: defaults, 18–1,293 (and one stop at 1,500) from the solution's ``x`` alone.
+WARM_START_OPTIONS = {"warm_start_init_point": "yes", "warm_start_bound_push": 1e-6, "warm_start_bound_frac": 1e-6,
+                      "warm_start_slack_bound_push": 1e-6, "warm_start_slack_bound_frac": 1e-6,
+                      "warm_start_mult_bound_push": 1e-6}
 
 #: IPOPT 3.14's ``ApplicationReturnStatus`` (its C interface's return value) -> status name.
 IPOPT_C_STATUS = {
@@ -165,6 +181,24 @@ class IpoptCResult:
     #: The largest violation of any constraint or bound at ``x`` (NaN if a constraint is NaN there), from the
     #: driver's own evaluation (as :func:`moco_lab.solve.optimizer.max_constraint_violation` measures it).
     constraint_violation: float = float("nan")
+    #: IPOPT's multipliers at the end (for the next solve's warm start).
+    duals: Duals | None = None
+    #: Whether the run started from the ``duals`` it was given: None if it was given none, False if they did not
+    #: fit the program (another structure).
+    warm_started: bool | None = None
+
+
+def structure_digest(n: int, m: int, jac_rows: np.ndarray, jac_cols: np.ndarray, xl: np.ndarray, xu: np.ndarray,
+                     gl: np.ndarray, gu: np.ndarray) -> str:
+    """A digest of a program's structure as IPOPT sees it: its sizes, its constraint Jacobian's sparsity (in
+    IPOPT's order), which variable bounds are finite and which constraint rows are equalities; the values of
+    bounds and constraints left out (a changed muscle strength, speed or bound keeps the digest)."""
+    h = hashlib.sha1()
+    for part in (np.array([n, m], np.int64), np.asarray(jac_rows, np.int32), np.asarray(jac_cols, np.int32),
+                 np.isfinite(xl), np.isfinite(xu), np.isfinite(gl), np.isfinite(gu), np.asarray(gl) == np.asarray(gu)):
+        h.update(np.ascontiguousarray(part).tobytes())
+        h.update(b"|")
+    return h.hexdigest()
 
 
 class _Term:
@@ -583,7 +617,8 @@ _GLIBC = None
 
 
 def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, exact: dict | None = None,
-                     iteration: Callable[[int, float, float], bool] | None = None) -> IpoptCResult:
+                     iteration: Callable[[int, float, float], bool] | None = None,
+                     duals: Duals | None = None) -> IpoptCResult:
     """Solve ``prog`` from ``x0`` with IPOPT + MUMPS; ``options`` are IPOPT options (name -> value).
 
     Parameters
@@ -600,6 +635,9 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
     iteration : callable, optional
         ``iteration(k, objective, inf_pr)`` after every IPOPT iteration; returning False stops the solve
         (status ``User_Requested_Stop``).
+    duals : Duals, optional
+        Multipliers to start from (an earlier result's ``duals``): used, with :data:`WARM_START_OPTIONS` under
+        ``options``, if their ``structure`` is this program's (``IpoptCResult.warm_started`` says whether).
     """
     lib = _library()
     exact_hessian = options.get("hessian_approximation") == "exact"
@@ -688,8 +726,12 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
                                     P.hess_nnz if exact_hessian else 0, 0, *callbacks[:5])
     if not handle:
         raise RuntimeError("IPOPT (MUMPS) refused the problem (inconsistent bounds?).")
+    structure = structure_digest(n, m, P.jac_rows, P.jac_cols, P.xl, P.xu, P.gl, P.gu)
+    warm = None if duals is None else (duals.structure == structure and duals.constraints.size == m
+                                       and duals.lower.size == n)
     try:
-        opts = {"hessian_approximation": "limited-memory", "linear_solver": "mumps", **options}
+        opts = {"hessian_approximation": "limited-memory", "linear_solver": "mumps",
+                **(WARM_START_OPTIONS if warm else {}), **options}
         for key, value in opts.items():
             if isinstance(value, str):
                 ok = lib.AddIpoptStrOption(handle, key.encode(), value.encode())
@@ -706,6 +748,8 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
         g = np.zeros(max(m, 1))
         obj = np.zeros(1)
         mult_g, zl, zu = np.zeros(max(m, 1)), np.zeros(n), np.zeros(n)
+        if warm:
+            mult_g[:m], zl[:], zu[:] = duals.constraints, duals.lower, duals.upper
         with _reused_heap():
             code = lib.IpoptSolve(handle, dp(x), dp(g), dp(obj), dp(mult_g), dp(zl), dp(zu), None)
     finally:
@@ -713,5 +757,7 @@ def solve_with_mumps(prog: MathematicalProgram, x0: np.ndarray, options: dict, e
     if failure and not isinstance(failure[0], StopIteration):
         raise failure[0]
     status = IPOPT_C_STATUS.get(code, f"IPOPT_Return_Code_{code}")
+    finite = np.isfinite(mult_g[:m]).all() and np.isfinite(zl).all() and np.isfinite(zu).all()
     return IpoptCResult(x=x, cost=float(obj[0]), code=int(code), status=status, success=code in (0, 1),
-                        nit=int(count[0]), constraint_violation=P.violation(x))
+                        nit=int(count[0]), constraint_violation=P.violation(x),
+                        duals=Duals(mult_g[:m], zl, zu, structure) if finite else None, warm_started=warm)

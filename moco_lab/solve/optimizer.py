@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pydrake.solvers import MathematicalProgram
 
     from ..engine.settings import SolverSettings
+    from ..results.duals import Duals
 
 __all__ = ["IPOPT_STATUS", "IPOPT_SUCCESS", "IPOPT_EXIT_MESSAGES", "IPOPT_STATUS_EXPLANATIONS", "IPOPT_DEFAULTS",
            "WARNING_STATUSES", "status_level",
@@ -230,17 +231,24 @@ class OptimizerRun:
     optimality: dict = field(default_factory=dict)
     #: Why a solve that the optimizer called successful was not (set by the caller), for the message.
     note: str = ""
+    #: IPOPT's multipliers at the end (IPOPT + MUMPS only), for a later warm start.
+    duals: Duals | None = None
+    #: With ``settings.optim_warm_start``: how the run started (for the message), e.g. ``"warm start: the guess's
+    #: multipliers"``; empty without that setting.
+    warm_start: str = ""
 
 
 def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress: Callable[[Progress],
-                  None] | None = None, exact: dict | None = None) -> OptimizerRun:
+                  None] | None = None, exact: dict | None = None, duals: Duals | None = None) -> OptimizerRun:
     """Solve ``prog`` (initial guess already set) with the optimizer and options of ``settings``.
 
     Reports each IPOPT iteration (or SNOPT objective evaluation) to
     ``progress`` while the solve runs, and reads the exact iteration count
     from the optimizer's own output. ``exact`` (``id(evaluator) -> (fun, evaluator)``,
     e.g. ``Transcription.exact_callbacks``) lets IPOPT with MUMPS call moco_lab's
-    exact Jacobians directly (``settings.optim_linear_solver == "mumps"``).
+    exact Jacobians directly (``settings.optim_linear_solver == "mumps"``). ``duals``: with
+    ``settings.optim_warm_start``, IPOPT + MUMPS starts from these multipliers if they fit the program
+    (:data:`moco_lab.solve.ipopt_mumps.WARM_START_OPTIONS`); ``OptimizerRun.warm_start`` says what happened.
 
     With the environment variable ``MOCO_LAB_SOLVE_LOG`` naming a file, every run appends one JSON line to it
     (status, iterations, objective, program size, the settings that shape the solve, and within a sweep the
@@ -250,12 +258,18 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
     """
     staged = (settings.optim_hessian_approximation == "exact" and 0 < settings.optim_limited_memory_start
               < (3000 if settings.optim_max_iterations is None else settings.optim_max_iterations))
+    mumps = settings.optim_solver == "ipopt" and settings.optim_linear_solver == "mumps"
     if staged:
         run = _run_staged(prog, settings, progress, exact)
-    elif settings.optim_solver == "ipopt" and settings.optim_linear_solver == "mumps":
-        run = _run_ipopt_mumps(prog, settings, progress, exact)
+    elif mumps:
+        run = _run_ipopt_mumps(prog, settings, progress, exact, duals=duals if settings.optim_warm_start else None)
     else:
         run = _run_drake(prog, settings, progress)
+    if settings.optim_warm_start and not run.warm_start:
+        run.warm_start = ("optim_warm_start ignored: " + (
+            "the first stage (optim_limited_memory_start) is Drake's IPOPT" if staged else
+            "the guess has no IPOPT + MUMPS multipliers (Solution.duals)" if mumps else
+            "only IPOPT + MUMPS (optim_linear_solver='mumps') starts from multipliers"))
     log = os.environ.get("MOCO_LAB_SOLVE_LOG")
     if log:
         _log_run(log, prog, settings, run)
@@ -274,7 +288,7 @@ def _log_run(path: str, prog: MathematicalProgram, settings: SolverSettings, run
               "solver": settings.optim_solver, "linear_solver": settings.optim_linear_solver,
               "hessian": settings.optim_hessian_approximation, "N": int(settings.num_mesh_intervals),
               "scheme": settings.transcription_scheme, "tol": settings.optim_convergence_tolerance,
-              "kernel": os.environ.get("OPENBLAS_CORETYPE", "")}
+              "kernel": os.environ.get("OPENBLAS_CORETYPE", ""), "warm_start": run.warm_start}
     with open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
 
@@ -398,9 +412,10 @@ def mumps_algorithm_options(settings: SolverSettings) -> dict:
 
 
 def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progress, exact,
-                     after: OptimizerRun | None = None) -> OptimizerRun:
+                     after: OptimizerRun | None = None, duals: Duals | None = None) -> OptimizerRun:
     """:func:`run_optimizer` with IPOPT + MUMPS (:mod:`moco_lab.solve.ipopt_mumps`); ``after``: an earlier stage
-    this one continues (its iterations and time come first in the reports, its last point is this one's first)."""
+    this one continues (its iterations and time come first in the reports, its last point is this one's first);
+    ``duals``: multipliers to start from (a warm start)."""
     from .ipopt_mumps import solve_with_mumps
 
     stats_file = tempfile.NamedTemporaryFile(prefix="moco_lab_ipopt_mumps_", suffix=".txt", delete=False)
@@ -420,14 +435,18 @@ def _run_ipopt_mumps(prog: MathematicalProgram, settings: SolverSettings, progre
             _report(Progress(done + k, objective, inf_pr, spent + _time.perf_counter() - start), settings, progress)
 
     try:
-        result = solve_with_mumps(prog, x0, options, exact, iteration)
+        result = solve_with_mumps(prog, x0, options, exact, iteration, duals=duals)
     finally:
         stats = _read_and_remove(stats_file.name)
     solve_time = _time.perf_counter() - start
     nit, optimality = _read_ipopt_statistics(stats)
+    warm = {None: "", True: "warm start: the guess's multipliers",
+            False: "optim_warm_start ignored: the guess's multipliers belong to a program of another structure "
+                   "(another mesh, model or set of constraints)"}[result.warm_started]
     return OptimizerRun(x=result.x, success=result.success, status=result.status,
                         nit=result.nit if nit is None else nit, solve_time=solve_time, cost=result.cost,
-                        constraint_violation=result.constraint_violation, optimality=optimality)
+                        constraint_violation=result.constraint_violation, optimality=optimality,
+                        duals=result.duals, warm_start=warm)
 
 
 def _run_staged(prog: MathematicalProgram, settings: SolverSettings, progress, exact) -> OptimizerRun:

@@ -22,7 +22,10 @@ def solve_transcription(tr: Transcription, progress: Callable[[Progress], None] 
     settings = tr.settings
     g = guess_from_trajectory(tr, settings.guess) if settings.guess is not None else guess_from_bounds(tr)
     set_guess(tr, g)
-    run = run_optimizer(tr.prog, settings, progress, exact=tr.exact_callbacks)
+    duals = settings.guess_duals
+    if duals is None and isinstance(settings.guess, Solution):
+        duals = settings.guess.duals
+    run = run_optimizer(tr.prog, settings, progress, exact=tr.exact_callbacks, duals=duals)
     sol = tr.unpack(run.x)
     goal_values = tr.goal_values(sol)
     # a collapsed time grid (or NaN times) is never a solution: a duration within round-off of zero (1e-12 of the
@@ -103,12 +106,14 @@ def package_solution(run: OptimizerRun, settings: SolverSettings, traj: Trajecto
                f"max constraint violation {run.constraint_violation:.2e}")
     if run.optimality.get("dual_infeasibility") is not None:
         message += f"; unscaled dual infeasibility {run.optimality['dual_infeasibility']:.2e}"
+    if run.warm_start:
+        message += f"; {run.warm_start}"
     explanation = run.note or IPOPT_STATUS_EXPLANATIONS.get(run.status)
     if explanation and run.status != "Solve_Succeeded":
         message += f". {run.status}: {explanation}"
     return Solution(traj, success=run.success, status=run.status, message=message, objective=objective,
                     goal_values=goal_values, nit=run.nit, solve_time=run.solve_time, solver=settings.optim_solver,
-                    constraint_violation=run.constraint_violation, optimality=run.optimality)
+                    constraint_violation=run.constraint_violation, optimality=run.optimality, duals=run.duals)
 
 
 def trajectory_from_solution(tr: Transcription, sol: dict) -> Trajectory:

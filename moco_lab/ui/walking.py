@@ -96,9 +96,10 @@ class Walker:
         The mesh a learner starts with and the one the test suite uses (``MOCO_LAB_FAST``).
     newton_radius : float, m/s
         Solve with exact second derivatives (Newton's method, IPOPT + MUMPS) when the speed asked for is within this
-        of the warm start's own speed, else with the limited-memory Hessian; 0: always limited-memory. Newton's
-        method re-converges from a nearby walk in tens of iterations where the quasi-Newton one takes hundreds,
-        but a far jump (gait2d from 1.325 to 1.6 m/s at once) can take it longer than the quasi-Newton method.
+        of the guess' own speed, else with the limited-memory Hessian; 0: limited-memory — unless the solve
+        continues the kept solution's problem at the same speed and on the same mesh (only strengths or goals
+        changed): then always Newton's method, from the kept solution's multipliers too
+        (``SolverSettings.optim_warm_start``), which re-converges in tens of iterations on both walkers.
     """
 
     key: str
@@ -204,16 +205,46 @@ def build_walk(walker: Walker, settings: dict) -> Study:
                 element = model.force_element(walker.muscle_path(group, side))
                 model.set_property(f"{element.path}/max_isometric_force",
                                    element.properties()["max_isometric_force"] * value / 100)
-    last = _warm_start(walker).latest(settings)
+    kept = _warm_start(walker)
+    last = kept.latest(settings)
     guess = last.as_trajectory() if last is not None else shipped_walk(walker, n)
     forward = model.coordinate(walker.forward).value_path
     from_speed = average_speed(guess, forward)
     guess = stretch_to_speed(guess, forward, speed)
     study = walker.pose(model, guess, speed, n)
-    if abs(speed - from_speed) <= walker.newton_radius:
+    if last is not None and last.duals is not None and _continues(walker, kept.kept_settings(), settings, speed, n):
+        study.solver.set_hessian_approximation("exact")   # Newton's method from the whole of the last iterate
+        study.solver.optim_warm_start = True
+        study.solver.guess_duals = last.duals
+    elif walker.newton_radius > 0 and abs(speed - from_speed) <= walker.newton_radius:
         study.solver.set_hessian_approximation("exact")
     study.name = walker.key
     return study
+
+
+#: The settings that shape a walker's program besides its numbers: a kept solution's multipliers fit the next
+#: solve only if these, the speed and the mesh are unchanged (strengths and goal weights may change).
+_SAME_FOR_WARM_START = ("scheme", "mode", "optimizer")
+
+
+def _continues(walker: Walker, before: dict | None, settings: dict, speed: float, n: int) -> bool:
+    """Whether a solve with ``settings`` (at ``speed``, on ``n`` mesh intervals) continues the kept solution's
+    problem (solved with the settings ``before``): the same speed, mesh, scheme, dynamics mode and optimizer, only
+    strengths or goals changed, so that Newton's method can start from the kept solution's multipliers as well as
+    its motion (``SolverSettings.optim_warm_start``). A change of speed moves the whole motion: measured, a warm
+    start from multipliers then gained little and once stopped at the iteration limit (docs/verification.md,
+    "Warm starts")."""
+    if before is None:
+        return False
+    defaults = {**walker.settings_defaults, "optimizer": "ipopt"}
+    if any(before.get(k, defaults.get(k)) != settings.get(k, defaults.get(k)) for k in _SAME_FOR_WARM_START):
+        return False
+    try:
+        kept_speed = float(before.get("speed", walker.speed))
+        kept_n = int(before.get("mesh_intervals", mesh(walker.mesh_full, walker.mesh_fast)))
+    except (TypeError, ValueError):
+        return False
+    return kept_speed == speed and kept_n == n
 
 
 def walk_plotted(walker: Walker, solution: Solution) -> list[str]:
@@ -273,9 +304,10 @@ GAIT2D = Walker(
                  "joint angles (weight 0 = pure prediction; try 0.01). Weaken or strengthen a <b>muscle group</b> "
                  "(both legs, % of normal) and press Solve: each solve starts from the previous solution (warm "
                  "start), the first from a prediction shipped with moco_lab. Angles and ground reaction forces are "
-                 "drawn against Winter's normal gait (± 1 SD), the previous solution dashed. Near the last walk's speed (within "
-                 "0.15 m/s) a solve uses exact second derivatives and takes seconds; a bigger jump (e.g. 1.6 m/s at "
-                 "once) uses the limited-memory Hessian and takes a minute or more."),
+                 "drawn against Winter's normal gait (± 1 SD), the previous solution dashed. At the last walk's speed a new "
+                 "strength or goal continues that walk (its multipliers too) with exact second derivatives in "
+                 "seconds; near it (within 0.15 m/s) exact second derivatives start from its motion; a bigger jump "
+                 "(e.g. 1.6 m/s at once) uses the limited-memory Hessian and takes a minute or more."),
     model=gait2d, pose=_gait2d_pose, forward="hip_x", muscle="/forceset/{group}_{side}",
     groups={"iliopsoas": "iliopsoas", "glutei": "glutei", "hamstrings": "hamstrings", "rectus_femoris": "rect. fem.",
             "vasti": "vasti", "gastrocnemius": "gastroc.", "soleus": "soleus", "tibialis_anterior": "tib. ant."},
@@ -319,8 +351,10 @@ WALKING_2D = Walker(
                  "∫ Σ |u|<sup>p</sup> dt per distance walked (weight and exponent p under Goals; Moco's example: 10 "
                  "and 3). Weaken or strengthen a <b>muscle group</b> (both legs, % of normal) and press Solve: each "
                  "solve starts from the previous solution (warm start), the first from a prediction shipped with "
-                 "moco_lab. The full cycle is animated; angles and ground reaction forces are drawn against the "
-                 "example's tracking data, the previous solution dashed."),
+                 "moco_lab; at the same speed and mesh it continues that walk, multipliers and all, with exact "
+                 "second derivatives (seconds), otherwise with the limited-memory Hessian. The full cycle is "
+                 "animated; angles and ground reaction forces are drawn against the example's tracking data, the "
+                 "previous solution dashed."),
     model=walking_2d_model, pose=_walking_2d_pose, forward="pelvis_tx", muscle="/{group}_{side}",
     groups={"hamstrings": "hamstrings", "bifemsh": "biceps fem. sh.", "glut_max": "glut. max.",
             "iliopsoas": "iliopsoas", "rect_fem": "rect. fem.", "vasti": "vasti", "gastroc": "gastroc.",

@@ -16,11 +16,18 @@ class WarmStart:
 
     def __init__(self) -> None:
         self._solution: Solution | None = None
+        self._settings: dict | None = None
 
     def keep(self, solution: Solution, settings: dict | None = None) -> None:
-        """After a solve: remember ``solution`` if it succeeded (a failed solve leaves the previous one)."""
+        """After a solve: remember ``solution`` if it succeeded, and the dashboard ``settings`` it was solved with
+        (a failed solve leaves the previous one)."""
         if solution.success:
             self._solution = solution
+            self._settings = None if settings is None else dict(settings)
+
+    def kept_settings(self) -> dict | None:
+        """The settings the kept solution was solved with (None if none were given, or nothing is kept)."""
+        return None if self._settings is None else dict(self._settings)
 
     def latest(self, settings: dict) -> Solution | None:
         """The solution the next solve starts from: the kept one when ``settings["warm_start"]`` is ``"yes"`` (the
@@ -30,3 +37,4 @@ class WarmStart:
     def clear(self) -> None:
         """Forget the kept solution."""
         self._solution = None
+        self._settings = None

@@ -1,0 +1,48 @@
+"""The optimizer's dual variables at the end of a solve, kept with the solution for a warm start.
+
+An interior-point method keeps, next to the decision variables ``x``, one multiplier per constraint row (``λ``) and
+one per finite variable bound (``z_L``, ``z_U``). A solve that starts from a solution's ``x`` but from IPOPT's
+default multipliers (every ``z`` 1, ``λ`` a least-squares estimate) and pushes ``x`` 1 % into its bounds has
+thrown half of the solution away; the next solve of a nearby problem can start from all of it
+(``SolverSettings.optim_warm_start``, docs/solving.md). The multipliers fit only a program of the same structure
+(the same variables, constraint rows and finite bounds in the same order): ``structure`` names it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Duals"]
+
+
+@dataclass(frozen=True, eq=False)
+class Duals:
+    """IPOPT's multipliers at the last iterate of a solve (in memory only: not written to files).
+
+    Attributes
+    ----------
+    constraints : ndarray, shape (m,)
+        ``λ``, one per constraint row, in the order of the program IPOPT solved.
+    lower, upper : ndarray, shape (n,)
+        ``z_L``, ``z_U`` ≥ 0, one per decision variable (0 where the bound is infinite), in the program's variable
+        order.
+    structure : str
+        A digest of that program's structure (sizes, Jacobian sparsity, which bounds are finite, which constraint
+        rows are equalities): multipliers are offered to a program only if its digest is the same.
+    """
+
+    constraints: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    structure: str
+
+    def __post_init__(self):
+        for name in ("constraints", "lower", "upper"):
+            a = np.array(getattr(self, name), dtype=float)  # a private copy
+            if a.ndim != 1 or not np.all(np.isfinite(a)):
+                raise ValueError(f"Duals.{name} must be a 1-D array of finite numbers, got shape {a.shape}")
+            a.flags.writeable = False
+            object.__setattr__(self, name, a)
+        if self.lower.shape != self.upper.shape:
+            raise ValueError(f"Duals: lower and upper have different lengths ({self.lower.size}, {self.upper.size})")
