@@ -51,10 +51,10 @@ __all__ = ["library_path", "available", "IPOPT_C_STATUS", "IpoptCResult", "kkt_s
 #: instead of IPOPT's estimates, and each variable (slack) is moved at most 10⁻⁶ inside its bounds (absolute,
 #: times max(1, |bound|), or as a fraction of the bounds' range, the smaller), each bound multiplier at least
 #: 10⁻⁶ above 0 — instead of 10⁻³ (the ``warm_start_*`` defaults), which moves a converged solution's
-#: activations and excitations that sit at a bound away from it. Measured (docs/verification.md, "Warm starts"):
-#: Moco's 2-D walker at N = 15, the exact Hessian, re-predicted from its solution at normal strength with one
-#: muscle group weakened (six cases): 11–35 iterations with these values, 12–69 with IPOPT's warm-start
-#: defaults, 18–1,293 (and one stop at 1,500) from the solution's ``x`` alone.
+#: activations and excitations that sit at a bound away from it. Measured (``benchmarks/warm_starts.md``): Moco's
+#: 2-D walker at N = 15, the exact Hessian, re-predicted from its solution at normal strength after ten changes of
+#: one muscle group's strength: 11–43 iterations with these values; 9–49 and one stop at the 1,500-iteration limit
+#: with IPOPT's warm-start defaults; 35–1,293 and one stop from the solution's ``x`` alone.
 WARM_START_OPTIONS = {"warm_start_init_point": "yes", "warm_start_bound_push": 1e-6, "warm_start_bound_frac": 1e-6,
                       "warm_start_slack_bound_push": 1e-6, "warm_start_slack_bound_frac": 1e-6,
                       "warm_start_mult_bound_push": 1e-6}
