@@ -268,6 +268,8 @@ def run_optimizer(prog: MathematicalProgram, settings: SolverSettings, progress:
     if settings.optim_warm_start and not run.warm_start:
         run.warm_start = ("optim_warm_start ignored: " + (
             "the first stage (optim_limited_memory_start) is Drake's IPOPT" if staged else
+            "there is no guess (solver.guess) to start from" if mumps and settings.guess is None
+            and settings.guess_duals is None else
             "the guess has no IPOPT + MUMPS multipliers (Solution.duals)" if mumps else
             "only IPOPT + MUMPS (optim_linear_solver='mumps') starts from multipliers"))
     log = os.environ.get("MOCO_LAB_SOLVE_LOG")
