@@ -9,7 +9,10 @@ Everything else is written once here and registered as one demo problem per walk
   against the walker's range), the strength of each muscle group (``strength_<group>``, % of its maximum isometric
   force, both legs, in (0, 300]); its guess is the last successful solution of that walker (``warm_start="yes"``)
   or the prediction shipped with moco_lab for the mesh closest to the chosen one, its forward motion stretched to
-  the requested speed (:func:`~moco_lab.analysis.walking.stretch_to_speed`).
+  the requested speed (:func:`~moco_lab.analysis.walking.stretch_to_speed`). When only strengths or goals changed
+  since that solution (the same speed, mesh, scheme, dynamics mode and optimizer), the solve continues it with the
+  exact Hessian from its optimizer multipliers too (``SolverSettings.optim_warm_start``, ``Solution.duals``);
+  otherwise the walker's ``newton_radius`` chooses the Hessian.
 * :func:`walk_figures`: the walker's animation and its comparison with data, the previous solution dashed.
 * :func:`walk_numbers`: the effort, the walker's own numbers (stance, double support, step, peak force) and the
   peak activations of the right leg's calf muscles.
