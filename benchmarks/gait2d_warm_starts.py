@@ -9,16 +9,30 @@ settings, status, objective), plus the provenance table
 ``moco_lab/data/gait2d/predicted_walk.md``. The dashboard uses it only as a *guess*: every answer it shows comes
 from a solve of the problem the learner posed.
 
-Run from the repository root (about 6 minutes)::
+Each chain ends with the dashboard's own first solve (its default settings at that mesh, from the chain's walk):
+its solution replaces the walk, and the optimizer's multipliers at it are written beside it as
+``predicted_walk_N{n}.duals.npz`` (``Duals.write``, with the dashboard settings they were solved with), so that the
+dashboard's first solve continues the shipped walk from its multipliers (Newton's method, a few iterations) instead
+of restarting the interior-point method from the motion alone (``moco_lab.ui.walking.build_walk``). The
+multipliers fit one program structure only: when the transcription changes, the test suite says so
+(tests/test_walking_dashboard.py) and this script, with ``--refine``, makes them again from the shipped walks.
 
-    .venv/bin/python benchmarks/gait2d_warm_starts.py [output folder, default moco_lab/data/gait2d]
+With ``--refine`` only that last step runs, from the walks already shipped (seconds; the tracking solution
+``tracked_walk_N50.sto`` is left alone), and its rows are appended to the provenance table. Measured on 2026-11-30:
+today's chain from Winter's angles ends at a higher effort than the walks of 2026-11-25 it would replace (0.30 and
+0.35 at N = 25 and 50, against 0.213 and 0.257 from the shipped walks), so the shipped walks were refined instead.
+
+Run from the repository root (about 6 minutes; ``--refine``: under a minute)::
+
+    .venv/bin/python benchmarks/gait2d_warm_starts.py [--refine] [output folder, default moco_lab/data/gait2d]
 """
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import datetime
 import os
 import platform
-import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -26,11 +40,11 @@ import numpy as np
 
 import moco_lab as ml
 from moco_lab.examples.gait2d import gait2d_prediction_study, gait2d_tracking_study
-from moco_lab.results.trajectory import Trajectory
+from moco_lab.results.trajectory import Trajectory, read_trajectory
 from moco_lab.util.data import GAIT2D_DIR
 
 MESHES = (25, 50)
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else GAIT2D_DIR  # another folder: to compare before replacing
+OUT = GAIT2D_DIR  # another folder (the command line's): to compare before replacing
 CHAIN = (("track Winter's gait", None), ("effort + 1 % tracking", 0.01), ("effort alone", 0.0))
 
 
@@ -43,10 +57,69 @@ def write(sol, n: int, stem: str, env: str, problem: str, chain: str) -> None:
     out.write_sto(OUT / f"{stem}_N{n}.sto")
 
 
+def ship_with_multipliers(n: int, env: str, source: Path) -> list[str]:
+    """The dashboard's first solve at ``n`` mesh intervals from the walk in ``source`` (its default settings, the
+    motion alone): write its solution as ``OUT/predicted_walk_N{n}.sto`` and its multipliers beside it, then check
+    that the dashboard's first solve continues from them. Returns the provenance table's rows."""
+    from moco_lab.ui import demos
+    from moco_lab.ui import walking as wk
+
+    settings = {**demos.default_settings(wk.GAIT2D.key), "mesh_intervals": n}
+    wk.forget_warm_starts()
+    walker = dataclasses.replace(wk.GAIT2D, shipped={n: source})
+    study = demos.apply_settings(wk.build_walk(walker, settings), settings)
+    study.solver.optim_warm_start, study.solver.guess_duals = False, None   # from the motion alone
+    sol = study.solve()
+    print(f"N = {n}, the dashboard's first solve from {source.name}: {sol.summary()}", flush=True)
+    if not sol.success or sol.duals is None:
+        raise RuntimeError(f"N = {n}: the dashboard's first solve failed or kept no multipliers: {sol.message}")
+    problem = (f"gait2d_prediction_study({n}) as the gait2d walking dashboard poses its first solve (default "
+               "settings: effort alone, weight 1, exponent 2, Winter's speed 1.325 m/s and stride 1.1396 s, periodic, "
+               "implicit, trapezoidal, tolerance 1e-3, exact Hessian, IPOPT + MUMPS)")
+    before = read_trajectory(source).metadata
+    chain = (f"{before.get('chain', '?')} (on {before.get('environment', '?').split(',')[0]}, objective "
+             f"{before.get('objective', '?')}) -> the dashboard's first solve from it (motion alone)")
+    write(sol, n, "predicted_walk", env, problem, chain)
+    out_sto = OUT / f"predicted_walk_N{n}.sto"
+    sol.duals.write(out_sto.with_suffix(".duals.npz"), {
+        "settings": settings, "generated_by": "benchmarks/gait2d_warm_starts.py", "environment": env,
+        "problem": problem, "objective": sol.objective, "num_iterations": sol.nit, "status": sol.status})
+    wk.forget_warm_starts()
+    check = demos.apply_settings(wk.build_walk(dataclasses.replace(wk.GAIT2D, shipped={n: out_sto}), settings),
+                                 settings)
+    again = check.solve()
+    print(f"N = {n}, the dashboard's first solve from the shipped walk and multipliers: {again.summary()}", flush=True)
+    if "warm start: the guess's multipliers" not in again.message or not again.success:
+        raise RuntimeError(f"N = {n}: the dashboard did not continue the shipped walk: {again.message}")
+    wk.forget_warm_starts()
+    return [f"| {n} | the dashboard's first solve from {source.name} (motion alone) | {sol.status} | {sol.nit} | "
+            f"{sol.objective:.5f} |",
+            f"| {n} | the same from the new walk and its multipliers (the check) | {again.status} | {again.nit} | "
+            f"{again.objective:.5f} |"]
+
+
 def main() -> None:
+    global OUT
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--refine", action="store_true",
+                        help="only re-solve the shipped walks and ship them with their multipliers")
+    parser.add_argument("out", nargs="?", type=Path, default=GAIT2D_DIR)
+    args = parser.parse_args()
+    OUT = args.out
     date = datetime.date.today().isoformat()
     env = (f"{date}, {os.cpu_count()} CPUs, Python {platform.python_version()}, moco_lab {ml.__version__}, "
            f"drake {version('drake')}, numpy {np.__version__}")
+    if args.refine:
+        rows = [row for n in MESHES for row in ship_with_multipliers(n, env, GAIT2D_DIR / f"predicted_walk_N{n}.sto")]
+        md = GAIT2D_DIR / "predicted_walk.md"
+        text = md.read_text(encoding="utf-8").rstrip("\n").split("\n")
+        text += ["", f"Refined by `benchmarks/gait2d_warm_starts.py --refine` on {env}: each walk above re-solved as "
+                 "the dashboard's first solve, replaced by that solution and shipped with its multipliers "
+                 "(`predicted_walk_N*.duals.npz`).", "", "| N | solve | status | iterations | objective |",
+                 "|--:|---|---|--:|--:|", *rows]
+        (OUT / "predicted_walk.md").write_text("\n".join(text) + "\n", encoding="utf-8")
+        print("\n".join(text))
+        return
     rows = []
     for n in MESHES:
         guess = None
@@ -66,10 +139,13 @@ def main() -> None:
         write(sol, n, "predicted_walk", env, f"gait2d_prediction_study({n}): effort alone (weight 1, exponent 2), "
               "Winter's speed 1.325 m/s and stride 1.1396 s, periodic, implicit, trapezoidal, tolerance 1e-3",
               "gait2d_tracking_study -> prediction with tracking weight 0.01 -> prediction (each warm-started)")
+        rows += ship_with_multipliers(n, env, OUT / f"predicted_walk_N{n}.sto")
     text = ["# gait2d gait cycles shipped with moco_lab: how they were made", "",
             f"Written by `benchmarks/gait2d_warm_starts.py` on {env}. Each `predicted_walk_N*.sto` is the last "
             "solve of a chain of three, each warm-started from the one before (the first from Winter's angles); "
-            "the gait2d walking dashboard starts its first solve from the file for its mesh. `tracked_walk_N50.sto` is "
+            "the last two rows of each mesh are the dashboard's first solve, which replaced the walk and whose multipliers "
+            "are shipped beside it (`predicted_walk_N*.duals.npz`); the gait2d walking dashboard starts its first "
+            "solve from the file for its mesh. `tracked_walk_N50.sto` is "
             "the first solve of the N = 50 chain (tracking Winter's angles and ground reaction forces): the motion of the "
             "synthetic subject of the motion-capture lessons (`moco_lab.examples.synthetic`).", "",
             "| N | solve | status | iterations | objective |", "|--:|---|---|--:|--:|", *rows]

@@ -330,9 +330,9 @@ def test_warm_start_from_a_solution_with_its_multipliers():
     assert "the guess has no IPOPT + MUMPS multipliers" in s.solve().message
 
 
-def test_duals_and_their_settings_are_checked():
+def test_duals_and_their_settings_are_checked(tmp_path):
     from moco_lab.engine.settings import SolverSettings
-    from moco_lab.results import Duals
+    from moco_lab.results import Duals, read_duals
 
     d = Duals([1.0, 2.0], [0.0, 1.0, 0.0], [0.0, 0.0, 3.0], "abc")
     assert d.lower.flags.writeable is False
@@ -347,6 +347,19 @@ def test_duals_and_their_settings_are_checked():
         SolverSettings(guess_duals={"constraints": [1.0]}).validate()
     with pytest.raises(TypeError, match="optim_warm_start must be True or False"):
         SolverSettings(optim_warm_start="yes").validate()
+    d.write(tmp_path / "d.npz", {"settings": {"speed": 1.2}})   # a file beside a shipped walk
+    back, metadata = read_duals(tmp_path / "d.npz")
+    assert metadata == {"settings": {"speed": 1.2}} and back.structure == "abc"
+    for name in ("constraints", "lower", "upper"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(d, name))
+    (tmp_path / "bad.npz").write_text("not an archive")
+    with pytest.raises(ValueError, match="bad.npz is not a file of multipliers written by Duals.write"):
+        read_duals(tmp_path / "bad.npz")
+    np.savez(tmp_path / "other.npz", constraints=[1.0])
+    with pytest.raises(ValueError, match="other.npz is not a file of multipliers"):
+        read_duals(tmp_path / "other.npz")
+    with pytest.raises(FileNotFoundError):
+        read_duals(tmp_path / "missing.npz")
     with pytest.raises(TypeError, match="Solution: duals must be a Duals"):
         ml.Solution(ml.Trajectory([0.0, 1.0], {"x": [0.0, 1.0]}, {}), success=True, status="ok", message="",
                     objective=0.0, goal_values={}, nit=0, solve_time=0.0, duals=[1.0])

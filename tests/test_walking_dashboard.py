@@ -130,25 +130,54 @@ def test_gait2d_settings_build_the_named_problem():
     assert guess.states[hip_x][-1] - guess.states[hip_x][0] == pytest.approx(1.0 * 1.1396)
 
 
-@pytest.mark.parametrize("walker, speed, hessian", [
-    (wk.GAIT2D, None, "exact"),                 # the shipped walk's own speed: Newton's method
-    (wk.GAIT2D, 1.325 + 0.14, "exact"),         # within 0.15 m/s of the warm start
-    (wk.GAIT2D, 1.0, "limited-memory"),         # a far jump: the quasi-Newton method
-    (wk.GAIT2D, 1.6, "limited-memory"),
-    (wk.WALKING_2D, None, "limited-memory"),    # newton_radius 0: limited-memory from a guess
+@pytest.mark.parametrize("walker, change, hessian, warm", [
+    # the shipped walk's own speed and mesh: Newton's method from the walk and the multipliers shipped with it
+    (wk.GAIT2D, {}, "exact", True),
+    (wk.GAIT2D, {"warm_start": "no"}, "exact", False),                # the walk alone, within the Newton radius
+    (wk.GAIT2D, {"speed": 1.325 + 0.14}, "exact", False),            # within 0.15 m/s of the warm start
+    (wk.GAIT2D, {"mesh_intervals": 30}, "exact", False),             # no multipliers shipped for this mesh
+    (wk.GAIT2D, {"speed": 1.0}, "limited-memory", False),            # a far jump: the quasi-Newton method
+    (wk.GAIT2D, {"speed": 1.6}, "limited-memory", False),
+    (wk.WALKING_2D, {}, "limited-memory", False),    # newton_radius 0 and no shipped multipliers: limited-memory
     # newton_radius 0 means never, even at exactly the guess' own speed (the shipped gait2d walk: 1.325 m/s to the
     # last bit; a distance of 0 <= 0 once selected Newton's method by accident)
-    (dataclasses.replace(wk.GAIT2D, newton_radius=0.0), None, "limited-memory"),
+    (dataclasses.replace(wk.GAIT2D, newton_radius=0.0), {"warm_start": "no"}, "limited-memory", False),
 ])
-def test_second_derivatives_near_the_warm_start_only(walker, speed, hessian):
-    settings = demos.default_settings(walker.key)
-    if speed is not None:
-        settings["speed"] = speed
+def test_second_derivatives_near_the_warm_start_only(walker, change, hessian, warm):
+    settings = {**demos.default_settings(walker.key), **change}
     study = demos.apply_settings(wk.build_walk(walker, settings), settings)
     assert study.solver.optim_hessian_approximation == hessian
-    assert study.solver.optim_warm_start is False  # a guess, not a kept solution: no multipliers
+    assert study.solver.optim_warm_start is warm
+    assert (study.solver.guess_duals is not None) is warm
     if hessian == "exact":
         assert (study.solver.optim_solver, study.solver.optim_linear_solver) == ("ipopt", "mumps")
+
+
+@pytest.mark.parametrize("n", sorted(GAIT2D_PREDICTED_WALK))
+def test_the_shipped_gait2d_walks_carry_multipliers_that_fit_the_dashboards_program(n):
+    """Each shipped gait2d walk comes with the optimizer's multipliers at it, made by the dashboard's own first solve
+    (benchmarks/gait2d_warm_starts.py): the dashboard's first solve continues from them (Newton's method) instead of
+    restarting IPOPT from the motion alone — measured on 2026-11-30, N = 50: 3 iterations instead of 175; N = 25: 16
+    instead of 31. The multipliers fit one program structure only; this test fails when the transcription changes
+    and says how to make them again. On the learner's mesh (50) it solves: a handful of iterations, to the walk's own
+    objective (the tolerance 1e-3 the walk was solved to)."""
+    duals, made_with = wk.shipped_duals(wk.GAIT2D, n)
+    assert duals is not None, f"no multipliers shipped beside {GAIT2D_PREDICTED_WALK[n].name}"
+    assert made_with == {**demos.default_settings("gait2d_walking"), "mesh_intervals": n}
+    walk = read_trajectory(GAIT2D_PREDICTED_WALK[n])
+    assert f"gait2d_prediction_study({n}) as the gait2d walking dashboard poses its first solve" in walk.metadata[
+        "problem"]
+    if n != 50:
+        return   # N = 25: the panel test below solves it
+    settings = dict(made_with)
+    study = demos.apply_settings(wk.build_walk(wk.GAIT2D, settings), settings)
+    assert study.solver.optim_warm_start and study.solver.guess_duals.structure == duals.structure
+    sol = study.solve()
+    assert "warm start: the guess's multipliers" in sol.message, (
+        f"{sol.message} -- the shipped multipliers no longer fit the dashboard's program: run "
+        "`python benchmarks/gait2d_warm_starts.py --refine`")
+    assert sol.success and sol.nit <= 10, (sol.nit, sol.message)   # measured 3
+    assert sol.objective == pytest.approx(walk.metadata["objective"], rel=1e-3)
 
 
 @pytest.mark.parametrize("walker", [wk.GAIT2D, wk.WALKING_2D])
@@ -224,6 +253,8 @@ def test_panel_predicts_weakens_and_switches_walkers():
     p = SolvePanel(["gait2d_walking", "walking_2d"])
     first = p.solution
     assert first.success, first.message
+    # from the shipped walk and its multipliers (if this fails, run `benchmarks/gait2d_warm_starts.py --refine`)
+    assert "warm start: the guess's multipliers" in first.message
     assert p.mesh_intervals.value == 25 and set(p.goal_widgets) == {"angles", "effort"}
     assert {"motion", "winter"} <= set(p.figures)
     assert len(p.figures["trajectories"].layout.annotations) == 8  # the right leg's activations

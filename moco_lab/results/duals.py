@@ -6,19 +6,24 @@ default multipliers (every ``z`` 1, ``λ`` a least-squares estimate) and pushes 
 thrown half of the solution away; the next solve of a nearby problem can start from all of it
 (``SolverSettings.optim_warm_start``, docs/solving.md). The multipliers fit only a program of the same structure
 (the same variables, constraint rows and finite bounds in the same order): ``structure`` names it.
+
+:meth:`Duals.write` and :func:`read_duals` keep them in a NumPy ``.npz`` file beside a trajectory file, for a
+solution shipped as a warm start (the walking dashboard's, ``moco_lab.ui.walking``).
 """
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Duals"]
+__all__ = ["Duals", "read_duals"]
 
 
 @dataclass(frozen=True, eq=False)
 class Duals:
-    """IPOPT's multipliers at the last iterate of a solve (in memory only: not written to files).
+    """IPOPT's multipliers at the last iterate of a solve (kept in memory with the solution; :meth:`write` saves them).
 
     Attributes
     ----------
@@ -46,3 +51,27 @@ class Duals:
             object.__setattr__(self, name, a)
         if self.lower.shape != self.upper.shape:
             raise ValueError(f"Duals: lower and upper have different lengths ({self.lower.size}, {self.upper.size})")
+
+    def write(self, path: str | os.PathLike, metadata: dict | None = None) -> None:
+        """Save to the NumPy ``.npz`` file ``path`` with ``metadata`` (JSON-serializable: how they were made, the
+        settings of the solve); :func:`read_duals` reads both back."""
+        text = json.dumps(metadata or {}, sort_keys=True)
+        with open(path, "wb") as f:
+            np.savez(f, constraints=self.constraints, lower=self.lower, upper=self.upper,
+                     structure=np.array(self.structure), metadata=np.array(text))
+
+
+def read_duals(path: str | os.PathLike) -> tuple[Duals, dict]:
+    """The multipliers and metadata saved by :meth:`Duals.write`.
+
+    Raises ``ValueError`` naming the file if it is not such a file (a key missing, or not a NumPy archive).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            duals = Duals(data["constraints"], data["lower"], data["upper"], str(data["structure"]))
+            metadata = json.loads(str(data["metadata"]))
+    except (KeyError, OSError, ValueError, json.JSONDecodeError) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise ValueError(f"{os.fspath(path)} is not a file of multipliers written by Duals.write: {e}") from None
+    return duals, metadata

@@ -12,7 +12,8 @@ Everything else is written once here and registered as one demo problem per walk
   the requested speed (:func:`~moco_lab.analysis.walking.stretch_to_speed`). When only strengths or goals changed
   since that solution (the same speed, mesh, scheme, dynamics mode and optimizer), the solve continues it with the
   exact Hessian from its optimizer multipliers too (``SolverSettings.optim_warm_start``, ``Solution.duals``);
-  otherwise the walker's ``newton_radius`` chooses the Hessian.
+  otherwise the walker's ``newton_radius`` chooses the Hessian. A shipped walk with its multipliers shipped beside
+  it (:func:`shipped_duals`) is continued the same way by the first solve, on its own mesh and at its own speed.
 * :func:`walk_figures`: the walker's animation and its comparison with data, the previous solution dashed.
 * :func:`walk_numbers`: the effort, the walker's own numbers (stance, double support, step, peak force) and the
   peak activations of the right leg's calf muscles.
@@ -46,6 +47,7 @@ from ..examples.gait2d import gait2d_prediction_study, winter_gait
 from ..examples.walking_2d import walking_2d_model, walking_2d_prediction
 from ..modeling.gait2d import gait2d
 from ..modeling.model import Model
+from ..results.duals import Duals, read_duals
 from ..results.trajectory import Solution, Trajectory
 from ..tools.study import Study
 from ..util.config import mesh
@@ -55,7 +57,8 @@ from ..viz.walking_2d import animate_walking_2d, plot_walking_2d
 from .warm_start import WarmStart
 
 __all__ = ["Walker", "GAIT2D", "WALKING_2D", "WALKERS", "build_walk", "walk_figures", "walk_numbers",
-           "walk_plotted", "keep_for_warm_start", "forget_warm_starts", "shipped_walk", "strengths"]
+           "walk_plotted", "keep_for_warm_start", "forget_warm_starts", "shipped_walk", "shipped_duals",
+           "shipped_duals_path", "strengths"]
 
 #: Most a muscle group can be strengthened to, in % of the model's maximum isometric force.
 MAX_STRENGTH = 300.0
@@ -84,7 +87,8 @@ class Walker:
     calf : tuple of str
         The groups whose right-leg peak activation the numbers line reports.
     shipped : mapping of int -> Path
-        The shipped warm starts by number of mesh intervals.
+        The shipped warm starts by number of mesh intervals (``.sto``; the optimizer's multipliers at a walk, where
+        shipped, beside it as ``.duals.npz``: :func:`shipped_duals`).
     speed, speeds : float, (float, float)
         The default average speed and the range a learner may choose (m/s).
     speed_tip : str
@@ -162,6 +166,27 @@ def shipped_walk(walker: Walker, num_mesh_intervals: int) -> Trajectory:
     return closest_shipped(walker.shipped, num_mesh_intervals)
 
 
+def shipped_duals_path(walker: Walker, num_mesh_intervals: int) -> Path | None:
+    """Where the multipliers of the walk shipped for exactly ``num_mesh_intervals`` would be (``None``: no walk is
+    shipped for that mesh): ``predicted_walk_N{n}.duals.npz`` beside ``predicted_walk_N{n}.sto``."""
+    sto = walker.shipped.get(num_mesh_intervals)
+    return None if sto is None else Path(sto).with_suffix(".duals.npz")
+
+
+def shipped_duals(walker: Walker, num_mesh_intervals: int) -> tuple[Duals | None, dict | None]:
+    """The optimizer multipliers shipped with the walk for exactly ``num_mesh_intervals`` and the dashboard settings
+    that walk was solved with (``metadata["settings"]``), or ``(None, None)`` if none are shipped for that mesh.
+
+    With them the dashboard's first solve continues the shipped walk as it continues a kept solution (Newton's
+    method from the walk and its multipliers; :func:`build_walk`). Made by the walker's warm-start script.
+    """
+    path = shipped_duals_path(walker, num_mesh_intervals)
+    if path is None or not path.exists():
+        return None, None
+    duals, metadata = read_duals(path)
+    return duals, metadata.get("settings")
+
+
 def strengths(walker: Walker, settings: dict) -> dict[str, float]:
     """Each muscle group's strength in % (``settings["strength_<group>"]``, default 100).
 
@@ -210,15 +235,19 @@ def build_walk(walker: Walker, settings: dict) -> Study:
                                    element.properties()["max_isometric_force"] * value / 100)
     kept = _warm_start(walker)
     last = kept.latest(settings)
-    guess = last.as_trajectory() if last is not None else shipped_walk(walker, n)
+    if last is not None:
+        guess, duals, before = last.as_trajectory(), last.duals, kept.kept_settings()
+    else:   # the shipped walk, and its multipliers if they are shipped for this very mesh
+        guess = shipped_walk(walker, n)
+        duals, before = shipped_duals(walker, n) if settings.get("warm_start", "yes") == "yes" else (None, None)
     forward = model.coordinate(walker.forward).value_path
     from_speed = average_speed(guess, forward)
     guess = stretch_to_speed(guess, forward, speed)
     study = walker.pose(model, guess, speed, n)
-    if last is not None and last.duals is not None and _continues(walker, kept.kept_settings(), settings, speed, n):
+    if duals is not None and _continues(walker, before, settings, speed, n):
         study.solver.set_hessian_approximation("exact")   # Newton's method from the whole of the last iterate
         study.solver.optim_warm_start = True
-        study.solver.guess_duals = last.duals
+        study.solver.guess_duals = duals
     elif walker.newton_radius > 0 and abs(speed - from_speed) <= walker.newton_radius:
         study.solver.set_hessian_approximation("exact")
     study.name = walker.key
