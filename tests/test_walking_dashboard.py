@@ -183,8 +183,10 @@ def test_the_shipped_gait2d_walks_carry_multipliers_that_fit_the_dashboards_prog
 @pytest.mark.parametrize("walker", [wk.GAIT2D, wk.WALKING_2D])
 def test_a_kept_solution_is_continued_from_its_multipliers_at_the_same_speed_only(walker):
     """A kept solution's multipliers (Solution.duals) go with it into the next solve (optim_warm_start, Newton's
-    method) when only strengths or goals change; another speed, mesh, scheme or ``warm_start = no`` starts from a
-    guess as before. (Whether the multipliers fit the program is the IPOPT driver's check, tests/test_ipopt_mumps.)"""
+    method) when only strengths or goals change, or the speed by at most the walker's ``warm_speed_change`` (the
+    2-D walker: 0.4 m/s; gait2d: 0); a bigger change of speed, another mesh, scheme or ``warm_start = no`` starts
+    from a guess as before. (Whether the multipliers fit the program is the IPOPT driver's check,
+    tests/test_ipopt_mumps.)"""
     settings = demos.default_settings(walker.key)
     n = settings["mesh_intervals"]
     duals = Duals([0.0], [0.0], [0.0], "a program's digest")
@@ -194,7 +196,9 @@ def test_a_kept_solution_is_continued_from_its_multipliers_at_the_same_speed_onl
     effort = settings["goals"]["effort"]
     for change, warm in (({}, True), ({"strength_soleus": 50.0}, True),
                          ({"goals": {**settings["goals"], "effort": {**effort, "weight": 2 * effort["weight"]}}}, True),
-                         ({"speed": settings["speed"] + 0.3}, False), ({"mesh_intervals": n + 2}, False),
+                         ({"speed": settings["speed"] + 0.3}, False),      # the fast mesh: see below
+                         ({"speed": settings["speed"] + 1e-12}, True),     # no change
+                         ({"speed": settings["speed"] + 0.45}, False), ({"mesh_intervals": n + 2}, False),
                          ({"scheme": "trapezoidal" if settings["scheme"] != "trapezoidal" else "hermite-simpson"}, False),
                          ({"warm_start": "no"}, False)):
         s = {**settings, **change}
@@ -206,6 +210,45 @@ def test_a_kept_solution_is_continued_from_its_multipliers_at_the_same_speed_onl
                          objective=0.0, goal_values={}, nit=1, solve_time=0.0, duals=Duals([1.0], [0.0], [0.0], "x"))
     wk.keep_for_warm_start(walker, failed, {**settings, "speed": 1.0})   # not kept: the last good one stays
     assert wk.build_walk(walker, settings).solver.guess_duals is duals
+    # a change of speed is continued only on meshes of warm_speed_mesh intervals or more (above: the fast mesh)
+    assert walker is wk.GAIT2D or n < walker.warm_speed_mesh == 25
+    fine = {**settings, "mesh_intervals": 50}
+    wk.keep_for_warm_start(walker, kept, fine)
+    for change, warm in (({}, True), ({"speed": settings["speed"] + 0.3}, walker is wk.WALKING_2D),
+                         ({"speed": settings["speed"] + 0.45}, False)):
+        s = {**fine, **change}
+        assert demos.apply_settings(wk.build_walk(walker, s), s).solver.optim_warm_start is warm, change
+
+
+def test_a_continuation_that_stops_is_solved_again_from_the_motion(monkeypatch):
+    """solve_walk gives a continuation from multipliers WARM_ITERATION_CAP iterations; if it stops there, the same
+    problem is solved again from the motion alone with the limited-memory Hessian and the message says so. On the
+    sliding mass (it needs no walker: only the study's settings matter), 25 % heavier than the solution it continues
+    from: 3 iterations warm (tests/test_ipopt_mumps.py); allowed two, it stops and the second solve still reaches
+    the closed-form minimum time."""
+    from analytic import sliding_mass_min_time
+
+    def heavier(first):
+        study = ml.examples.sliding_mass_study(2.5, "hermite-simpson", "explicit", 50)
+        study.solver.set_hessian_approximation("exact")
+        study.solver.guess, study.solver.optim_warm_start, study.solver.optim_max_iterations = first, True, 500
+        return study
+
+    start = ml.examples.sliding_mass_study(2.0, "hermite-simpson", "explicit", 50)
+    start.solver.set_hessian_approximation("exact")
+    first = start.solve()
+    warm = wk.solve_walk(wk.WALKING_2D, heavier(first))
+    assert warm.success and "warm start: the guess's multipliers" in warm.message and warm.nit <= 5, warm.message
+    monkeypatch.setattr(wk, "WARM_ITERATION_CAP", 2)
+    study = heavier(first)
+    again = wk.solve_walk(wk.WALKING_2D, study)
+    assert again.success, again.message
+    assert ("solved again from the motion alone with the limited-memory Hessian after the continuation from the last "
+            "solution's multipliers stopped (Maximum_Iterations_Exceeded, 2 iterations") in again.message
+    assert "warm start: the guess's multipliers" not in again.message and again.nit > 2
+    assert study.solver.optim_hessian_approximation == "limited-memory" and not study.solver.optim_warm_start
+    assert study.solver.optim_max_iterations == 500   # the user's limit back for the second solve
+    assert again.final_time == pytest.approx(sliding_mass_min_time(2.5), rel=1e-3)
 
 
 def test_walking_2d_settings_build_the_named_problem():

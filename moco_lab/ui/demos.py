@@ -185,6 +185,9 @@ class DemoProblem:
         the panel's solution (unsealed if it failed: check
         ``solution.success``) and the settings of the solve; e.g. keep the last
         successful solution as the next solve's warm start.
+    solve : callable ``(study, progress) -> Solution``, optional
+        How the panel solves the built study (default ``study.solve(progress=progress)``); e.g. a second solve
+        with other settings when the first stops.
     """
 
     key: str
@@ -203,6 +206,7 @@ class DemoProblem:
     plotted: Callable[..., list] | None = None
     plotted_title: str = "Selected states and controls"
     after_solve: Callable[..., None] | None = None
+    solve: Callable[..., Solution] | None = None
 
     @property
     def initial_mesh(self) -> int:
@@ -672,6 +676,7 @@ def _walking_demo(walker: walking.Walker) -> DemoProblem:
         settings_defaults=dict(walker.settings_defaults),
         plotted=functools.partial(walking.walk_plotted, walker),
         after_solve=functools.partial(walking.keep_for_warm_start, walker),
+        solve=functools.partial(walking.solve_walk, walker),
         plotted_title="Activations of the right leg's muscles",
     )
 

@@ -336,7 +336,10 @@ class SolvePanel(PanelBase):
             self.progress_html.value = "<span class='ml-hint'>Not solved: fix the settings and press Solve.</span>"
             return None
         try:
-            solution = study.solve(progress=self._on_progress)
+            if self.demo.solve is not None:
+                solution = self.demo.solve(study, self._on_progress)
+            else:
+                solution = study.solve(progress=self._on_progress)
         except Exception as err:
             self._show_error("The solver raised an error", err, with_trace=True)
             self.progress_html.value = "<span class='ml-hint'>Not solved (see the message).</span>"
