@@ -24,12 +24,11 @@ today's chain from Winter's angles ends at a higher effort than the walks of 202
 
 Run from the repository root (about 6 minutes; ``--refine``: under a minute)::
 
-    .venv/bin/python benchmarks/gait2d_warm_starts.py [--refine] [output folder, default moco_lab/data/gait2d]
+    .venv/bin/python -m benchmarks.gait2d_warm_starts [--refine] [output folder, default moco_lab/data/gait2d]
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import os
 import platform
@@ -39,8 +38,9 @@ from pathlib import Path
 import numpy as np
 
 import moco_lab as ml
+from benchmarks.shipped_multipliers import ship_with_multipliers
 from moco_lab.examples.gait2d import gait2d_prediction_study, gait2d_tracking_study
-from moco_lab.results.trajectory import Trajectory, read_trajectory
+from moco_lab.results.trajectory import Trajectory
 from moco_lab.util.data import GAIT2D_DIR
 
 MESHES = (25, 50)
@@ -57,45 +57,17 @@ def write(sol, n: int, stem: str, env: str, problem: str, chain: str) -> None:
     out.write_sto(OUT / f"{stem}_N{n}.sto")
 
 
-def ship_with_multipliers(n: int, env: str, source: Path) -> list[str]:
-    """The dashboard's first solve at ``n`` mesh intervals from the walk in ``source`` (its default settings, the
-    motion alone): write its solution as ``OUT/predicted_walk_N{n}.sto`` and its multipliers beside it, then check
-    that the dashboard's first solve continues from them. Returns the provenance table's rows."""
-    from moco_lab.ui import demos
-    from moco_lab.ui import walking as wk
+def ship(n: int, env: str, source: Path) -> list[str]:
+    """The dashboard's first solve at ``n`` mesh intervals from the walk in ``source``, shipped with its multipliers
+    (:func:`benchmarks.shipped_multipliers.ship_with_multipliers`); the provenance table's rows."""
+    from moco_lab.ui.walking import GAIT2D
 
-    settings = {**demos.default_settings(wk.GAIT2D.key), "mesh_intervals": n}
-    wk.forget_warm_starts()
-    walker = dataclasses.replace(wk.GAIT2D, shipped={n: source})
-    study = demos.apply_settings(wk.build_walk(walker, settings), settings)
-    study.solver.optim_warm_start, study.solver.guess_duals = False, None   # from the motion alone
-    sol = study.solve()
-    print(f"N = {n}, the dashboard's first solve from {source.name}: {sol.summary()}", flush=True)
-    if not sol.success or sol.duals is None:
-        raise RuntimeError(f"N = {n}: the dashboard's first solve failed or kept no multipliers: {sol.message}")
     problem = (f"gait2d_prediction_study({n}) as the gait2d walking dashboard poses its first solve (default "
                "settings: effort alone, weight 1, exponent 2, Winter's speed 1.325 m/s and stride 1.1396 s, periodic, "
                "implicit, trapezoidal, tolerance 1e-3, exact Hessian, IPOPT + MUMPS)")
-    before = read_trajectory(source).metadata
-    chain = (f"{before.get('chain', '?')} (on {before.get('environment', '?').split(',')[0]}, objective "
-             f"{before.get('objective', '?')}) -> the dashboard's first solve from it (motion alone)")
-    write(sol, n, "predicted_walk", env, problem, chain)
-    out_sto = OUT / f"predicted_walk_N{n}.sto"
-    sol.duals.write(out_sto.with_suffix(".duals.npz"), {
-        "settings": settings, "generated_by": "benchmarks/gait2d_warm_starts.py", "environment": env,
-        "problem": problem, "objective": sol.objective, "num_iterations": sol.nit, "status": sol.status})
-    wk.forget_warm_starts()
-    check = demos.apply_settings(wk.build_walk(dataclasses.replace(wk.GAIT2D, shipped={n: out_sto}), settings),
-                                 settings)
-    again = check.solve()
-    print(f"N = {n}, the dashboard's first solve from the shipped walk and multipliers: {again.summary()}", flush=True)
-    if "warm start: the guess's multipliers" not in again.message or not again.success:
-        raise RuntimeError(f"N = {n}: the dashboard did not continue the shipped walk: {again.message}")
-    wk.forget_warm_starts()
-    return [f"| {n} | the dashboard's first solve from {source.name} (motion alone) | {sol.status} | {sol.nit} | "
-            f"{sol.objective:.5f} |",
-            f"| {n} | the same from the new walk and its multipliers (the check) | {again.status} | {again.nit} | "
-            f"{again.objective:.5f} |"]
+    rows = ship_with_multipliers(GAIT2D, n, source, OUT, env=env, generated_by="benchmarks/gait2d_warm_starts.py",
+                                 problem=problem)
+    return [f"| {n} | {label} | {sol.status} | {sol.nit} | {sol.objective:.5f} |" for label, sol in rows]
 
 
 def main() -> None:
@@ -110,7 +82,7 @@ def main() -> None:
     env = (f"{date}, {os.cpu_count()} CPUs, Python {platform.python_version()}, moco_lab {ml.__version__}, "
            f"drake {version('drake')}, numpy {np.__version__}")
     if args.refine:
-        rows = [row for n in MESHES for row in ship_with_multipliers(n, env, GAIT2D_DIR / f"predicted_walk_N{n}.sto")]
+        rows = [row for n in MESHES for row in ship(n, env, GAIT2D_DIR / f"predicted_walk_N{n}.sto")]
         md = GAIT2D_DIR / "predicted_walk.md"
         text = md.read_text(encoding="utf-8").rstrip("\n").split("\n")
         text += ["", f"Refined by `benchmarks/gait2d_warm_starts.py --refine` on {env}: each walk above re-solved as "
@@ -139,7 +111,7 @@ def main() -> None:
         write(sol, n, "predicted_walk", env, f"gait2d_prediction_study({n}): effort alone (weight 1, exponent 2), "
               "Winter's speed 1.325 m/s and stride 1.1396 s, periodic, implicit, trapezoidal, tolerance 1e-3",
               "gait2d_tracking_study -> prediction with tracking weight 0.01 -> prediction (each warm-started)")
-        rows += ship_with_multipliers(n, env, OUT / f"predicted_walk_N{n}.sto")
+        rows += ship(n, env, OUT / f"predicted_walk_N{n}.sto")
     text = ["# gait2d gait cycles shipped with moco_lab: how they were made", "",
             f"Written by `benchmarks/gait2d_warm_starts.py` on {env}. Each `predicted_walk_N*.sto` is the last "
             "solve of a chain of three, each warm-started from the one before (the first from Winter's angles); "
