@@ -28,17 +28,9 @@ Run from the repository root (about 6 minutes; ``--refine``: under a minute)::
 """
 from __future__ import annotations
 
-import argparse
-import datetime
-import os
-import platform
-from importlib.metadata import version
 from pathlib import Path
 
-import numpy as np
-
-import moco_lab as ml
-from benchmarks.shipped_multipliers import ship_with_multipliers
+from benchmarks.shipped_multipliers import command_line, ship_with_multipliers
 from moco_lab.examples.gait2d import gait2d_prediction_study, gait2d_tracking_study
 from moco_lab.results.trajectory import Trajectory
 from moco_lab.util.data import GAIT2D_DIR
@@ -72,15 +64,8 @@ def ship(n: int, env: str, source: Path) -> list[str]:
 
 def main() -> None:
     global OUT
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--refine", action="store_true",
-                        help="only re-solve the shipped walks and ship them with their multipliers")
-    parser.add_argument("out", nargs="?", type=Path, default=GAIT2D_DIR)
-    args = parser.parse_args()
+    args, env = command_line(__doc__.split("\n")[0], GAIT2D_DIR)
     OUT = args.out
-    date = datetime.date.today().isoformat()
-    env = (f"{date}, {os.cpu_count()} CPUs, Python {platform.python_version()}, moco_lab {ml.__version__}, "
-           f"drake {version('drake')}, numpy {np.__version__}")
     if args.refine:
         rows = [row for n in MESHES for row in ship(n, env, GAIT2D_DIR / f"predicted_walk_N{n}.sto")]
         md = GAIT2D_DIR / "predicted_walk.md"

@@ -11,14 +11,36 @@ multipliers are written beside it, and a last solve checks that the dashboard co
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import datetime
+import os
+import platform
+from importlib.metadata import version
 from pathlib import Path
 
+import numpy as np
+
+import moco_lab as ml
 from moco_lab.results.trajectory import Solution, Trajectory, read_trajectory
 from moco_lab.ui import demos
 from moco_lab.ui import walking as wk
 
-__all__ = ["ship_with_multipliers"]
+__all__ = ["command_line", "ship_with_multipliers"]
+
+
+def command_line(description: str, default_out: Path) -> tuple[argparse.Namespace, str]:
+    """A warm-start script's command line, ``[--refine] [output folder]`` (``args.refine``, ``args.out``, created),
+    and the line of versions its provenance records."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--refine", action="store_true",
+                        help="only re-solve the shipped walks and ship them with their multipliers")
+    parser.add_argument("out", nargs="?", type=Path, default=default_out)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    env = (f"{datetime.date.today().isoformat()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+           f"moco_lab {ml.__version__}, drake {version('drake')}, numpy {np.__version__}")
+    return args, env
 
 
 def ship_with_multipliers(walker: wk.Walker, n: int, source: Path, out: Path, *, env: str, generated_by: str,
@@ -33,8 +55,9 @@ def ship_with_multipliers(walker: wk.Walker, n: int, source: Path, out: Path, *,
     """
     settings = {**demos.default_settings(walker.key), "mesh_intervals": n}
     wk.forget_warm_starts()
-    study = demos.apply_settings(wk.build_walk(dataclasses.replace(walker, shipped={n: source}), settings), settings)
-    study.solver.optim_warm_start, study.solver.guess_duals = False, None   # from the motion alone
+    alone = {**settings, "warm_start": "no"}   # from the motion alone (no multipliers shipped beside it are read)
+    study = demos.apply_settings(wk.build_walk(dataclasses.replace(walker, shipped={n: source}), alone), alone)
+    assert not study.solver.optim_warm_start
     sol = study.solve()
     rows = [(f"the dashboard's first solve from {source.name} (motion alone, "
              f"{study.solver.optim_hessian_approximation} Hessian)", sol)]

@@ -24,17 +24,10 @@ Run from the repository root (``--refine``: about a minute)::
 """
 from __future__ import annotations
 
-import argparse
-import datetime
-import os
-import platform
-from importlib.metadata import version
 from pathlib import Path
 
-import numpy as np
-
 import moco_lab as ml
-from benchmarks.shipped_multipliers import ship_with_multipliers
+from benchmarks.shipped_multipliers import command_line, ship_with_multipliers
 from moco_lab.results.trajectory import Trajectory
 from moco_lab.util.data import WALKING_2D_DIR, WALKING_2D_PREDICTED
 
@@ -59,16 +52,8 @@ def ship(n: int, env: str, source: Path) -> list[str]:
 
 def main() -> None:
     global OUT
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--refine", action="store_true",
-                        help="only re-solve the shipped predictions and ship them with their multipliers")
-    parser.add_argument("out", nargs="?", type=Path, default=WALKING_2D_DIR)
-    args = parser.parse_args()
+    args, env = command_line(__doc__.split("\n")[0], WALKING_2D_DIR)
     OUT = args.out
-    OUT.mkdir(parents=True, exist_ok=True)
-    date = datetime.date.today().isoformat()
-    env = (f"{date}, {os.cpu_count()} CPUs, Python {platform.python_version()}, moco_lab {ml.__version__}, "
-           f"drake {version('drake')}, numpy {np.__version__}")
     if args.refine:
         rows = [row for n in sorted(WALKING_2D_PREDICTED) for row in ship(n, env, WALKING_2D_PREDICTED[n])]
         text = (WALKING_2D_DIR / "predicted_walk.md").read_text(encoding="utf-8").rstrip("\n")
