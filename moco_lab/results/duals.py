@@ -70,8 +70,8 @@ def read_duals(path: str | os.PathLike) -> tuple[Duals, dict]:
         with np.load(path, allow_pickle=False) as data:
             duals = Duals(data["constraints"], data["lower"], data["upper"], str(data["structure"]))
             metadata = json.loads(str(data["metadata"]))
-    except (KeyError, OSError, ValueError, json.JSONDecodeError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise
+    except FileNotFoundError:
+        raise
+    except (KeyError, OSError, ValueError) as e:   # json.JSONDecodeError is a ValueError
         raise ValueError(f"{os.fspath(path)} is not a file of multipliers written by Duals.write: {e}") from None
     return duals, metadata

@@ -56,7 +56,7 @@ from ..util.config import mesh
 from ..util.data import GAIT2D_PREDICTED_WALK, WALKING_2D_PREDICTED
 from ..viz.gait2d import animate_gait2d, plot_against_winter
 from ..viz.walking_2d import animate_walking_2d, plot_walking_2d
-from .warm_start import WarmStart
+from .warm_start import WarmStart, wants_warm_start
 
 __all__ = ["Walker", "GAIT2D", "WALKING_2D", "WALKERS", "build_walk", "walk_figures", "walk_numbers",
            "walk_plotted", "keep_for_warm_start", "forget_warm_starts", "shipped_walk", "shipped_duals",
@@ -195,6 +195,13 @@ def shipped_duals(walker: Walker, num_mesh_intervals: int) -> tuple[Duals | None
     path = shipped_duals_path(walker, num_mesh_intervals)
     if path is None or not path.exists():
         return None, None
+    duals, settings = _read_shipped_duals(path)
+    return duals, None if settings is None else dict(settings)   # a copy; the Duals' arrays are read-only
+
+
+@functools.lru_cache(maxsize=None)
+def _read_shipped_duals(path: Path) -> tuple[Duals, dict | None]:
+    """A shipped file of multipliers and the settings it was made with, read once (as the shipped walks are)."""
     duals, metadata = read_duals(path)
     return duals, metadata.get("settings")
 
@@ -251,7 +258,7 @@ def build_walk(walker: Walker, settings: dict) -> Study:
         guess, duals, before = last.as_trajectory(), last.duals, kept.kept_settings()
     else:   # the shipped walk, and its multipliers if they are shipped for this very mesh
         guess = shipped_walk(walker, n)
-        duals, before = shipped_duals(walker, n) if settings.get("warm_start", "yes") == "yes" else (None, None)
+        duals, before = shipped_duals(walker, n) if wants_warm_start(settings) else (None, None)
     forward = model.coordinate(walker.forward).value_path
     from_speed = average_speed(guess, forward)
     guess = stretch_to_speed(guess, forward, speed)

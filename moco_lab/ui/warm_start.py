@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from ..results.trajectory import Solution
 
-__all__ = ["WarmStart"]
+__all__ = ["WarmStart", "wants_warm_start"]
+
+
+def wants_warm_start(settings: dict) -> bool:
+    """Whether ``settings["warm_start"]`` asks for a warm start (``"yes"``, the default)."""
+    return settings.get("warm_start", "yes") == "yes"
 
 
 class WarmStart:
@@ -32,7 +37,7 @@ class WarmStart:
     def latest(self, settings: dict) -> Solution | None:
         """The solution the next solve starts from: the kept one when ``settings["warm_start"]`` is ``"yes"`` (the
         default), else ``None`` (start from the problem's own guess)."""
-        return self._solution if settings.get("warm_start", "yes") == "yes" else None
+        return self._solution if wants_warm_start(settings) else None
 
     def clear(self) -> None:
         """Forget the kept solution."""
