@@ -128,11 +128,13 @@ def _timing(text: str) -> dict:
 
 
 def solve_case(case: str, approximation: str, guess=None, max_iterations: int | None = None,
-               options: dict | None = None):
+               options: dict | None = None, study=None):
     """One solve of ``case`` with ``approximation`` on IPOPT + MUMPS (the factory's other settings, IPOPT's timing
-    statistics on, extra IPOPT ``options``): ``(solution, wall seconds, IPOPT's output text)``."""
-    build, _ = CASES[case]
-    study = build(guess) if guess is not None else build()
+    statistics on, extra IPOPT ``options``): ``(solution, wall seconds, IPOPT's output text)``. ``study``: solve
+    this study instead of the case's (``case`` is then only a name)."""
+    if study is None:
+        build, _ = CASES[case]
+        study = build(guess) if guess is not None else build()
     s = study.solver
     s.set_hessian_approximation(approximation)
     s.optim_solver, s.optim_linear_solver = "ipopt", "mumps"   # both approximations on the same linear solver

@@ -1,6 +1,8 @@
 """MUMPS' fill-reducing ordering for IPOPT's KKT systems: IPOPT's default (``mumps_pivot_order=7``, MUMPS' automatic
-choice) against PORD's nested dissection (``4``, moco_lab's with the exact Hessian since 2026-11-29), side by
-side in one run.
+choice) against ``4`` (moco_lab's with the exact Hessian since 2026-11-29), side by side in one run. ``4`` asks for
+PORD's nested dissection, which the casadi wheel's MUMPS does not have: it falls back to its automatic choice made
+without the compressed ordering that its column permutation otherwise leads to (METIS on the 2-D walker, AMF on the
+squat; ``moco_lab.solve.optimizer.MUMPS_PIVOT_ORDER_EXACT``). The rows labelled PORD are that fallback.
 
 The cases of :mod:`benchmarks.hessian` (the same builders), each solved with both ``optim_hessian_approximation``
 values and both orderings, IPOPT + MUMPS, in one process after a one-iteration warm-up per case (the kernel cache

@@ -154,3 +154,64 @@ def test_one_background_build_per_library(tmp_path, monkeypatch):
     first = fn(X, np.array([0.4]))
     time.sleep(1.05)
     assert np.array_equal(fn(X, np.array([0.4])), first) and fn._impl.optimized()
+
+
+def test_evaluations_split_over_threads_are_the_same_bits(tmp_path, monkeypatch):
+    """moco_lab.symbolic.threads: a function's nodes split into blocks over threads give the numbers of one
+    evaluation in one piece, bit for bit, at every number of nodes; blocks are whole batches of the interpreter's
+    lanes and run on several threads; small work is not split; a function loaded from the disk cache knows its size
+    (so that warm solves split too); MOCO_LAB_THREADS is read and checked."""
+    import threading
+
+    from moco_lab.symbolic import interpreter, threads
+
+    monkeypatch.setenv("MOCO_LAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "0")
+    outputs, xs, ps = _every_operation()
+    fn = compile_function(outputs, xs, ps, name="every_op", backend="c", key="k_threads")
+    X, P = _inputs()
+    X = np.concatenate([X, X[:3] * 1.7])   # 403 nodes
+    calls = []
+    impl = fn._impl
+
+    def spy(Xs, Ps):
+        calls.append((Xs.shape[0], threading.current_thread().name))
+        time.sleep(0.02)   # long enough that the blocks overlap
+        return impl(Xs, Ps)
+
+    fn._impl = spy
+    try:
+        threads.set_threads(1)
+        whole = {n: fn(X[:n], P) for n in (0, 1, interpreter.LANES + 1, 403)}
+        assert [c[0] for c in calls] == [0, 1, interpreter.LANES + 1, 403]
+        monkeypatch.setattr(threads, "MIN_WORK", 0)
+        threads.set_threads(3)
+        for n, Y in whole.items():
+            calls.clear()
+            assert np.array_equal(fn(X[:n], P), Y, equal_nan=True), n
+            sizes = [c[0] for c in calls]
+            assert sum(sizes) == n
+            if n == 403:   # 13 batches of 32 lanes over 3 threads: 5, 5 and 3 (2 whole, 19 nodes) batches
+                assert sorted(sizes) == [2 * 32 + 19, 160, 160]
+                assert len({c[1] for c in calls}) == 3
+            elif n == interpreter.LANES + 1:
+                assert sorted(sizes) == [1, interpreter.LANES]
+        monkeypatch.setattr(threads, "MIN_WORK", 10 ** 12)   # not worth splitting: one piece
+        calls.clear()
+        assert np.array_equal(fn(X, P), whole[403], equal_nan=True) and [c[0] for c in calls] == [403]
+    finally:
+        fn._impl = impl
+        threads.set_threads(None)
+    loaded = codegen.load_function("every_op", "k_threads", 2, 1, len(outputs), "c")
+    # the tape's instructions: the statements and a copy of each output
+    assert loaded.num_operations == fn.num_operations + len(outputs) and fn.num_operations > 1000
+    monkeypatch.setenv("MOCO_LAB_THREADS", "2")
+    assert threads.threads() == 2
+    threads.set_threads(None)
+    monkeypatch.setenv("MOCO_LAB_THREADS", "many")
+    with pytest.raises(ValueError, match="MOCO_LAB_THREADS must be a whole number ≥ 1, got 'many'"):
+        threads.threads()
+    monkeypatch.delenv("MOCO_LAB_THREADS")
+    with pytest.raises(ValueError, match="threads must be a whole number ≥ 1, got 0"):
+        threads.set_threads(0)
+    assert threads.threads() >= 1

@@ -93,6 +93,11 @@ def test_a_lost_worker_has_its_tasks_rerun(study):
         assert len(client.scheduler_info()["workers"]) == 2
         warm = client.run(lambda: "pydrake" in sys.modules and "moco_lab.engine.transcription" in sys.modules)
         assert list(warm.values()) == [True, True]  # the warm-up imported pydrake and built the program
+        # the two workers share the cores: each splits its evaluations over its share (moco_lab.symbolic.threads)
+        from moco_lab.symbolic import threads
+
+        share = client.run(lambda: __import__("moco_lab.symbolic.threads", fromlist=["threads"]).threads())
+        assert list(share.values()) == [max(1, threads.threads() // 2)] * 2
         # solves of about a second each: when the first one ends, both workers are busy with the next ones
         result, killed = _sweep_killing_a_worker(study, client)
     assert killed and all(result.column("success")) and len(result.rows) == 6

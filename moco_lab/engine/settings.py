@@ -55,9 +55,9 @@ class SolverSettings(StrictAttributes):
         driven through its C interface on the same Drake program
         (:mod:`moco_lab.solve.ipopt_mumps`): at musculoskeletal scale a solve is several times faster,
         because the factorization is most of it. Options named ``spral_*`` are ignored with MUMPS and
-        ``mumps_*`` with SPRAL. With the exact Hessian MUMPS orders the KKT matrix by PORD's nested dissection
-        (``mumps_pivot_order=4``; IPOPT's default 7 lets MUMPS choose, which made the 2-D walker's factorization
-        three times as costly: ``benchmarks/mumps_ordering.md``).
+        ``mumps_*`` with SPRAL. With the exact Hessian IPOPT asks MUMPS for
+        ``mumps_pivot_order=4`` (PORD, absent from the casadi wheel's MUMPS, which falls back to METIS or AMF:
+        :data:`moco_lab.solve.optimizer.MUMPS_PIVOT_ORDER_EXACT` says why).
     optim_hessian_approximation : {"limited-memory", "exact"}
         How IPOPT gets the Hessian of its Lagrangian (Moco's setting of the same name). ``"limited-memory"``
         (default, as Moco): a quasi-Newton (L-BFGS) approximation from the gradients. ``"exact"``: moco_lab's

@@ -120,10 +120,15 @@ IPOPT_DEFAULTS = {"spral_scaling": "none"}
 LARGE_PROBLEM_VARIABLES = 2000
 
 
-#: MUMPS' fill-reducing ordering (``mumps_pivot_order``) with exact Hessians: PORD's nested dissection. IPOPT's
-#: default (7, MUMPS' automatic choice) made the exact-Hessian KKT systems of the 2-D walker three times as costly
-#: to factorize (209 against 66 ms per iteration; benchmarks/mumps_ordering.md). The limited-memory systems gain
-#: nothing from it and keep IPOPT's default; ``optim_solver_options`` can set another.
+#: MUMPS' fill-reducing ordering (``mumps_pivot_order``) with exact Hessians: 4 asks for PORD, which the casadi wheel's
+#: MUMPS does not have: it says "PORD not available. Ordering set to default" and makes its automatic choice (METIS
+#: for the 2-D walker's KKT systems, AMF for the squat's). With MUMPS' column permutation on (IPOPT's default) that
+#: fallback differs from asking for the automatic choice (7), which then orders a compressed graph by AMF: the 2-D
+#: walking tracking's factorizations 209 against 66 ms per iteration (benchmarks/mumps_ordering.md, where "PORD" is
+#: this fallback; 625 against 332 million operations per factorization by MUMPS' estimate, 2026-11-30). Without the
+#: column permutation (:data:`MUMPS_PERMUTING_SCALING_EXACT`) 4 and 7 give the same ordering (checked on the squat
+#: and the 2-D walking tracking, 2026-11-30); 4 stays so that a column permutation set through
+#: ``optim_solver_options`` keeps the sparser ordering. The limited-memory systems keep IPOPT's default.
 MUMPS_PIVOT_ORDER_EXACT = 4
 
 #: MUMPS' workspace with exact Hessians (``mumps_mem_percent``: per cent above its own estimate; IPOPT's default

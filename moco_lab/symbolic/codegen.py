@@ -83,7 +83,8 @@ from .expr import (
     Expr,
     ancestors,
 )
-from .interpreter import Tape, interpreter_library, tape_from_plan, tape_function
+from .interpreter import LANES, Tape, interpreter_library, tape_from_plan, tape_function, tape_statements
+from .threads import evaluate_split
 
 __all__ = ["CompiledFunction", "compile_function", "load_function", "write_atomic", "cache_dir", "c_compiler",
            "default_backend", "CODEGEN_VERSION", "load_library", "optimized_path", "optimize_in_background",
@@ -177,7 +178,8 @@ class CompiledFunction:
     backend : str
     num_inputs, num_shared, num_outputs : int
     num_operations : int
-        Statements per node (after hoisting shared ones).
+        Statements per node (after hoisting shared ones; loaded from the disk cache: the tape's instructions, which
+        add a copy of each output); -1 if not known (a library cached without its tape).
     source : str
         The generated code.
     """
@@ -213,6 +215,8 @@ class CompiledFunction:
         P = np.zeros(0) if P is None else np.ascontiguousarray(P, dtype=float).reshape(-1)
         if P.size != self.num_shared:
             raise ValueError(f"{self.name}: P must have {self.num_shared} values, got {P.size}")
+        if self.backend == "c":   # outside the GIL: the nodes split over threads (moco_lab.symbolic.threads)
+            return evaluate_split(self._impl, X, P, self.num_outputs, self.num_operations, LANES)
         return self._impl(X, P)
 
     def __repr__(self) -> str:
@@ -268,13 +272,17 @@ def load_function(name: str, key: str, num_inputs: int, num_shared: int, num_out
                   backend: str | None = None) -> CompiledFunction | None:
     """A function compiled earlier with ``compile_function(..., key=key)``, or None if it is not cached."""
     backend = backend or default_backend()
+    nops = -1
     if backend == "c":
         path = cache_dir() / f"{name}-{key}.so"
-        tape, interim = _tape_path(path), None
+        tape, interim, nops = _tape_path(path), None, -1
         if tape.exists() and not optimized_path(path).exists():
-            interim = tape_function(Tape.load(tape), interpreter_library(_compiler(), path.parent))
+            loaded = Tape.load(tape)
+            interim, nops = tape_function(loaded, interpreter_library(_compiler(), path.parent)), len(loaded.node)
         elif not (optimized_path(path).exists() or path.exists()):
             return None
+        elif tape.exists():
+            nops = tape_statements(tape)
         impl = load_library(path, name, num_outputs, interim)
         source = ""
     else:
@@ -283,7 +291,7 @@ def load_function(name: str, key: str, num_inputs: int, num_shared: int, num_out
             return None
         source = path.read_text()
         impl = _load_numpy(source, name, num_outputs)
-    return CompiledFunction(name, backend, num_inputs, num_shared, num_outputs, -1, source, impl)
+    return CompiledFunction(name, backend, num_inputs, num_shared, num_outputs, nops, source, impl)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -30,6 +30,7 @@ import os
 import subprocess
 import tempfile
 import threading
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -39,7 +40,7 @@ import numpy as np
 from .expr import CONST, POWC, VAR, Expr
 
 __all__ = ["INTERPRETER_SOURCE", "INTERPRETER_FLAGS", "LANES", "Tape", "build_library", "interpreter_library",
-           "tape_from_plan", "tape_function"]
+           "tape_from_plan", "tape_function", "tape_statements"]
 
 #: Not an operation of the graph: ``v[dst] = v[a]`` (outputs, which must outlive their slot's reuse).
 COPY = 100
@@ -196,6 +197,15 @@ class Tape:
         with np.load(path) as data:
             nx, npar, ny, t0, y0 = (int(v) for v in data["sizes"])
             return cls(data["shared"], data["node"], data["values"], nx, npar, ny, t0, y0)
+
+
+def tape_statements(path: Path) -> int:
+    """Node statements of the tape saved at ``path`` (:meth:`Tape.save`), read from its header alone."""
+    with zipfile.ZipFile(path) as z, z.open("node.npy") as f:
+        version = np.lib.format.read_magic(f)
+        shape = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
+                 else np.lib.format.read_array_header_2_0(f))[0]
+    return int(shape[0])
 
 
 def tape_from_plan(plan: Any) -> Tape:

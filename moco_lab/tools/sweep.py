@@ -38,6 +38,7 @@ import numpy as np
 
 from ..modeling.library import data_files
 from ..results.trajectory import Solution, read_trajectory
+from ..symbolic import threads
 from ..util.bounds import Bounds
 from ..util.checks import finite_number
 from ..util.data import file_sha256
@@ -326,8 +327,10 @@ def local_workers(n: int, warm_up: Study | None = None) -> Iterator[Any]:
     level = log.level
     log.setLevel(max(level, logging.WARNING))
     try:
+        # the workers share the cores: each evaluates its nodes on its share of them (moco_lab.symbolic.threads)
+        env = {"MOCO_LAB_THREADS": str(max(1, threads.threads() // int(n)))}
         with LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, dashboard_address=None,
-                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+                          silence_logs=logging.ERROR, env=env) as cluster, Client(cluster) as client:
             if warm_up is not None:
                 client.run(_warm_up, warm_up.to_dict())
             yield client
