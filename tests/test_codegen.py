@@ -215,3 +215,31 @@ def test_evaluations_split_over_threads_are_the_same_bits(tmp_path, monkeypatch)
     with pytest.raises(ValueError, match="threads must be a whole number ≥ 1, got 0"):
         threads.set_threads(0)
     assert threads.threads() >= 1
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork")
+def test_a_forked_process_evaluates_split_calls_too(tmp_path, monkeypatch):
+    """A process forked after the thread pool exists (multiprocessing's default start on Linux) does not have the
+    pool's threads: its split evaluations get a pool of their own instead of waiting forever."""
+    import multiprocessing
+
+    from moco_lab.symbolic import threads
+
+    monkeypatch.setenv("MOCO_LAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("MOCO_LAB_OPTIMIZE_KERNELS", "0")
+    outputs, xs, ps = _every_operation()
+    fn = compile_function(outputs, xs, ps, name="every_op", backend="c", key="k_fork")
+    X, P = _inputs()
+    monkeypatch.setattr(threads, "MIN_WORK", 0)
+    threads.set_threads(2)
+    try:
+        here = fn(X, P)   # the pool now exists in this process
+        ctx = multiprocessing.get_context("fork")
+        queue = ctx.Queue()
+        child = ctx.Process(target=lambda: queue.put(fn(X, P)))   # forked: nothing is pickled but the result
+        child.start()
+        there = queue.get(timeout=60)
+        child.join(10)
+    finally:
+        threads.set_threads(None)
+    assert np.array_equal(here, there, equal_nan=True)

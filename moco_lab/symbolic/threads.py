@@ -12,7 +12,8 @@ at each of 101 nodes) took 1.07 instead of 1.77 s, the constraints and their Jac
 
 Threads: ``$MOCO_LAB_THREADS`` if set (1 turns splitting off), else the cores this process may run on (at most
 :data:`MAX_THREADS`). :func:`set_threads` changes it for the process (a sweep's worker processes, one per core, use
-one thread each).
+one thread each). A process forked from one that has used the threads makes its own (the parent's threads do not
+exist in it).
 """
 from __future__ import annotations
 
@@ -33,6 +34,17 @@ MIN_WORK = 200_000
 
 _STATE: dict = {"threads": None, "pool": None, "size": 0}
 _LOCK = threading.Lock()
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool threads do not exist there, so a new pool is made when needed."""
+    global _LOCK
+    _STATE["pool"], _STATE["size"] = None, 0
+    _LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _default() -> int:
