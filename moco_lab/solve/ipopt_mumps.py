@@ -53,8 +53,9 @@ __all__ = ["library_path", "available", "IPOPT_C_STATUS", "IpoptCResult", "kkt_s
 #: 10⁻⁶ above 0 — instead of 10⁻³ (the ``warm_start_*`` defaults), which moves a converged solution's
 #: activations and excitations that sit at a bound away from it. Measured (``benchmarks/warm_starts.md``): Moco's
 #: 2-D walker at N = 15, the exact Hessian, re-predicted from its solution at normal strength after ten changes of
-#: one muscle group's strength: 11–43 iterations with these values; 9–49 and one stop at the 1,500-iteration limit
-#: with IPOPT's warm-start defaults; 35–1,293 and one stop from the solution's ``x`` alone.
+#: one muscle group's strength: 10–43 iterations with these values; 13–41 with IPOPT's warm-start defaults (in an
+#: earlier run, from a first solution that was not quite an optimum, 11–43 against 9–49 and one stop at the
+#: 1,500-iteration limit); 30–710 and three stops from the solution's ``x`` alone.
 WARM_START_OPTIONS = {"warm_start_init_point": "yes", "warm_start_bound_push": 1e-6, "warm_start_bound_frac": 1e-6,
                       "warm_start_slack_bound_push": 1e-6, "warm_start_slack_bound_frac": 1e-6,
                       "warm_start_mult_bound_push": 1e-6}
