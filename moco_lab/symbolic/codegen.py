@@ -275,7 +275,7 @@ def load_function(name: str, key: str, num_inputs: int, num_shared: int, num_out
     nops = -1
     if backend == "c":
         path = cache_dir() / f"{name}-{key}.so"
-        tape, interim, nops = _tape_path(path), None, -1
+        tape, interim = _tape_path(path), None
         if tape.exists() and not optimized_path(path).exists():
             loaded = Tape.load(tape)
             interim, nops = tape_function(loaded, interpreter_library(_compiler(), path.parent)), len(loaded.node)
