@@ -180,15 +180,17 @@ def child(case: str, approximation: str, out: str, guess_file: str | None, max_i
 
 # ------------------------------------------------------------------ the parent
 def _run_child(case, approximation, folder: Path, cache: Path, guess: str | None, max_iterations=None,
-               tag: str = "") -> dict:
+               tag: str = "", env: dict | None = None) -> dict:
+    """Solve one case in a process of its own (``--child``) on the kernel cache ``cache``, with ``env``'s variables
+    added to this process's; its measurements (a row of failure if it failed)."""
     out = folder / f"{case}-{approximation}{tag}.json"
     cmd = [sys.executable, "-m", "benchmarks.hessian", "--child", case, approximation, str(out)]
     if guess:
         cmd += ["--guess", guess]
     if max_iterations is not None:
         cmd += ["--max-iterations", str(max_iterations)]
-    env = {**os.environ, "MOCO_LAB_CACHE": str(cache)}
-    proc = subprocess.run(cmd, cwd=HERE.parent, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=HERE.parent, env={**os.environ, "MOCO_LAB_CACHE": str(cache), **(env or {})},
+                          capture_output=True, text=True)
     if proc.returncode != 0:   # reported in the table, the other cases go on
         print(f"{case} ({approximation}) failed:\n{proc.stderr[-3000:]}", flush=True)
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]

@@ -2,11 +2,11 @@
 
 The exact-Hessian solves of issue 30's three timed cases (the squat at tolerance 1e-3, Moco's 2-D walking tracking
 and its prediction from the limited-memory tracking solution) with ``MOCO_LAB_THREADS=1`` and with the default (the
-cores this process may use), alternated ``--rounds`` times in fresh processes on one warm kernel cache (the cases
-and the measurement are :mod:`benchmarks.hessian`'s). Both must take the same iterations to the same objective,
-to the last digit printed (a split evaluation computes the same bits). Reported per case: the median wall time of
-the whole solve and of IPOPT's evaluations (objective, constraints, Jacobian), Hessian and KKT parts, and the ratio
-of the medians.
+cores this process may use, or ``MOCO_LAB_THREADS`` if the benchmark itself runs with it set), alternated
+``--rounds`` times in fresh processes on one warm kernel cache (the cases and the measurement are
+:mod:`benchmarks.hessian`'s). Both must take the same iterations to the same objective, to the last digit printed (a
+split evaluation computes the same bits). Reported per case: the median wall time of the whole solve and of IPOPT's
+evaluations (objective, constraints, Jacobian), Hessian and KKT parts, and the ratio of the medians.
 
 Writes ``benchmarks/node_threads.md``.
 
@@ -29,18 +29,6 @@ from benchmarks.hessian import CASES, _run_child
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CASES = ("squat_1e-3", "walking_2d_tracking", "walking_2d_prediction")
-
-
-def _solve(case: str, threads: str | None, folder: Path, cache: Path, guess: str | None, tag: str) -> dict:
-    saved = os.environ.pop("MOCO_LAB_THREADS", None)
-    try:
-        if threads is not None:
-            os.environ["MOCO_LAB_THREADS"] = threads
-        return _run_child(case, "exact", folder, cache, guess, tag=tag)
-    finally:
-        os.environ.pop("MOCO_LAB_THREADS", None)
-        if saved is not None:
-            os.environ["MOCO_LAB_THREADS"] = saved
 
 
 def main(argv=None) -> int:
@@ -71,8 +59,9 @@ def main(argv=None) -> int:
             guess = guesses[dep]
         _run_child(case, "exact", folder, cache, guess, max_iterations=1, tag="-warmup")
         for k in range(args.rounds):
-            for label, value in (("1", "1"), (f"{cores} (default)", None)):
-                r = _solve(case, value, folder, cache, guess, tag=f"-t{label[0]}-{k}")
+            for label, value in (("1", 1), (f"{cores} (default)", cores)):
+                r = _run_child(case, "exact", folder, cache, guess, tag=f"-t{value}-{k}",
+                               env={"MOCO_LAB_THREADS": str(value)})
                 results.setdefault((case, label), []).append(r)
                 print(f"{case:24s} threads {label:12s} {r['nit']:4d} it {r['wall']:7.2f} s  objective "
                       f"{r['objective']:.10g}", flush=True)

@@ -96,7 +96,7 @@ def test_a_lost_worker_has_its_tasks_rerun(study):
         # the two workers share the cores: each splits its evaluations over its share (moco_lab.symbolic.threads)
         from moco_lab.symbolic import threads
 
-        share = client.run(lambda: __import__("moco_lab.symbolic.threads", fromlist=["threads"]).threads())
+        share = client.run(threads.threads)   # run on each worker
         assert list(share.values()) == [max(1, threads.threads() // 2)] * 2
         # solves of about a second each: when the first one ends, both workers are busy with the next ones
         result, killed = _sweep_killing_a_worker(study, client)
