@@ -177,9 +177,18 @@ def _reduce_explicit(H: np.ndarray, Ap: np.ndarray) -> np.ndarray:
     """Eliminate the trailing ``u̇`` columns of ``H`` (n, e + nq, e + nq) by ``u̇ = A(x)``, ``∂u̇/∂x = Ap`` (n, nq, e)."""
     e = Ap.shape[2]
     Hxx, Hxa, Haa = H[:, :e, :e], H[:, :e, e:], H[:, e:, e:]
-    T = batched.matmul(Hxa, Ap)                           # batched products, the same sums on every processor
-    ApT = np.transpose(Ap, (0, 2, 1))
-    return Hxx + T + np.transpose(T, (0, 2, 1)) + batched.matmul(ApT, batched.matmul(Haa, Ap))
+    # batched products, the same sums on every processor; only the rows of Hxa with a non-zero entry (the
+    # coordinates, mostly: a tenth of the 2-D walker's) and the u̇-u̇ block only where it has one (the residual is
+    # linear in u̇, so never from the dynamics): the other products are sums of zeros, and adding a zero changes
+    # no number
+    T = np.zeros(Hxx.shape)
+    rows = np.flatnonzero(Hxa.any(axis=(0, 2)))
+    if rows.size:
+        T[:, rows, :] = batched.matmul(Hxa[:, rows, :], Ap)
+    out = Hxx + T + np.transpose(T, (0, 2, 1))
+    if Haa.any():
+        out += batched.matmul(np.transpose(Ap, (0, 2, 1)), batched.matmul(Haa, Ap))
+    return out
 
 
 def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, P: np.ndarray, dyn: tuple,
@@ -935,7 +944,11 @@ class EndpointHessian:
             Jb, Jp = douts[name]
             T[j, o + side * nb:o + (side + 1) * nb] = Jb[side, k]
             T[j, 2:o] = Jp[side, k]
-        H = batched.matmul(T.T, batched.matmul(HJ, T))
+        # Tᵀ HJ T over the seeds HJ has a non-zero in (t0, tf, I and a few outputs, of some hundred): the other
+        # seeds' terms are zeros, and adding a zero changes no number, so the sums are those of the full products
+        used = np.flatnonzero(HJ.any(axis=0) | HJ.any(axis=1))
+        Tu = T[used]
+        H = batched.matmul(Tu.T, batched.matmul(HJ[np.ix_(used, used)], Tu))
         # each output's curvature, weighted by the function's slope along it
         for side in range(2):
             names = list(b.outputs)

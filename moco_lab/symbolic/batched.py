@@ -23,6 +23,7 @@ wheel's OpenBLAS is built for one processor family, CORE2, and ignores ``OPENBLA
 from __future__ import annotations
 
 import ctypes
+import math
 
 import numpy as np
 
@@ -211,11 +212,19 @@ def matmul(a: np.ndarray, b: np.ndarray, compiled: bool = True) -> np.ndarray:
         return np.einsum("k,...kj->...j", a, b) if a.ndim == 1 else np.einsum("...ik,k->...i", a, b)
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not match in their shared axis")
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     p, q, t = a.shape[-2], a.shape[-1], b.shape[-1]
-    n = int(np.prod(batch, dtype=np.int64))
-    a = np.ascontiguousarray(np.broadcast_to(a, batch + (p, q))).reshape(n, p, q)
-    b = np.ascontiguousarray(np.broadcast_to(b, batch + (q, t))).reshape(n, q, t)
+    # (the shapes' bookkeeping kept cheap: solves make tens of thousands of calls on a few nodes' small matrices)
+    if a.ndim == 2 and b.ndim == 2:
+        batch, n = (), 1
+    else:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        n = math.prod(batch)
+        if a.shape[:-2] != batch:
+            a = np.broadcast_to(a, batch + (p, q))
+        if b.shape[:-2] != batch:
+            b = np.broadcast_to(b, batch + (q, t))
+    a = np.ascontiguousarray(a).reshape(n, p, q)
+    b = np.ascontiguousarray(b).reshape(n, q, t)
     lib = _library() if compiled else None
     if lib is not None:
         C = np.empty((n, p, t))
