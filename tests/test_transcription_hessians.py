@@ -635,6 +635,37 @@ def test_integral_costs_hessian_from_pairs_as_dense(case, monkeypatch):
     assert np.count_nonzero(dense) > 0 and np.array_equal(pairs, dense)
 
 
+def test_explicit_elimination_and_endpoint_products_skip_only_zeros():
+    """Explicit mode's elimination of u̇ multiplies only the rows of H_xu̇ with a non-zero and adds the u̇-u̇ term only
+    where there is one; an endpoint goal's Tᵀ HJ T runs only over the seeds HJ touches. Both are the full products'
+    numbers, bit for bit (every term left out is a product with a zero factor), with and without the u̇-u̇ block."""
+    from moco_lab.engine.hessian import _congruence, _reduce_explicit
+    from moco_lab.symbolic import batched
+
+    rng = np.random.default_rng(31)
+    n, e, nq = 5, 12, 3
+    for with_aa in (False, True):
+        H = rng.standard_normal((n, e + nq, e + nq))
+        H = H + np.transpose(H, (0, 2, 1))
+        H[:, 4:e, e:] = 0.0     # only rows 0-3 of H_xu̇ (and their mirror) have entries
+        H[:, e:, 4:e] = 0.0
+        if not with_aa:
+            H[:, e:, e:] = 0.0
+        Ap = rng.standard_normal((n, nq, e))
+        Hxa = H[:, :e, e:]
+        T = batched.matmul(Hxa, Ap)
+        full = (H[:, :e, :e] + T + np.transpose(T, (0, 2, 1))
+                + batched.matmul(np.transpose(Ap, (0, 2, 1)), batched.matmul(H[:, e:, e:], Ap)))
+        assert np.array_equal(_reduce_explicit(H, Ap), full)
+    # the endpoint's product (EndpointHessian._dense), seeds 1, 4 and 6 of 9 touched; and none
+    for used in (np.array([1, 4, 6]), np.zeros(0, int)):
+        HJ = np.zeros((9, 9))
+        HJ[np.ix_(used, used)] = rng.standard_normal((used.size, used.size))
+        HJ = HJ + HJ.T
+        Tm = rng.standard_normal((9, 7))
+        assert np.array_equal(_congruence(Tm, HJ), batched.matmul(Tm.T, batched.matmul(HJ, Tm)))
+
+
 def test_squat_solves_with_the_exact_hessian():
     """A whole solve with the exact Hessian on the squat (muscles on wrapped paths, the patella's coupler: a kinematic
     term without second derivatives) reaches the limited-memory run's optimum. At N = 10 and tolerances 1e-6 both

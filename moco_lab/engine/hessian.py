@@ -191,6 +191,15 @@ def _reduce_explicit(H: np.ndarray, Ap: np.ndarray) -> np.ndarray:
     return out
 
 
+def _congruence(T: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """``Tᵀ S T`` for a symmetric ``S`` (m, m) and ``T`` (m, k), summed only over the rows ``S`` has a non-zero in
+    (an endpoint goal's: t0, tf, I and a few outputs of some hundred seeds): every term left out is a product with
+    a zero factor, and adding a zero changes no number, so these are the full products' numbers."""
+    used = np.flatnonzero(S.any(axis=0) | S.any(axis=1))
+    Tu = T[used]
+    return batched.matmul(Tu.T, batched.matmul(S[np.ix_(used, used)], Tu))
+
+
 def node_dynamics_hessian(tr: Any, ev: _Values, idx: np.ndarray, B: np.ndarray, P: np.ndarray, dyn: tuple,
                           wF: np.ndarray, wR: np.ndarray, wK: np.ndarray | None,
                           wProj: np.ndarray | None) -> np.ndarray:
@@ -944,11 +953,7 @@ class EndpointHessian:
             Jb, Jp = douts[name]
             T[j, o + side * nb:o + (side + 1) * nb] = Jb[side, k]
             T[j, 2:o] = Jp[side, k]
-        # Tᵀ HJ T over the seeds HJ has a non-zero in (t0, tf, I and a few outputs, of some hundred): the other
-        # seeds' terms are zeros, and adding a zero changes no number, so the sums are those of the full products
-        used = np.flatnonzero(HJ.any(axis=0) | HJ.any(axis=1))
-        Tu = T[used]
-        H = batched.matmul(Tu.T, batched.matmul(HJ[np.ix_(used, used)], Tu))
+        H = _congruence(T, HJ)
         # each output's curvature, weighted by the function's slope along it
         for side in range(2):
             names = list(b.outputs)
