@@ -114,6 +114,37 @@ def test_exact_jacobians_equal_drakes_autodiff_path():
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+def test_objective_gradient_kept_from_the_value_at_the_same_point():
+    """IPOPT asks for the objective's gradient at nearly every point where it evaluated the objective: with the
+    transcription's exact callables the gradient is computed with the value and kept for that point. The value is
+    the one computed alone, the gradient the one computed alone (both bit for bit); at another point the gradient
+    is computed afresh; a program with a cost Drake evaluates (no exact callable) computes only the value."""
+    study = ml.examples.squat_to_stand_study(num_mesh_intervals=4)
+    tr = study.transcribe()
+    set_guess(tr, guess_from_bounds(tr))
+    x = np.nan_to_num(tr.prog.GetInitialGuess(tr.prog.decision_variables()))
+    rng = np.random.default_rng(5)
+    x1, x2 = x + rng.uniform(-0.01, 0.01, x.size), x + rng.uniform(-0.01, 0.01, x.size)
+    fast = ipopt_mumps._Program(tr.prog, tr.exact_callbacks)
+    assert fast._gradient_with_value and any(k == "generic" for k, _, _ in fast.costs)
+    calls = []
+    plain = fast.objective
+    fast.objective = lambda z, grad: calls.append(grad) or plain(z, grad)
+    fast.new_point(x1)
+    f1 = fast.objective_value(x1)
+    g1 = fast.objective_gradient(x1)
+    assert calls == [True]   # one evaluation for both
+    f_alone, g_alone = plain(x1, False)[0], plain(x1, True)[1]
+    assert f1 == f_alone and np.array_equal(g1, g_alone)
+    fast.new_point(x2)
+    g2 = fast.objective_gradient(x2)   # no value at x2 first: computed afresh
+    assert calls == [True, True] and np.array_equal(g2, plain(x2, True)[1]) and not np.array_equal(g1, g2)
+    slow = ipopt_mumps._Program(tr.prog, None)   # Drake's AutoDiffXd evaluations: the value alone
+    assert not slow._gradient_with_value
+    slow.new_point(x1)
+    assert slow.objective_value(x1) == pytest.approx(f1, rel=1e-12) and slow._gradient_at is None
+
+
 def test_errors_name_the_culprit(monkeypatch):
     with pytest.raises(ValueError, match="optim_linear_solver"):
         ml.SolverSettings(optim_linear_solver="ma27").validate()
