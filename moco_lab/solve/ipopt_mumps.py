@@ -493,11 +493,11 @@ class _Program:
         return f, g
 
     def objective_value(self, x: np.ndarray) -> float:
-        """The objective at ``x``. Where every cost's value is computed as its gradient's companion computes it (the
-        transcription's exact callables, Drake's linear and quadratic costs), the gradient is computed with it and
-        kept for :meth:`objective_gradient` at the same point: IPOPT asks for the gradient at nearly every point it
-        evaluated the objective at (the squat: 60 and 58 times), and the shared work (the node data, the integrands)
-        is done once. The value is the same number either way."""
+        """The objective at ``x``. Where every cost is one of the transcription's exact callables or a Drake linear
+        or quadratic cost (whose value does not depend on whether its gradient is asked for), the gradient is
+        computed with the value and kept for :meth:`objective_gradient` at the same point: IPOPT asks for the
+        gradient at nearly every point where it evaluated the objective (the squat: 60 values, 58 gradients), and
+        the shared work (the node data, the integrands) is done once. The value is the same number either way."""
         if not self._gradient_with_value:
             return self.objective(x, False)[0]
         f, g = self.objective(x, True)
