@@ -178,22 +178,27 @@ def filter_lowpass(time: ArrayLike, columns: Mapping[str, ArrayLike], cutoff_fre
     return t.copy(), {k: out[:, j].copy() for j, k in enumerate(names)}
 
 
-def interpolating_spline(time: ArrayLike, values: ArrayLike, degree: int = 5) -> BSpline:
+def interpolating_spline(time: ArrayLike, values: ArrayLike, degree: int = 5, ends: str = "natural") -> BSpline:
     """The natural interpolating spline of odd ``degree`` through the samples: OpenSim's ``GCVSpline`` /
     ``GCVSplineSet`` with zero error variance (Moco's default way of turning a reference table into functions of
     time; degree 5 unless the table has fewer than 6 rows, then ``rows − 1`` rounded down to odd).
 
-    ``values`` is ``(n,)`` or ``(n, k)`` (k columns splined at once). Returns a
-    :class:`scipy.interpolate.BSpline` (call it for values, ``.derivative()`` for slopes).
+    ``values`` is ``(n,)`` or ``(n, k)`` (k columns splined at once). ``ends="not-a-knot"`` instead of the natural
+    end conditions: :func:`scipy.interpolate.make_interp_spline`'s default. Returns a
+    :class:`scipy.interpolate.BSpline` (call it for values, ``.derivative()`` for slopes): the spline
+    ``make_interp_spline`` builds (the same knots and conditions; its coefficients equal to rounding), its
+    collocation system solved by :func:`moco_lab.symbolic.batched.solve_banded` instead of LAPACK, so that the
+    coefficients are the same bits on every processor (OpenBLAS' AVX-512 kernels round LAPACK's banded solve
+    differently, and a tracking solve's path follows its reference's last bits).
     """
-    from scipy.interpolate import make_interp_spline
-
     t = np.asarray(time, float).reshape(-1)
     y = np.asarray(values, float)
     if y.ndim == 0 or y.shape[0] != t.size:
         raise ValueError(f"interpolating_spline: {y.shape[0] if y.ndim else 0} rows of values for {t.size} times")
     if whole_number(degree, "interpolating_spline: degree") % 2 == 0:
         raise ValueError(f"interpolating_spline: degree must be odd (1, 3, 5, ...), got {degree}")
+    if ends not in ("natural", "not-a-knot"):
+        raise ValueError(f"interpolating_spline: ends must be 'natural' or 'not-a-knot', got {ends!r}")
     if not (np.all(np.isfinite(t)) and np.all(np.diff(t) > 0)):
         raise ValueError("interpolating_spline: times must be finite and increase strictly")
     if not np.all(np.isfinite(y)):
@@ -203,6 +208,47 @@ def interpolating_spline(time: ArrayLike, values: ArrayLike, degree: int = 5) ->
         degree -= 1
     if degree < 1:
         raise ValueError("interpolating_spline: needs at least 2 samples")
-    m = (degree + 1) // 2  # natural end conditions: derivatives m .. 2m − 2 vanish at both ends
-    ends = [(k, np.zeros(y.shape[1:])) for k in range(m, 2 * m - 1)]
-    return make_interp_spline(t, y, k=degree, bc_type=(ends, ends) if ends else None)
+    return _interpolating_bspline(t, y, degree, ends == "natural")
+
+
+def _interpolating_bspline(x: np.ndarray, y: np.ndarray, k: int, natural: bool) -> BSpline:
+    """:func:`scipy.interpolate.make_interp_spline`'s spline of odd degree ``k`` (natural: derivatives m .. 2m − 2
+    zero at both ends, m = (k + 1) / 2; else not-a-knot), its banded system solved the same way everywhere."""
+    from scipy.interpolate import BSpline as _BSpline
+
+    from ..symbolic.batched import solve_banded
+
+    m = (k + 1) // 2
+    if natural and k > 1:   # make_interp_spline's knots with end derivatives given: the samples, ends k+1 times
+        knots = np.r_[(x[0],) * k, x, (x[-1],) * k]
+        orders = list(range(m, 2 * m - 1))
+    else:                   # not-a-knot (and degree 1): interior samples near the ends are not knots
+        inner = x[m:-m] if m else x[1:-1]
+        knots = np.r_[(x[0],) * (k + 1), inner, (x[-1],) * (k + 1)]
+        orders = []
+    nc = knots.size - k - 1
+    design = _BSpline.design_matrix(x, knots, k).tocsr()   # k + 1 basis values per sample (de Boor's recurrence)
+    first, rows = [], []
+
+    def end_rows(at: float, cols: np.ndarray) -> None:
+        for nu in orders:
+            basis = _BSpline(knots, np.eye(nc)[:, cols], k).derivative(nu)(at)
+            first.append(cols[0])
+            rows.append(basis)
+
+    end_rows(x[0], np.arange(k + 1))
+    for i in range(x.size):
+        lo, hi = design.indptr[i], design.indptr[i + 1]
+        cols, vals = design.indices[lo:hi], design.data[lo:hi]
+        row = np.zeros(k + 1)
+        row[cols - cols.min()] = vals
+        start = min(int(cols.min()), nc - k - 1)
+        if start != cols.min():
+            row = np.roll(row, int(cols.min()) - start)
+        first.append(start)
+        rows.append(row)
+    end_rows(x[-1], np.arange(nc - k - 1, nc))
+    rhs = np.concatenate([np.zeros((len(orders),) + y.shape[1:]), y, np.zeros((len(orders),) + y.shape[1:])])
+    flat = rhs.reshape(nc, -1)
+    coef = solve_banded(np.array(first), np.array(rows), flat).reshape(rhs.shape)
+    return _BSpline.construct_fast(knots, coef, k)

@@ -320,7 +320,8 @@ def _run_drake(prog: MathematicalProgram, settings: SolverSettings, progress) ->
         extra = {**ipopt_defaults(prog.num_vars()), **_options_for(settings.optim_solver_options, "spral")}
     else:
         options.SetOption(CommonSolverOption.kPrintFileName, stats_file.name)
-        extra = dict(settings.optim_solver_options)
+        # IPOPT's linear-solver options (a factory's, e.g. the squat's MUMPS scaling) mean nothing to SNOPT
+        extra = {k: v for k, v in settings.optim_solver_options.items() if not k.startswith(("mumps_", "spral_"))}
     for key, value in extra.items():
         try:
             options.SetOption(sid, key, value)

@@ -19,6 +19,11 @@ wheel's OpenBLAS is built for one processor family, CORE2, and ignores ``OPENBLA
   algorithm), for the mass matrices and constrained-dynamics systems of every node.
 * :func:`matmul`: ``numpy.matmul``'s semantics (broadcast batches, 1-D operands promoted), each entry's sum over
   the shared axis in increasing order.
+* :func:`solve_banded`: one banded system ``A X = B`` (a spline's collocation system) by Gaussian elimination with
+  partial pivoting within the band, numpy's elementwise operations in a fixed order. SciPy's
+  ``make_interp_spline`` solves the same system with LAPACK's ``dgbsv`` on OpenBLAS, whose SkylakeX (AVX-512)
+  kernels round it differently from the others: a reference table's spline, and with it every tracking solve's
+  path, then depended on the learner's processor.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import numpy as np
 from .codegen import c_compiler, cache_dir, default_backend
 from .interpreter import INTERPRETER_FLAGS, build_library
 
-__all__ = ["BATCHED_SOURCE", "matmul", "solve"]
+__all__ = ["BATCHED_SOURCE", "matmul", "solve", "solve_banded"]
 
 #: The C functions (row-major arrays, one system or product after another).
 BATCHED_SOURCE = r"""
@@ -236,3 +241,76 @@ def matmul(a: np.ndarray, b: np.ndarray, compiled: bool = True) -> np.ndarray:
         for k in range(1, q):
             C += a[:, :, k, None] * b[:, None, k, :]
     return C.reshape(batch + (p, t))
+
+
+def solve_banded(first: np.ndarray, rows: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``X`` with ``A @ X = B`` for one banded matrix ``A`` given row by row, the same bits on every processor.
+
+    Gaussian elimination with partial pivoting (the pivot the first largest in magnitude among the rows that reach
+    the column), as LAPACK's ``dgbsv``; every operation numpy's elementwise arithmetic, each sum in a fixed order.
+
+    Parameters
+    ----------
+    first : ndarray of int, shape (n,)
+        The column of each row's first stored entry.
+    rows : ndarray, shape (n, w)
+        Row ``i``'s entries in columns ``first[i] .. first[i] + w - 1`` (columns outside ``0 .. n-1`` must hold 0).
+    B : ndarray, shape (n,) or (n, r)
+        The right-hand side(s).
+
+    Returns
+    -------
+    ndarray, the shape of ``B``
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        ``A`` is singular (a zero pivot). ``ValueError`` for mismatched shapes.
+    """
+    first = np.asarray(first, dtype=np.int64).reshape(-1)
+    rows = np.asarray(rows, dtype=float)
+    X = np.array(B, dtype=float)
+    vector = X.ndim == 1
+    if vector:
+        X = X[:, None]
+    n = first.size
+    if rows.ndim != 2 or rows.shape[0] != n or X.ndim != 2 or X.shape[0] != n:
+        raise ValueError(f"solve_banded: rows {rows.shape} and B {np.shape(B)} do not fit {n} first columns")
+    w = rows.shape[1]
+    idx = np.arange(n)
+    kl = int(max(0, np.max(idx - first))) if n else 0           # below the diagonal
+    ku = int(max(0, np.max(first + w - 1 - idx))) if n else 0   # above it
+    L = kl + ku + 1                       # a pivot row's reach after fill: columns j .. j + kl + ku
+    W = 2 * kl + ku + 1
+    M = np.zeros((n, W))                  # M[i, c] = A[i, i - kl + c]
+    for c in range(w):
+        local = first + c - idx + kl
+        keep = (local >= 0) & (local < W)
+        if np.any(rows[~keep, c] != 0.0):
+            raise ValueError("solve_banded: an entry lies outside the band its rows imply")
+        M[idx[keep], local[keep]] = rows[keep, c]
+    for j in range(n):
+        last = min(n - 1, j + kl)
+        below = np.arange(j, last + 1)
+        p = j + int(np.argmax(np.abs(M[below, j - below + kl])))   # A[j:last+1, j]: the first largest
+        if M[p, j - p + kl] == 0.0:
+            raise np.linalg.LinAlgError(f"Singular matrix (no pivot in column {j} of {n})")
+        if p != j:
+            a, b = j - p + kl, kl
+            M[j, b:b + L], M[p, a:a + L] = M[p, a:a + L].copy(), M[j, b:b + L].copy()
+            X[[j, p]] = X[[p, j]]
+        pivot_row = M[j, kl:kl + L]
+        for r in range(j + 1, last + 1):
+            a = j - r + kl
+            f = M[r, a] / pivot_row[0]
+            if f != 0.0:
+                M[r, a + 1:a + L] -= f * pivot_row[1:]
+                M[r, a] = 0.0
+                X[r] -= f * X[j]
+    for j in range(n - 1, -1, -1):
+        acc = X[j].copy()
+        for t in range(1, min(L, n - j)):
+            if M[j, kl + t] != 0.0:
+                acc -= M[j, kl + t] * X[j + t]
+        X[j] = acc / M[j, kl]
+    return X[:, 0] if vector else X

@@ -33,8 +33,9 @@ As in ``MocoInverse::initializeInternal`` (OpenSim Moco 4.6):
   ``constraint_tolerance``); guess from bounds.
 
 Splines: Moco's kinematics are GCV splines of degree 5 with zero smoothing — an
-interpolating natural quintic, which :func:`scipy.interpolate.make_interp_spline`
-computes here (cubic when fewer than 6 rows); ``spline_boundary="not-a-knot"``
+interpolating natural quintic, :func:`scipy.interpolate.make_interp_spline`'s spline, which
+:func:`moco_lab.results.tables.interpolating_spline` computes here the same way on every processor (cubic when
+fewer than 6 rows); ``spline_boundary="not-a-knot"``
 is the alternative. Natural end conditions force ``q‴ = q⁗ = 0`` at the ends,
 which bends the accelerations of data that do not end that way (e.g. ``sin t``)
 over the first and last few samples.
@@ -49,7 +50,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-from scipy.interpolate import make_interp_spline
 
 from ..engine.collocation import Grid, check_scheme, mesh_intervals_for
 from ..engine.settings import SolverSettings
@@ -59,7 +59,7 @@ from ..modeling.forces import CoordinateActuator
 from ..modeling.model import Model, require_model
 from ..ocp.goals import ControlGoal, Goal, InitialActivationGoal, SumSquaredStateGoal
 from ..ocp.problem import Problem
-from ..results.tables import reference_columns
+from ..results.tables import interpolating_spline, reference_columns
 from ..results.trajectory import Solution
 from ..solve.guess import guess_from_bounds, set_guess
 from ..solve.optimizer import Progress, run_optimizer
@@ -263,11 +263,10 @@ def _spline_kinematics(model: Model, time: np.ndarray, columns: dict[str, np.nda
         raise ValueError(f"Kinematics have columns that are not states of the model: {extra} "
                          "(pass kinematics_allow_extra_columns=True to ignore them)")
     k = 5 if time.size >= 6 else 3
-    if boundary == "not-a-knot":
-        bc = None
-    else:  # natural: the 3rd and 4th derivatives vanish at the ends (Moco's GCV spline, zero smoothing)
-        bc = ([(3, 0.0), (4, 0.0)], [(3, 0.0), (4, 0.0)]) if k == 5 else "natural"
-    return [make_interp_spline(time, np.asarray(columns[n], float), k=k, bc_type=bc) for n in needed]
+    # natural: the 3rd and 4th derivatives vanish at the ends (Moco's GCV spline, zero smoothing); the same bits on
+    # every processor (interpolating_spline solves make_interp_spline's system without LAPACK)
+    ends = "not-a-knot" if boundary == "not-a-knot" else "natural"
+    return [interpolating_spline(time, np.asarray(columns[n], float), k, ends) for n in needed]
 
 
 class Inverse(StrictAttributes):
