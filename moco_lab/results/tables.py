@@ -230,24 +230,22 @@ def _interpolating_bspline(x: np.ndarray, y: np.ndarray, k: int, natural: bool) 
     design = _BSpline.design_matrix(x, knots, k).tocsr()   # k + 1 basis values per sample (de Boor's recurrence)
     first, rows = [], []
 
-    def end_rows(at: float, cols: np.ndarray) -> None:
+    def end_rows(at: float, start: int) -> None:   # derivative conditions: the k + 1 basis functions alive there
+        unit = np.zeros((nc, k + 1))
+        unit[start + np.arange(k + 1), np.arange(k + 1)] = 1.0
         for nu in orders:
-            basis = _BSpline(knots, np.eye(nc)[:, cols], k).derivative(nu)(at)
-            first.append(cols[0])
-            rows.append(basis)
+            first.append(start)
+            rows.append(_BSpline(knots, unit, k).derivative(nu)(at))
 
-    end_rows(x[0], np.arange(k + 1))
+    end_rows(x[0], 0)
     for i in range(x.size):
         lo, hi = design.indptr[i], design.indptr[i + 1]
-        cols, vals = design.indices[lo:hi], design.data[lo:hi]
+        cols = design.indices[lo:hi]
         row = np.zeros(k + 1)
-        row[cols - cols.min()] = vals
-        start = min(int(cols.min()), nc - k - 1)
-        if start != cols.min():
-            row = np.roll(row, int(cols.min()) - start)
-        first.append(start)
+        row[cols - cols.min()] = design.data[lo:hi]
+        first.append(int(cols.min()))
         rows.append(row)
-    end_rows(x[-1], np.arange(nc - k - 1, nc))
+    end_rows(x[-1], nc - k - 1)
     rhs = np.concatenate([np.zeros((len(orders),) + y.shape[1:]), y, np.zeros((len(orders),) + y.shape[1:])])
     flat = rhs.reshape(nc, -1)
     coef = solve_banded(np.array(first), np.array(rows), flat).reshape(rhs.shape)
