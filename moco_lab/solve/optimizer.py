@@ -321,7 +321,7 @@ def _run_drake(prog: MathematicalProgram, settings: SolverSettings, progress) ->
     else:
         options.SetOption(CommonSolverOption.kPrintFileName, stats_file.name)
         # IPOPT's linear-solver options (a factory's, e.g. the squat's MUMPS scaling) mean nothing to SNOPT
-        extra = {k: v for k, v in settings.optim_solver_options.items() if not k.startswith(("mumps_", "spral_"))}
+        extra = _options_for(settings.optim_solver_options, None)
     for key, value in extra.items():
         try:
             options.SetOption(sid, key, value)
@@ -384,9 +384,10 @@ def _setting_options(settings: SolverSettings) -> dict:
     return out
 
 
-def _options_for(options: dict, linear_solver: str) -> dict:
-    """``options`` without those of the other linear solver (``spral_*`` with MUMPS, ``mumps_*`` with SPRAL)."""
-    other = "mumps_" if linear_solver == "spral" else "spral_"
+def _options_for(options: dict, linear_solver: str | None) -> dict:
+    """``options`` without those of the other linear solver (``spral_*`` with MUMPS, ``mumps_*`` with SPRAL), or
+    without either's (``linear_solver`` None: an optimizer that is not IPOPT)."""
+    other = ("mumps_", "spral_") if linear_solver is None else "mumps_" if linear_solver == "spral" else "spral_"
     return {k: v for k, v in options.items() if not k.startswith(other)}
 
 

@@ -262,11 +262,10 @@ def _spline_kinematics(model: Model, time: np.ndarray, columns: dict[str, np.nda
     if extra and not allow_extra_columns:
         raise ValueError(f"Kinematics have columns that are not states of the model: {extra} "
                          "(pass kinematics_allow_extra_columns=True to ignore them)")
-    k = 5 if time.size >= 6 else 3
-    # natural: the 3rd and 4th derivatives vanish at the ends (Moco's GCV spline, zero smoothing); the same bits on
-    # every processor (interpolating_spline solves make_interp_spline's system without LAPACK)
+    # quintic (cubic below 6 rows); natural: the 3rd and 4th derivatives vanish at the ends (Moco's GCV spline, zero
+    # smoothing); the same bits on every processor (interpolating_spline solves make_interp_spline's system itself)
     ends = "not-a-knot" if boundary == "not-a-knot" else "natural"
-    return [interpolating_spline(time, np.asarray(columns[n], float), k, ends) for n in needed]
+    return [interpolating_spline(time, np.asarray(columns[n], float), 5, ends) for n in needed]
 
 
 class Inverse(StrictAttributes):
