@@ -71,7 +71,8 @@ class Graph:
 
     # -- node creation (hash-consed)
     def _node(self, op: int, args: tuple, val=None) -> "Expr":
-        key = (op, tuple(a.id for a in args), val)
+        k = len(args)   # the same key as tuple(a.id for a in args), without a generator (a million calls per Hessian)
+        key = (op, (args[0].id, args[1].id) if k == 2 else (args[0].id,) if k == 1 else tuple(a.id for a in args), val)
         node = self._table.get(key)
         if node is None:
             node = Expr(self, op, args, val, len(self.nodes))
@@ -111,6 +112,9 @@ class Graph:
     # -- folded constructors
     def add(self, a: "Expr", b: "Expr") -> "Expr":
         """``a + b``, folded (constants, zeros) and hash-consed."""
+        aop, bop = a.op, b.op
+        if aop != CONST and bop != CONST and aop != NEG and bop != NEG:   # nothing to fold: most calls
+            return self._node(ADD, (a, b) if a.id < b.id else (b, a))
         if a.op == CONST:
             if b.op == CONST:
                 return self.const(a.val + b.val)
@@ -143,6 +147,9 @@ class Graph:
 
     def mul(self, a: "Expr", b: "Expr") -> "Expr":
         """``a × b``, folded (constants, zeros, ones) and hash-consed."""
+        aop, bop = a.op, b.op
+        if aop != CONST and bop != CONST and aop != NEG and bop != NEG:   # nothing to fold: most calls
+            return self._node(MUL, (a, b) if a.id < b.id else (b, a))
         if a.op != CONST and b.op == CONST:
             a, b = b, a
         if a.op == CONST:
