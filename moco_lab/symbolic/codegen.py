@@ -83,7 +83,7 @@ from .expr import (
     Expr,
     ancestors,
 )
-from .interpreter import LANES, Tape, interpreter_library, tape_from_plan, tape_function, tape_statements
+from .interpreter import Tape, interpreter_library, tape_from_plan, tape_function, tape_statements
 from .threads import evaluate_split
 
 __all__ = ["CompiledFunction", "compile_function", "load_function", "write_atomic", "cache_dir", "c_compiler",
@@ -216,7 +216,7 @@ class CompiledFunction:
         if P.size != self.num_shared:
             raise ValueError(f"{self.name}: P must have {self.num_shared} values, got {P.size}")
         if self.backend == "c":   # outside the GIL: the nodes split over threads (moco_lab.symbolic.threads)
-            return evaluate_split(self._impl, X, P, self.num_outputs, self.num_operations, LANES)
+            return evaluate_split(self._impl, X, P, self.num_outputs, self.num_operations)
         return self._impl(X, P)
 
     def __repr__(self) -> str:

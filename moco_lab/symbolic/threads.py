@@ -4,8 +4,9 @@ Every node of a :class:`~moco_lab.symbolic.codegen.CompiledFunction` is computed
 row of inputs, so the rows of the result do not depend on which thread computed them or on how the nodes were
 split: a split evaluation is the same to the last bit as an evaluation in one piece (``tests/test_codegen.py``
 checks it). The C backends (the interpreter and the compiled libraries) run outside Python's global interpreter
-lock (``ctypes`` releases it), so the blocks run in parallel; blocks are whole multiples of the interpreter's
-:data:`~moco_lab.symbolic.interpreter.LANES`, so no thread runs a part-empty batch that one thread would not.
+lock (``ctypes`` releases it), so the blocks run in parallel; the blocks are as equal as the nodes allow (the
+interpreter's time grows with the nodes it runs, whether they fill its batches of
+:data:`~moco_lab.symbolic.interpreter.LANES` or not).
 
 Measured (``benchmarks/node_threads.md``, 2 cores): in the squat's exact-Hessian solve the Hessian (380,000 statements
 at each of 101 nodes) took 1.07 instead of 1.77 s, the constraints and their Jacobian 0.65 instead of 0.94 s.
@@ -89,16 +90,21 @@ def _pool(k: int) -> ThreadPoolExecutor:
 
 
 def evaluate_split(impl: Callable[[np.ndarray, np.ndarray], np.ndarray], X: np.ndarray, P: np.ndarray, ny: int,
-                   statements: int, block: int) -> np.ndarray:
-    """``impl(X, P)`` (rows of ``X`` are nodes; ``ny`` outputs per node), split over :func:`threads` threads in blocks
-    of whole multiples of ``block`` nodes when the work (``statements`` per node × nodes) is worth it."""
+                   statements: int, block: int = 1) -> np.ndarray:
+    """``impl(X, P)`` (rows of ``X`` are nodes; ``ny`` outputs per node), split over :func:`threads` threads into
+    contiguous blocks of nearly equal size (at most one node apart; none smaller than ``block`` nodes unless there
+    are fewer) when the work (``statements`` per node × nodes) is worth it.
+
+    Equal blocks, not whole batches of the interpreter's lanes: its time is about proportional to the nodes it runs,
+    batches full or not (the squat's exact Hessian at 101 nodes on 2 cores: 5.3 ms split 51 + 50 against 6.1 ms split
+    64 + 37, which runs two full batches on one thread; ``benchmarks/node_threads.md``)."""
     n = X.shape[0]
-    batches = -(-n // block)
-    k = min(threads(), batches)
+    k = min(threads(), max(1, n // max(1, block)))
     if k < 2 or statements * n < MIN_WORK:
         return impl(X, P)
-    per = -(-batches // k) * block   # nodes per thread, a multiple of block
-    bounds = [(a, min(a + per, n)) for a in range(0, n, per)]
+    sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+    edges = np.cumsum([0] + sizes)
+    bounds = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
     pool = _pool(len(bounds) - 1)
     futures = [pool.submit(impl, X[a:b], P) for a, b in bounds[1:]]
     Y = np.empty((n, ny))
