@@ -8,6 +8,12 @@ cores this process may use, or ``MOCO_LAB_THREADS`` if the benchmark itself runs
 split evaluation computes the same bits). Reported per case: the median wall time of the whole solve and of IPOPT's
 evaluations (objective, constraints, Jacobian), Hessian and KKT parts, and the ratio of the medians.
 
+A second table times how the nodes are split, on the squat's two largest functions (the dynamics' values and
+Jacobian, ~117,000 statements per node, and the exact Hessian of the weighted dynamics, ~380,000) at 51, 101 and 201
+nodes, in this process: one piece; blocks of nearly equal size, one per thread (moco_lab's split since 2026-12-01);
+blocks of whole 32-node batches of the interpreter (its split until then). Best of nine rounds of ten evaluations,
+milliseconds per evaluation; every split must give the one piece's numbers bit for bit (a difference fails the run).
+
 Writes ``benchmarks/node_threads.md``.
 
 Usage::
@@ -18,6 +24,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import statistics
@@ -65,9 +72,73 @@ def main(argv=None) -> int:
                 results.setdefault((case, label), []).append(r)
                 print(f"{case:24s} threads {label:12s} {r['nit']:4d} it {r['wall']:7.2f} s  objective "
                       f"{r['objective']:.10g}", flush=True)
-    _write(Path(args.output), cases, results, cores, args.rounds, started)
+    split_rows = measure_splits(folder / "split-cache")
+    _write(Path(args.output), cases, results, cores, args.rounds, started, split_rows)
     print(f"wrote {args.output}")
     return 0
+
+
+def _best_ms(fn, rounds: int = 9, repeat: int = 10) -> float:
+    import time
+
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        best = min(best, (time.perf_counter() - t) / repeat)
+    return 1e3 * best
+
+
+def measure_splits(cache: Path) -> list[dict]:
+    """The squat's two largest functions evaluated in one piece and split over the threads two ways (module
+    docstring), on the kernel cache ``cache``."""
+    import numpy as np
+
+    os.environ["MOCO_LAB_CACHE"] = str(cache)
+    os.environ["MOCO_LAB_OPTIMIZE_KERNELS"] = "0"
+    from moco_lab.engine.kernel import kernel_for
+    from moco_lab.examples.squat import squat_to_stand_study
+    from moco_lab.symbolic import interpreter, threads
+
+    kernel = kernel_for(squat_to_stand_study(assisted=False, tol=1e-3).problem.model)
+    functions = {"dynamics values and Jacobian": kernel.block("dynamics_jacobian").function,
+                 "exact Hessian of the dynamics": kernel.hessian_block("dynamics").function}
+    k = threads.threads()
+    pool = threads._pool(max(1, k - 1))
+
+    def run_blocks(impl, X, P, ny, sizes):
+        edges = np.cumsum([0] + sizes)
+        futures = [pool.submit(impl, X[a:b], P) for a, b in zip(edges[1:-1], edges[2:])]
+        Y = np.empty((X.shape[0], ny))
+        Y[:edges[1]] = impl(X[:edges[1]], P)
+        for a, b, f in zip(edges[1:-1], edges[2:], futures):
+            Y[a:b] = f.result()
+        return Y
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for label, fn in functions.items():
+        for n in (51, 101, 201):
+            X = rng.uniform(0.1, 0.9, (n, fn.num_inputs))
+            P = np.zeros(fn.num_shared)
+            one = fn._impl(X, P)
+            equal = [n // k + (1 if i < n % k else 0) for i in range(k)]
+            full = math.ceil(n / interpreter.LANES)   # the former blocks: whole batches, as few per thread as can be
+            per = math.ceil(full / k) * interpreter.LANES
+            batches = [min(per, n - a) for a in range(0, n, per)]
+            variants = {"one piece": lambda: fn._impl(X, P),
+                        f"equal blocks {'+'.join(map(str, equal))} (today)":
+                            lambda: run_blocks(fn._impl, X, P, fn.num_outputs, equal),
+                        f"whole 32-node batches {'+'.join(map(str, batches))} (until 2026-12-01)":
+                            lambda: run_blocks(fn._impl, X, P, fn.num_outputs, batches)}
+            for name, call in variants.items():
+                if not np.array_equal(call(), one, equal_nan=True):
+                    raise AssertionError(f"{label} at {n} nodes: {name} computes other numbers than one piece")
+                ms = _best_ms(call)
+                print(f"{label:32s} {n:4d} nodes {name:48s} {ms:7.2f} ms", flush=True)
+                rows.append({"function": label, "nodes": n, "variant": name, "ms": ms})
+    return rows
 
 
 def _median(rows: list[dict], key: str, minus: str | None = None) -> float:
@@ -75,7 +146,7 @@ def _median(rows: list[dict], key: str, minus: str | None = None) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def _write(path: Path, cases, results, cores: int, rounds: int, started) -> None:
+def _write(path: Path, cases, results, cores: int, rounds: int, started, split_rows=()) -> None:
     from importlib.metadata import version
 
     import moco_lab
@@ -107,6 +178,13 @@ def _write(path: Path, cases, results, cores: int, rounds: int, started) -> None
             lines.append(f"| {case} | {label} | {', '.join(map(str, its))} | {', '.join(objectives)} | {wall:.2f} | "
                          f"{_median(rows, 'evaluations', 'hessian'):.2f} | {_median(rows, 'hessian'):.2f} | "
                          f"{_median(rows, 'kkt'):.2f} | {one / wall:.2f} |")
+    if split_rows:
+        lines += ["", "## How the nodes are split", "",
+                  f"The squat's two largest functions on {cores} threads (module docstring of "
+                  "`benchmarks/node_threads.py`); milliseconds per evaluation, best of nine rounds of ten; every "
+                  "split gave the one piece's numbers bit for bit.", "",
+                  "| function | nodes | evaluation | ms |", "|---|---:|---|---:|"]
+        lines += [f"| {r['function']} | {r['nodes']} | {r['variant']} | {r['ms']:.2f} |" for r in split_rows]
     path.write_text("\n".join(lines) + "\n")
 
 
