@@ -96,8 +96,8 @@ def evaluate_split(impl: Callable[[np.ndarray, np.ndarray], np.ndarray], X: np.n
     are fewer) when the work (``statements`` per node × nodes) is worth it.
 
     Equal blocks, not whole batches of the interpreter's lanes: its time is about proportional to the nodes it runs,
-    batches full or not (the squat's exact Hessian at 101 nodes on 2 cores: 5.3 ms split 51 + 50 against 6.1 ms split
-    64 + 37, which runs two full batches on one thread; ``benchmarks/node_threads.md``)."""
+    batches full or not (the squat's exact Hessian at 201 nodes on 2 cores: 10.6 ms split 101 + 100 against 12.1 ms
+    split 128 + 73, four full batches on one thread; ``benchmarks/node_threads.md``)."""
     n = X.shape[0]
     k = min(threads(), max(1, n // max(1, block)))
     if k < 2 or statements * n < MIN_WORK:
