@@ -159,8 +159,9 @@ def test_one_background_build_per_library(tmp_path, monkeypatch):
 def test_evaluations_split_over_threads_are_the_same_bits(tmp_path, monkeypatch):
     """moco_lab.symbolic.threads: a function's nodes split into blocks over threads give the numbers of one
     evaluation in one piece, bit for bit, at every number of nodes; the blocks are as equal as the nodes allow (at
-    most one node apart, whatever the interpreter's batches) and run on several threads; small work is not split; a function loaded from the disk cache knows its size
-    (so that warm solves split too); MOCO_LAB_THREADS is read and checked."""
+    most one node apart, whatever the interpreter's batches) and run on several threads; small work is not split;
+    a function loaded from the disk cache knows its size (so that warm solves split too); MOCO_LAB_THREADS is read
+    and checked."""
     import threading
 
     from moco_lab.symbolic import interpreter, threads
