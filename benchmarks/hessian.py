@@ -21,6 +21,11 @@ times are *warm* ones, what a learner's later solves cost. *Cold* rows for the s
 solve with an empty cache (deriving the equations, and with ``exact`` their second derivatives, is part of the
 time).
 
+Each warm and cold solve is repeated ``--rounds`` times (default 3), the two approximations alternated, each in a
+fresh process: the machine is shared and its speed drifts by ±15 % between minutes, so a row reports the round of
+median wall time (its split, memory and objective) and the range over the rounds; the rounds must take the same
+iterations (they compute the same bits; a difference is reported in the row).
+
 Columns: IPOPT iterations; wall time of the whole ``solve()``; IPOPT's own timing statistics
 (``print_timing_statistics``) split into the evaluations of the objective, constraints and their gradients,
 the evaluation of the Hessian of the Lagrangian, and the primal-dual (KKT) system (assembly, MUMPS'
@@ -32,8 +37,8 @@ Writes ``benchmarks/hessian.md``.
 
 Usage::
 
-    .venv/bin/python -m benchmarks.hessian                   # every case, ~30 min on 2 cores
-    .venv/bin/python -m benchmarks.hessian --cases squat,double_pendulum
+    .venv/bin/python -m benchmarks.hessian                   # every case, 3 rounds, ~30 min on 2 cores
+    .venv/bin/python -m benchmarks.hessian --cases squat_1e-3,double_pendulum --rounds 1
 """
 from __future__ import annotations
 
@@ -203,14 +208,27 @@ def _fmt(v, spec):
     return "–" if v is None else format(v, spec)
 
 
+def _median_round(runs: list[dict]) -> dict:
+    """The round of median wall time (the lower middle one of an even number), with every round's wall time and
+    iterations attached."""
+    ordered = sorted(runs, key=lambda r: r["wall"])
+    r = dict(ordered[(len(ordered) - 1) // 2])
+    r["walls"] = [x["wall"] for x in runs]
+    r["iterations"] = sorted({int(x["nit"]) for x in runs})
+    return r
+
+
 def _row(r: dict, label: str) -> str:
     nit = max(int(r["nit"]), 1)
+    walls = r.get("walls", [r["wall"]])
+    wall = f"{r['wall']:.2f}" + (f" ({min(walls):.2f}–{max(walls):.2f})" if len(walls) > 1 else "")
+    its = ", ".join(map(str, r.get("iterations", [r["nit"]])))
     parts = [r.get("evaluations"), r.get("hessian"), r.get("kkt")]
     evals = None if parts[0] is None else parts[0] - (parts[1] or 0.0)
     rest = None
     if None not in (r.get("overall"), parts[0], parts[2]):
         rest = r["overall"] - parts[0] - parts[2]
-    return (f"| {label} | {r['approximation']} | {r['nit']} | {r['wall']:.1f} | {_fmt(evals, '.2f')} | "
+    return (f"| {label} | {r['approximation']} | {its} | {wall} | {_fmt(evals, '.2f')} | "
             f"{_fmt(r.get('hessian'), '.2f')} | {_fmt(r.get('kkt'), '.2f')} | {_fmt(rest, '.2f')} | "
             f"{1000 * r['wall'] / nit:.0f} | {_fmt(r.get('jac_nnz'), 'd')} | {_fmt(r.get('hess_nnz'), 'd')} | "
             f"{r['peak_rss_mb']:.0f} | {r['objective']:.6g} | {r['status']} |")
@@ -223,6 +241,7 @@ def main(argv=None) -> int:
     parser.add_argument("--guess", help=argparse.SUPPRESS)
     parser.add_argument("--max-iterations", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--no-cold", action="store_true", help="skip the cold (empty cache) rows")
+    parser.add_argument("--rounds", type=int, default=3, help="solves per case and approximation (alternated)")
     parser.add_argument("--output", default=str(HERE / "hessian.md"))
     args = parser.parse_args(argv)
     if args.child:
@@ -230,8 +249,8 @@ def main(argv=None) -> int:
         return 0
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        parser.error(f"unknown cases {unknown}; known: {list(CASES)}")
+    if unknown or args.rounds < 1:
+        parser.error(f"unknown cases {unknown}; known: {list(CASES)}" if unknown else "--rounds must be ≥ 1")
     for c in list(cases):   # a prediction needs its tracking solution
         dep = CASES[c][1]
         if dep and dep not in cases:
@@ -250,24 +269,31 @@ def main(argv=None) -> int:
         for approximation in APPROXIMATIONS:   # warm-up: compile everything this case needs
             print(f"[warm-up] {case} {approximation}", flush=True)
             _run_child(case, approximation, folder, cache, guess, max_iterations=1, tag="-warmup")
-        for approximation in APPROXIMATIONS:
-            r = _run_child(case, approximation, folder, cache, guess)
-            print(f"{case:24s} {approximation:15s} {r['nit']:5d} it {r['wall']:8.2f} s  objective "
-                  f"{r['objective']:.8g}  {r['status']}", flush=True)
-            rows.append(r)
-            if "solution" in r:
-                solutions[case] = r["solution"]
-        if case in COLD and not args.no_cold:
+        runs: dict[str, list[dict]] = {a: [] for a in APPROXIMATIONS}
+        for k in range(args.rounds):
             for approximation in APPROXIMATIONS:
-                r = _run_child(case, approximation, folder, folder / f"cold-{case}-{approximation}", guess)
-                print(f"{case:24s} {approximation:15s} cold {r['wall']:8.2f} s", flush=True)
-                cold_rows.append(r)
-    _write(Path(args.output), rows, cold_rows, started)
+                r = _run_child(case, approximation, folder, cache, guess, tag=f"-{k}")
+                print(f"{case:24s} {approximation:15s} {r['nit']:5d} it {r['wall']:8.2f} s  objective "
+                      f"{r['objective']:.8g}  {r['status']}", flush=True)
+                runs[approximation].append(r)
+                if "solution" in r and case not in solutions:
+                    solutions[case] = r["solution"]
+        rows += [_median_round(runs[a]) for a in APPROXIMATIONS]
+        if case in COLD and not args.no_cold:
+            cold: dict[str, list[dict]] = {a: [] for a in APPROXIMATIONS}
+            for k in range(args.rounds):
+                for approximation in APPROXIMATIONS:
+                    r = _run_child(case, approximation, folder, folder / f"cold-{case}-{approximation}-{k}", guess,
+                                   tag=f"-cold-{k}")
+                    print(f"{case:24s} {approximation:15s} cold {r['wall']:8.2f} s", flush=True)
+                    cold[approximation].append(r)
+            cold_rows += [_median_round(cold[a]) for a in APPROXIMATIONS]
+    _write(Path(args.output), rows, cold_rows, started, args.rounds)
     print(f"wrote {args.output}")
     return 0
 
 
-def _write(path: Path, rows, cold_rows, started) -> None:
+def _write(path: Path, rows, cold_rows, started, rounds: int = 1) -> None:
     from importlib.metadata import version
 
     import numpy
@@ -286,7 +312,9 @@ def _write(path: Path, rows, cold_rows, started) -> None:
         "IPOPT + MUMPS for both approximations; every other setting is the study factory's. Warm: the kernel cache",
         "holds every function of the equations (a warm-up pass solved each case for one iteration first; with",
         "MOCO_LAB_OPTIMIZE_KERNELS=1 it also waited for their background compilation). Times are wall",
-        "seconds on a shared machine: compare rows of one run, not runs. The split is IPOPT's",
+        f"seconds on a shared machine: compare rows of one run, not runs. {rounds} round(s) per row, the two",
+        "approximations alternated in fresh processes: the round of median wall time, the range over the rounds in",
+        "brackets (iterations: every round's). The split is IPOPT's",
         "`print_timing_statistics`: evaluations = objective, constraints and their first derivatives; Hessian =",
         "the exact Hessian of the Lagrangian (the L-BFGS update is inside *rest*); KKT = the primal-dual system",
         "(assembly, MUMPS factorization, back-solves); rest = IPOPT's other work and Python around the callbacks.",
@@ -300,6 +328,10 @@ def _write(path: Path, rows, cold_rows, started) -> None:
     if cold_rows:
         lines += ["", "## Cold solves (empty kernel cache: derive, differentiate, solve)", "", header]
         lines += [_row(r, r["case"] + " (cold)") for r in cold_rows]
+        warm = {(r["case"], r["approximation"]): r["wall"] for r in rows}
+        ratios = [f"{r['case']} {r['approximation']} {r['wall'] / warm[(r['case'], r['approximation'])]:.2f}×"
+                  for r in cold_rows if (r["case"], r["approximation"]) in warm]
+        lines += ["", "Cold against warm (medians): " + ", ".join(ratios) + "."]
     path.write_text("\n".join(lines) + "\n")
 
 
