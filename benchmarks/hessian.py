@@ -209,11 +209,12 @@ def _fmt(v, spec):
 
 
 def _median_round(runs: list[dict]) -> dict:
-    """The round of median wall time (the lower middle one of an even number), with every round's wall time and
-    iterations attached."""
-    ordered = sorted(runs, key=lambda r: r["wall"])
+    """The round of median wall time (the lower middle one of an even number) among the rounds that finished, with
+    their wall times and every round's iterations attached."""
+    finished = [x for x in runs if x["wall"] == x["wall"]] or runs   # a failed round has no time (NaN)
+    ordered = sorted(finished, key=lambda r: r["wall"])
     r = dict(ordered[(len(ordered) - 1) // 2])
-    r["walls"] = [x["wall"] for x in runs]
+    r["walls"] = [x["wall"] for x in finished]
     r["iterations"] = sorted({int(x["nit"]) for x in runs})
     return r
 
