@@ -105,16 +105,7 @@ def measure_splits(cache: Path) -> list[dict]:
     functions = {"dynamics values and Jacobian": kernel.block("dynamics_jacobian").function,
                  "exact Hessian of the dynamics": kernel.hessian_block("dynamics").function}
     k = threads.threads()
-    pool = threads._pool(max(1, k - 1))
-
-    def run_blocks(impl, X, P, ny, sizes):
-        edges = np.cumsum([0] + sizes)
-        futures = [pool.submit(impl, X[a:b], P) for a, b in zip(edges[1:-1], edges[2:])]
-        Y = np.empty((X.shape[0], ny))
-        Y[:edges[1]] = impl(X[:edges[1]], P)
-        for a, b, f in zip(edges[1:-1], edges[2:], futures):
-            Y[a:b] = f.result()
-        return Y
+    run_blocks = threads.run_blocks   # what evaluate_split runs, given the blocks
 
     rng = np.random.default_rng(0)
     rows = []
@@ -123,7 +114,7 @@ def measure_splits(cache: Path) -> list[dict]:
             X = rng.uniform(0.1, 0.9, (n, fn.num_inputs))
             P = np.zeros(fn.num_shared)
             one = fn._impl(X, P)
-            equal = [n // k + (1 if i < n % k else 0) for i in range(k)]
+            equal = threads.equal_blocks(n, k)
             full = math.ceil(n / interpreter.LANES)   # the former blocks: whole batches, as few per thread as can be
             per = math.ceil(full / k) * interpreter.LANES
             batches = [min(per, n - a) for a in range(0, n, per)]

@@ -25,7 +25,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["MAX_THREADS", "MIN_WORK", "threads", "set_threads", "evaluate_split"]
+__all__ = ["MAX_THREADS", "MIN_WORK", "threads", "set_threads", "equal_blocks", "run_blocks", "evaluate_split"]
 
 #: Most threads used by default (more cores than this are left to other work).
 MAX_THREADS = 8
@@ -89,27 +89,37 @@ def _pool(k: int) -> ThreadPoolExecutor:
         return _STATE["pool"]
 
 
-def evaluate_split(impl: Callable[[np.ndarray, np.ndarray], np.ndarray], X: np.ndarray, P: np.ndarray, ny: int,
-                   statements: int, block: int = 1) -> np.ndarray:
-    """``impl(X, P)`` (rows of ``X`` are nodes; ``ny`` outputs per node), split over :func:`threads` threads into
-    contiguous blocks of nearly equal size (at most one node apart; none smaller than ``block`` nodes unless there
-    are fewer) when the work (``statements`` per node × nodes) is worth it.
+def equal_blocks(n: int, k: int) -> list[int]:
+    """``n`` nodes in ``k`` contiguous blocks of nearly equal size (at most one node apart, the larger ones first)."""
+    return [n // k + (1 if i < n % k else 0) for i in range(k)]
 
-    Equal blocks, not whole batches of the interpreter's lanes: its time is about proportional to the nodes it runs,
-    batches full or not (the squat's exact Hessian at 201 nodes on 2 cores: 10.6 ms split 101 + 100 against 12.1 ms
-    split 128 + 73, four full batches on one thread; ``benchmarks/node_threads.md``)."""
-    n = X.shape[0]
-    k = min(threads(), max(1, n // max(1, block)))
-    if k < 2 or statements * n < MIN_WORK:
-        return impl(X, P)
-    sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-    edges = np.cumsum([0] + sizes)
-    bounds = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
-    pool = _pool(len(bounds) - 1)
+
+def run_blocks(impl: Callable[[np.ndarray, np.ndarray], np.ndarray], X: np.ndarray, P: np.ndarray, ny: int,
+               sizes: list[int]) -> np.ndarray:
+    """``impl(X, P)`` computed block by block, the rows of ``X`` cut into contiguous blocks of ``sizes`` nodes: the
+    first in this thread, the others on the pool's threads at the same time."""
+    edges = np.cumsum([0] + list(sizes)).tolist()
+    bounds = list(zip(edges[:-1], edges[1:]))
+    pool = _pool(max(1, len(bounds) - 1))
     futures = [pool.submit(impl, X[a:b], P) for a, b in bounds[1:]]
-    Y = np.empty((n, ny))
+    Y = np.empty((X.shape[0], ny))
     a, b = bounds[0]
     Y[a:b] = impl(X[a:b], P)
     for (a, b), f in zip(bounds[1:], futures):
         Y[a:b] = f.result()
     return Y
+
+
+def evaluate_split(impl: Callable[[np.ndarray, np.ndarray], np.ndarray], X: np.ndarray, P: np.ndarray, ny: int,
+                   statements: int) -> np.ndarray:
+    """``impl(X, P)`` (rows of ``X`` are nodes; ``ny`` outputs per node), split over :func:`threads` threads into
+    :func:`equal_blocks` when the work (``statements`` per node × nodes) is worth it.
+
+    Equal blocks, not whole batches of the interpreter's lanes: its time is about proportional to the nodes it runs,
+    batches full or not (the squat's exact Hessian at 201 nodes on 2 cores: 10.6 ms split 101 + 100 against 12.1 ms
+    split 128 + 73, four full batches on one thread; ``benchmarks/node_threads.md``)."""
+    n = X.shape[0]
+    k = min(threads(), n)
+    if k < 2 or statements * n < MIN_WORK:
+        return impl(X, P)
+    return run_blocks(impl, X, P, ny, equal_blocks(n, k))
