@@ -270,28 +270,31 @@ def main(argv=None) -> int:
         for approximation in APPROXIMATIONS:   # warm-up: compile everything this case needs
             print(f"[warm-up] {case} {approximation}", flush=True)
             _run_child(case, approximation, folder, cache, guess, max_iterations=1, tag="-warmup")
-        runs: dict[str, list[dict]] = {a: [] for a in APPROXIMATIONS}
-        for k in range(args.rounds):
-            for approximation in APPROXIMATIONS:
-                r = _run_child(case, approximation, folder, cache, guess, tag=f"-{k}")
-                print(f"{case:24s} {approximation:15s} {r['nit']:5d} it {r['wall']:8.2f} s  objective "
-                      f"{r['objective']:.8g}  {r['status']}", flush=True)
-                runs[approximation].append(r)
-                if "solution" in r and case not in solutions:
-                    solutions[case] = r["solution"]
-        rows += [_median_round(runs[a]) for a in APPROXIMATIONS]
-        if case in COLD and not args.no_cold:
-            cold: dict[str, list[dict]] = {a: [] for a in APPROXIMATIONS}
-            for k in range(args.rounds):
-                for approximation in APPROXIMATIONS:
-                    r = _run_child(case, approximation, folder, folder / f"cold-{case}-{approximation}-{k}", guess,
-                                   tag=f"-cold-{k}")
-                    print(f"{case:24s} {approximation:15s} cold {r['wall']:8.2f} s", flush=True)
-                    cold[approximation].append(r)
-            cold_rows += [_median_round(cold[a]) for a in APPROXIMATIONS]
+        warm = _alternated(case, guess, folder, args.rounds, lambda a, k: cache, "")
+        rows += warm
+        solution = next((r["solution"] for r in warm if "solution" in r), None)
+        if solution:
+            solutions[case] = solution
+        if case in COLD and not args.no_cold:   # every solve on an empty cache of its own
+            cold_rows += _alternated(case, guess, folder, args.rounds,
+                                     lambda a, k: folder / f"cold-{case}-{a}-{k}", "cold")
     _write(Path(args.output), rows, cold_rows, started, args.rounds)
     print(f"wrote {args.output}")
     return 0
+
+
+def _alternated(case: str, guess: str | None, folder: Path, rounds: int, cache_for, label: str) -> list[dict]:
+    """``rounds`` solves of ``case`` with each approximation, alternated, each in its own process on the kernel cache
+    ``cache_for(approximation, round)``: per approximation the round of median wall time (:func:`_median_round`)."""
+    runs: dict[str, list[dict]] = {a: [] for a in APPROXIMATIONS}
+    for k in range(rounds):
+        for approximation in APPROXIMATIONS:
+            r = _run_child(case, approximation, folder, cache_for(approximation, k), guess,
+                           tag=f"-{label}{k}" if label else f"-{k}")
+            print(f"{case:24s} {approximation:15s} {label:4s} {r['nit']:5d} it {r['wall']:8.2f} s  objective "
+                  f"{r['objective']:.8g}  {r['status']}", flush=True)
+            runs[approximation].append(r)
+    return [_median_round(runs[a]) for a in APPROXIMATIONS]
 
 
 def _write(path: Path, rows, cold_rows, started, rounds: int = 1) -> None:
